@@ -1,0 +1,43 @@
+# The two commands: `make run` (the demo on SQLite, tasks in-process) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+SIZE ?= default
+
+.PHONY: run test lint format bench worker install clean
+
+$(BIN)/.installed: pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e ".[dev]"
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo_load
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+worker: install
+	$(BIN)/celery -A config worker --loglevel=INFO
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: lint
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/pytest
+
+bench: install
+	$(BIN)/python -m bench --size $(SIZE)
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles

@@ -1,0 +1,94 @@
+from django.contrib import admin
+
+from annotate.models import (
+    Answer,
+    Claim,
+    Fact,
+    Gold,
+    Label,
+    LabelHistory,
+    Membership,
+    Passage,
+    Project,
+    Reservation,
+)
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    raw_id_fields = ["user"]
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "analysts_per_claim", "double_labelled_share", "created_at"]
+    search_fields = ["name", "slug"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["project", "user", "role"]
+    list_filter = ["role", "project"]
+    raw_id_fields = ["user", "project"]
+
+
+class PassageInline(admin.StackedInline):
+    model = Passage
+    extra = 0
+
+
+@admin.register(Answer)
+class AnswerAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "project", "risk_category", "answerable", "abstention"]
+    list_filter = ["project", "risk_category", "abstention"]
+    search_fields = ["external_id", "question"]
+    inlines = [PassageInline]
+
+
+@admin.register(Passage)
+class PassageAdmin(admin.ModelAdmin):
+    list_display = ["answer", "rank", "source_id", "title"]
+    raw_id_fields = ["answer"]
+    search_fields = ["source_id", "title"]
+
+
+@admin.register(Claim)
+class ClaimAdmin(admin.ModelAdmin):
+    list_display = ["id", "answer", "position", "origin", "needs_review", "text"]
+    list_filter = ["project", "origin", "needs_review"]
+    raw_id_fields = ["answer", "project", "cited_passages"]
+    search_fields = ["text"]
+
+
+@admin.register(Label)
+class LabelAdmin(admin.ModelAdmin):
+    list_display = ["claim", "annotator", "verdict", "updated_at"]
+    list_filter = ["verdict"]
+    raw_id_fields = ["claim", "annotator", "evidence_passage"]
+
+
+@admin.register(LabelHistory)
+class LabelHistoryAdmin(admin.ModelAdmin):
+    list_display = ["claim", "annotator", "action", "verdict", "changed_at"]
+    raw_id_fields = ["claim", "annotator"]
+
+
+@admin.register(Gold)
+class GoldAdmin(admin.ModelAdmin):
+    list_display = ["claim", "verdict", "source", "decided_by", "decided_at"]
+    list_filter = ["verdict", "source"]
+    raw_id_fields = ["claim", "decided_by"]
+
+
+@admin.register(Fact)
+class FactAdmin(admin.ModelAdmin):
+    list_display = ["answer", "passage", "start", "end", "text"]
+    raw_id_fields = ["answer", "passage", "created_by"]
+
+
+@admin.register(Reservation)
+class ReservationAdmin(admin.ModelAdmin):
+    list_display = ["claim", "user", "expires_at"]
+    raw_id_fields = ["claim", "user"]

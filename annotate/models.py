@@ -1,0 +1,370 @@
+"""Projects, members, answers with their pile, claims, labels, gold and facts.
+
+Invariants the database can hold are constraints here; the ones it cannot (a quote's span lies
+inside its passage, the passage belongs to the claim's answer) are checked by `clean()` and by
+`annotate.services.label_save`, the only writer of labels.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.functions import Length
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    LEAD = "lead", "Lead"
+    ANALYST = "analyst", "Analyst"
+
+
+# What each role may do; an owner can do all a lead can, a lead all an analyst can.
+ROLE_RANK = {Role.ANALYST: 1, Role.LEAD: 2, Role.OWNER: 3}
+
+
+class Verdict(models.TextChoices):
+    SUPPORTED = "SUPPORTED", "Supported"
+    CONTRADICTED = "CONTRADICTED", "Contradicted"
+    NOT_IN_PILE = "NOT_IN_PILE", "Not in pile"
+
+
+class RiskCategory(models.TextChoices):
+    LEGAL = "legal", "Legal"
+    FINANCIAL = "financial", "Financial"
+    SAFETY = "safety", "Safety"
+    HEALTH = "health", "Health"
+    SECURITY = "security", "Security"
+    ELIGIBILITY = "eligibility", "Eligibility"
+    DISCRIMINATION = "discrimination", "Discrimination"
+    NONE = "none", "None"
+
+
+class ClaimTag(models.TextChoices):
+    NUMERIC = "numeric", "Numeric"
+    NEGATION = "negation", "Negation"
+    MULTI_PART = "multi-part", "Multi-part"
+
+
+class Correctness(models.TextChoices):
+    """For an unfaithful claim: is it true anyway (self-knowledge) or not (hallucination)?"""
+
+    YES = "yes", "Correct anyway"
+    NO = "no", "Incorrect"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class Project(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    guidelines = models.TextField(blank=True, help_text="Marking guidelines shown to analysts.")
+    analysts_per_claim = models.PositiveSmallIntegerField(
+        default=1, help_text="Labels every claim needs before it leaves the queue."
+    )
+    double_labelled_share = models.FloatField(
+        default=0.0,
+        help_text="Share of claims (0–1) that get one label more than analysts_per_claim, "
+        "for inter-analyst agreement.",
+    )
+    queue_seed = models.PositiveIntegerField(
+        default=0, help_text="Seed of the random order the labelling queue serves claims in."
+    )
+    quote_required = models.BooleanField(
+        default=True, help_text="SUPPORTED and CONTRADICTED labels need an evidence quote."
+    )
+    reveal_after_save = models.BooleanField(
+        default=False,
+        help_text="After saving their own label, analysts may see the judge's and colleagues'.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(double_labelled_share__gte=0) & Q(double_labelled_share__lte=1),
+                name="project_double_share_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(analysts_per_claim__gte=1), name="project_analysts_per_claim_ge_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.ANALYST)
+    queue_stratum = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Restricts this member\'s queue, e.g. {"risk_category": "health"} or '
+        '{"judge_verdict": "SUPPORTED", "judge": 3}. Empty: the whole project.',
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="membership_unique"),
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="membership_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} — {self.role} of {self.project}"
+
+    def has_role(self, role: str) -> bool:
+        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
+
+
+class Answer(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="answers")
+    external_id = models.CharField(max_length=200)
+    position = models.PositiveIntegerField(default=0, help_text="Order of import.")
+    question = models.TextField()
+    text = models.TextField()
+    risk_category = models.CharField(
+        max_length=20, choices=RiskCategory.choices, default=RiskCategory.NONE
+    )
+    answerable = models.BooleanField(
+        null=True, blank=True, help_text="Could the question be answered from the pile?"
+    )
+    abstention = models.BooleanField(
+        default=False, help_text='Confirmed: the answer says "I do not know".'
+    )
+    abstention_suggested = models.BooleanField(
+        default=False, help_text="Auto-detected as an abstention, awaiting a lead."
+    )
+    reference = models.TextField(blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="answer_external_id_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(risk_category__in=RiskCategory.values), name="answer_risk_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id}: {self.question[:60]}"
+
+
+class Passage(models.Model):
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="passages")
+    rank = models.PositiveIntegerField(help_text="1 = first retrieved.")
+    source_id = models.CharField(max_length=300, blank=True)
+    title = models.CharField(max_length=500, blank=True)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["answer_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "rank"], name="passage_rank_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} {self.title or self.source_id}"
+
+
+class Claim(models.Model):
+    # project is the answer's project, kept here so the queue and reports at 100k–1M claims
+    # filter one indexed table instead of joining answers.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="claims")
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="claims")
+    text = models.TextField()
+    position = models.PositiveIntegerField(default=0)
+    origin = models.CharField(
+        max_length=80, default="manual", help_text="manual, rule, or llm:<prompt version>"
+    )
+    span_start = models.PositiveIntegerField(null=True, blank=True)
+    span_end = models.PositiveIntegerField(null=True, blank=True)
+    cited_passages = models.ManyToManyField(Passage, blank=True, related_name="citing_claims")
+    tags = models.JSONField(default=list, blank=True)
+    queue_key = models.BigIntegerField(
+        default=0, help_text="Seeded random order of the labelling queue."
+    )
+    labels_required = models.PositiveSmallIntegerField(default=1)
+    needs_review = models.BooleanField(
+        default=False, help_text="Edited after labels existed: labels need a second look."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["answer_id", "position", "id"]
+        indexes = [
+            models.Index(fields=["project", "queue_key"], name="claim_queue_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(span_start__isnull=True) | Q(span_end__gte=F("span_start")),
+                name="claim_span_ordered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Label(models.Model):
+    """One analyst's verdict on one claim, with the evidence quote that decides it."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="labels")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="labels"
+    )
+    verdict = models.CharField(max_length=12, choices=Verdict.choices)
+    evidence_passage = models.ForeignKey(
+        Passage, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    evidence_start = models.PositiveIntegerField(null=True, blank=True)
+    evidence_end = models.PositiveIntegerField(null=True, blank=True)
+    evidence_quote = models.TextField(blank=True)
+    note = models.TextField(blank=True)
+    correct = models.CharField(max_length=7, choices=Correctness.choices, blank=True)
+    stratum = models.JSONField(
+        default=dict, blank=True, help_text="The queue restriction in force when labelled."
+    )
+    needs_review = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "annotator"], name="label_one_per_annotator"),
+            models.CheckConstraint(
+                condition=Q(verdict__in=Verdict.values), name="label_verdict_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(correct__in=[*Correctness.values, ""]), name="label_correct_valid"
+            ),
+            # Evidence is all there or all absent, and the span is as long as the quote.
+            models.CheckConstraint(
+                condition=(
+                    Q(
+                        evidence_passage__isnull=True,
+                        evidence_start__isnull=True,
+                        evidence_end__isnull=True,
+                        evidence_quote="",
+                    )
+                    | Q(
+                        evidence_passage__isnull=False,
+                        evidence_start__isnull=False,
+                        evidence_end=F("evidence_start") + Length("evidence_quote"),
+                    )
+                ),
+                name="label_evidence_consistent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} by {self.annotator} on claim {self.claim_id}"
+
+
+class LabelHistory(models.Model):
+    """Every change to a label, in order: what it was after the change."""
+
+    class Action(models.TextChoices):
+        CREATED = "created"
+        UPDATED = "updated"
+        UNDONE = "undone"
+        FLAGGED = "flagged", "Flagged for review"
+
+    label_id_at_time = models.BigIntegerField(null=True, blank=True)
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="label_history")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    action = models.CharField(max_length=10, choices=Action.choices)
+    verdict = models.CharField(max_length=12, blank=True)
+    evidence_passage_id_at_time = models.BigIntegerField(null=True, blank=True)
+    evidence_start = models.PositiveIntegerField(null=True, blank=True)
+    evidence_end = models.PositiveIntegerField(null=True, blank=True)
+    evidence_quote = models.TextField(blank=True)
+    note = models.TextField(blank=True)
+    correct = models.CharField(max_length=7, blank=True)
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "label history"
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.verdict} on claim {self.claim_id}"
+
+
+class Reservation(models.Model):
+    """A claim handed to an analyst by the queue and not yet labelled; it expires."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="reservations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "user"], name="reservation_unique"),
+        ]
+        indexes = [models.Index(fields=["user", "expires_at"], name="reservation_user_idx")]
+
+    def __str__(self) -> str:
+        return f"claim {self.claim_id} for {self.user_id} until {self.expires_at}"
+
+
+class Gold(models.Model):
+    class Source(models.TextChoices):
+        UNANIMOUS = "unanimous", "Unanimous analysts"
+        ADJUDICATED = "adjudicated", "Adjudicated by a lead"
+
+    claim = models.OneToOneField(Claim, on_delete=models.CASCADE, related_name="gold")
+    verdict = models.CharField(max_length=12, choices=Verdict.choices)
+    source = models.CharField(max_length=12, choices=Source.choices)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.TextField(blank=True)
+    decided_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "gold"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(verdict__in=Verdict.values), name="gold_verdict_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(source__in=["unanimous", "adjudicated"]), name="gold_source_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} ({self.source}) for claim {self.claim_id}"
+
+
+class Fact(models.Model):
+    """A supportable fact marked in a passage; coverage counts the ones claims ground."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="facts")
+    passage = models.ForeignKey(Passage, on_delete=models.CASCADE, related_name="facts")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(end=F("start") + Length("text")) & Q(end__gt=F("start")),
+                name="fact_span_matches_text",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80]

@@ -1,0 +1,202 @@
+"""Judges (configured automatic labellers), their runs, and the verdicts each run wrote.
+
+An audit belongs to one instrument: judge, model and prompt version. A run therefore snapshots
+the backend, model, prompt text and its version when it starts; editing the judge later makes
+new runs a new instrument without touching the old ones.
+"""
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotate.models import Answer, Claim, Project
+
+
+def prompt_version(text: str) -> str:
+    """A prompt's version is the hash of its text: change the text, get a new version."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+class JudgeVerdictChoice(models.TextChoices):
+    SUPPORTED = "SUPPORTED", "Supported"
+    CONTRADICTED = "CONTRADICTED", "Contradicted"
+    NOT_IN_PILE = "NOT_IN_PILE", "Not in pile"
+    UNPARSEABLE = "UNPARSEABLE", "Unparseable"
+
+
+class Backend(models.TextChoices):
+    OPENAI = "openai", "OpenAI-compatible endpoint"
+    BASELINE = "baseline", "Offline lexical baseline"
+    IMPORTED = "imported", "Imported verdicts"
+
+
+class Judge(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judges")
+    name = models.CharField(max_length=100)
+    backend = models.CharField(max_length=10, choices=Backend.choices, default=Backend.BASELINE)
+    model = models.CharField(max_length=200, blank=True)
+    base_url = models.URLField(max_length=500, blank=True)
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Name of the environment variable holding the API key (never the key).",
+    )
+    temperature = models.FloatField(default=0.0)
+    max_concurrency = models.PositiveSmallIntegerField(default=8)
+    timeout_seconds = models.FloatField(default=30.0)
+    max_retries = models.PositiveSmallIntegerField(default=5)
+    verify_prompt = models.TextField(blank=True)
+    decompose_prompt = models.TextField(blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="judge_name_unique"),
+            models.CheckConstraint(
+                condition=Q(backend__in=Backend.values), name="judge_backend_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_concurrency__gte=1), name="judge_concurrency_ge_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def prompt_version(self) -> str:
+        return prompt_version(self.verify_prompt)
+
+
+class JudgeRun(models.Model):
+    class Kind(models.TextChoices):
+        VERIFY = "verify", "Verify claims against the pile"
+        CITATION = "citation", "Verify claims against their cited passages"
+        CANARY = "canary", "Leniency canary"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    class Scope(models.TextChoices):
+        ALL = "all"
+        UNJUDGED = "unjudged"
+        GOLD = "gold"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judge_runs")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.VERIFY)
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.ALL)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    # The instrument, frozen at start.
+    backend = models.CharField(max_length=10, choices=Backend.choices)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=40, blank=True)
+    prompt_text = models.TextField(blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    # Progress and cost, updated in chunks.
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    unparseable = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    latency_ms_total = models.FloatField(default=0.0)
+    canary_pass_rate = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "done", "failed", "cancelled"]),
+                name="judgerun_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge} run {self.pk} ({self.kind}, {self.status})"
+
+    @property
+    def mean_latency_ms(self) -> float | None:
+        finished = self.done + self.unparseable
+        return self.latency_ms_total / finished if finished else None
+
+
+class Canary(models.Model):
+    """A statement true in the world but absent from a pile: a fair judge says NOT_IN_PILE."""
+
+    class Source(models.TextChoices):
+        LIST = "list", "Lead's list"
+        TRANSPLANT = "transplant", "Transplanted gold-supported claim"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="canaries")
+    text = models.TextField()
+    pile_answer = models.ForeignKey(
+        Answer, on_delete=models.CASCADE, related_name="+", help_text="Whose pile it is checked on."
+    )
+    source = models.CharField(max_length=12, choices=Source.choices)
+    source_claim = models.ForeignKey(
+        Claim, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "canaries"
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class JudgeVerdict(models.Model):
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="verdicts")
+    claim = models.ForeignKey(
+        Claim, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_verdicts"
+    )
+    canary = models.ForeignKey(
+        Canary, null=True, blank=True, on_delete=models.CASCADE, related_name="verdicts"
+    )
+    verdict = models.CharField(max_length=12, choices=JudgeVerdictChoice.choices)
+    confidence = models.FloatField(
+        null=True, blank=True, help_text="P(SUPPORTED); empty when the backend gives none."
+    )
+    raw_response = models.TextField(blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "claim"], name="verdict_one_per_run_claim"),
+            models.UniqueConstraint(fields=["run", "canary"], name="verdict_one_per_run_canary"),
+            models.CheckConstraint(
+                condition=Q(verdict__in=JudgeVerdictChoice.values), name="verdict_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True)
+                | (Q(confidence__gte=0) & Q(confidence__lte=1)),
+                name="verdict_confidence_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(claim__isnull=False, canary__isnull=True)
+                | Q(claim__isnull=True, canary__isnull=False),
+                name="verdict_claim_xor_canary",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on claim {self.claim_id} (run {self.run_id})"

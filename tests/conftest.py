@@ -1,0 +1,109 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.services import REASONS, require
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_runtest_setup(item):
+    for marker in REASONS:
+        if item.get_closest_marker(marker):
+            require(marker)
+
+
+@pytest.fixture(autouse=True)
+def _celery_in_process_by_default():
+    """Tests run tasks in-process unless they ask for a real worker (`celery_worker`)."""
+    from config.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def celery_worker(transactional_db, settings):
+    """A real Celery worker process on Redis, against this test run's database.
+
+    Yields a handle with `.kill()` (SIGKILL, as a crashed machine would) and `.restart()`.
+    The test must use `transactional_db` (data committed) so the worker can see it.
+    """
+    require("worker")
+    from django.db import connection
+
+    from config.celery import app
+
+    app.conf.task_always_eager = False
+    test_db = connection.settings_dict["NAME"]
+    base = os.environ["DATABASE_URL"].rsplit("/", 1)[0]
+    env = {**os.environ, "DATABASE_URL": f"{base}/{test_db}", "DATABASE_CONN_MAX_AGE": "0"}
+    app.control.purge()
+
+    class Worker:
+        process: subprocess.Popen | None = None
+
+        def start(self) -> None:
+            log = open(ROOT / "tests" / ".worker.log", "ab")  # noqa: SIM115
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "config",
+                    "worker",
+                    "--pool=threads",
+                    "--concurrency=4",
+                    "--loglevel=INFO",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                    "-n",
+                    f"test-{os.getpid()}-{time.time_ns()}@%h",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                replies = app.control.ping(timeout=0.5) or []
+                if replies:
+                    return
+                if self.process.poll() is not None:
+                    raise RuntimeError("the Celery worker exited at start: see tests/.worker.log")
+            raise RuntimeError("the Celery worker did not answer a ping within 30 s")
+
+        def kill(self) -> None:
+            if self.process and self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+
+        def stop(self) -> None:
+            if self.process and self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                try:
+                    self.process.wait(15)
+                except subprocess.TimeoutExpired:
+                    self.kill()
+
+        def restart(self) -> None:
+            self.kill()
+            self.start()
+
+    worker = Worker()
+    worker.start()
+    yield worker
+    worker.stop()
+    app.control.purge()
+    app.conf.task_always_eager = True
