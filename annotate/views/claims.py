@@ -1,0 +1,3 @@
+"""Claim splitting and editing by leads."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Adjudication, facts and the contradictions page."""
+
+urlpatterns: list = []
