@@ -111,6 +111,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Serve straight from static/ when collectstatic has not run (the demo, tests).
+WHITENOISE_USE_FINDERS = True
 
 # Uploads: refuse oversized imports before they are read into memory.
 IMPORT_MAX_UPLOAD_BYTES = int(os.environ.get("IMPORT_MAX_UPLOAD_BYTES", str(200 * 1024 * 1024)))

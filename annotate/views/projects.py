@@ -1,13 +1,22 @@
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import path
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.access import project_view
+from annotate.forms import MembershipForm, ProjectCreateForm, ProjectSettingsForm
 from annotate.models import Role
 from annotate.selectors import answer_get_for_project, project_list_for_user
+from annotate.services.projects import (
+    MembershipError,
+    membership_remove,
+    membership_set,
+    project_create,
+    project_settings_update,
+)
 
 
 @require_GET
@@ -15,6 +24,16 @@ from annotate.selectors import answer_get_for_project, project_list_for_user
 def project_list(request):
     projects = project_list_for_user(user=request.user)
     return render(request, "annotate/project_list.html", {"projects": projects})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def project_new(request):
+    form = ProjectCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        project = project_create(owner=request.user, **form.cleaned_data)
+        return redirect("annotate:project-detail", slug=project.slug)
+    return render(request, "annotate/project_new.html", {"form": form})
 
 
 @require_GET
@@ -43,8 +62,57 @@ def answer_detail(request, project, membership, answer_id: int):
     return render(request, "annotate/answer_detail.html", context)
 
 
+@require_http_methods(["GET", "POST"])
+@project_view(Role.OWNER)
+def project_settings(request, project, membership):
+    form = ProjectSettingsForm(request.POST or None, instance=project)
+    if request.method == "POST" and form.is_valid():
+        project_settings_update(project=project, **{f: form.cleaned_data[f] for f in form.fields})
+        messages.success(request, "Settings saved.")
+        return redirect("annotate:settings", slug=project.slug)
+    members = project.memberships.select_related("user").order_by("role", "user__username")
+    context = {
+        "project": project,
+        "membership": membership,
+        "form": form,
+        "members": members,
+        "member_form": MembershipForm(),
+    }
+    return render(request, "annotate/settings.html", context)
+
+
+@require_POST
+@project_view(Role.OWNER)
+def member_set(request, project, membership):
+    form = MembershipForm(request.POST)
+    if form.is_valid():
+        try:
+            membership_set(project=project, **form.cleaned_data)
+            messages.success(request, f"{form.cleaned_data['username']} is now a member.")
+        except MembershipError as error:
+            messages.error(request, str(error))
+    else:
+        messages.error(request, "Give a username and a role.")
+    return redirect("annotate:settings", slug=project.slug)
+
+
+@require_POST
+@project_view(Role.OWNER)
+def member_remove(request, project, membership, membership_id: int):
+    try:
+        membership_remove(project=project, membership_id=membership_id)
+        messages.success(request, "Member removed.")
+    except MembershipError as error:
+        messages.error(request, str(error))
+    return redirect("annotate:settings", slug=project.slug)
+
+
 urlpatterns = [
     path("", project_list, name="project-list"),
+    path("projects/new/", project_new, name="project-new"),
     path("p/<slug:slug>/", project_detail, name="project-detail"),
     path("p/<slug:slug>/answers/<int:answer_id>/", answer_detail, name="answer-detail"),
+    path("p/<slug:slug>/settings/", project_settings, name="settings"),
+    path("p/<slug:slug>/members/", member_set, name="member-set"),
+    path("p/<slug:slug>/members/<int:membership_id>/remove/", member_remove, name="member-remove"),
 ]

@@ -1,0 +1,70 @@
+"""Projects and their members."""
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotate.models import Membership, Project, Role
+
+
+class MembershipError(ValueError):
+    """A membership change that would leave the project in a bad state."""
+
+
+@transaction.atomic
+def project_create(*, slug: str, name: str, owner, description: str = "") -> Project:
+    project = Project.objects.create(slug=slug, name=name, description=description)
+    Membership.objects.create(project=project, user=owner, role=Role.OWNER)
+    return project
+
+
+@transaction.atomic
+def membership_set(*, project: Project, username: str, role: str) -> Membership:
+    """Add `username` to the project with `role`, or change their role."""
+    if role not in Role.values:
+        raise MembershipError(f"Unknown role {role!r}.")
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise MembershipError(f"There is no user called {username!r}.")
+    membership, created = Membership.objects.select_for_update().get_or_create(
+        project=project, user=user, defaults={"role": role}
+    )
+    if not created and membership.role != role:
+        _keep_an_owner(project=project, leaving=membership)
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, project: Project, membership_id: int) -> None:
+    membership = Membership.objects.select_for_update().get(project=project, pk=membership_id)
+    _keep_an_owner(project=project, leaving=membership)
+    membership.delete()
+
+
+def _keep_an_owner(*, project: Project, leaving: Membership) -> None:
+    if leaving.role != Role.OWNER:
+        return
+    others = Membership.objects.filter(project=project, role=Role.OWNER).exclude(pk=leaving.pk)
+    if not others.exists():
+        raise MembershipError("A project needs at least one owner.")
+
+
+def project_settings_update(*, project: Project, **fields) -> Project:
+    allowed = {
+        "name",
+        "description",
+        "guidelines",
+        "analysts_per_claim",
+        "double_labelled_share",
+        "quote_required",
+        "reveal_after_save",
+    }
+    unknown = set(fields) - allowed
+    if unknown:
+        raise ValueError(f"Not a project setting: {', '.join(sorted(unknown))}")
+    for key, value in fields.items():
+        setattr(project, key, value)
+    project.full_clean()
+    project.save(update_fields=list(fields))
+    return project

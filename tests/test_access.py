@@ -1,0 +1,94 @@
+"""Role enforcement on every project view, found from the URL resolver so none can escape.
+
+Every URL with a project `<slug>` must go through `annotate.access.project_view`: anonymous
+users are sent to log in, non-members and members below the view's role get 404 (never 403,
+which would confirm the project exists).
+"""
+
+import re
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from annotate.models import ROLE_RANK, Role
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+
+
+def _project_patterns():
+    found = []
+
+    def walk(patterns, prefix, namespace):
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                ns = entry.namespace or namespace
+                walk(entry.url_patterns, prefix + str(entry.pattern), ns)
+            elif isinstance(entry, URLPattern) and "<slug:slug>" in prefix + str(entry.pattern):
+                found.append((f"{namespace}:{entry.name}", prefix + str(entry.pattern), entry))
+
+    walk(get_resolver().url_patterns, "", None)
+    return found
+
+
+PATTERNS = _project_patterns()
+
+
+def _url(route: str, slug: str) -> str:
+    path = route.replace("<slug:slug>", slug)
+    path = re.sub(r"<int:[a-z_]+>", "999999", path)
+    path = re.sub(r"<(?:str:|uuid:|path:)?[a-z_]+>", "x", path)
+    return "/" + path
+
+
+def test_resolver_finds_the_project_views():
+    names = {name for name, _, _ in PATTERNS}
+    assert {"annotate:project-detail", "annotate:label-next", "annotate:import"} <= names
+
+
+@pytest.mark.parametrize(("name", "route", "pattern"), PATTERNS, ids=[p[0] for p in PATTERNS])
+def test_every_project_view_declares_its_role(name, route, pattern):
+    assert getattr(pattern.callback, "required_role", None) in Role.values, (
+        f"{name} is not wrapped in annotate.access.project_view"
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "route", "pattern"), PATTERNS, ids=[p[0] for p in PATTERNS])
+def test_every_project_view_hides_the_project_from_outsiders(client, name, route, pattern):
+    project = ProjectFactory(slug="secret-project")
+    url = _url(route, project.slug)
+    required = pattern.callback.required_role
+
+    # Anonymous: sent to log in (a method the view does not take is refused first, 405).
+    for response in (client.get(url), client.post(url)):
+        assert response.status_code in (302, 405), name
+        if response.status_code == 302:
+            assert reverse("login") in response["Location"], name
+
+    outsider = UserFactory()
+    MembershipFactory(user=outsider, role=Role.OWNER)  # owner elsewhere, not here
+    client.force_login(outsider)
+    for method in (client.get, client.post):
+        assert method(url).status_code in (404, 405), f"{name} leaks to a non-member"
+
+    for role in Role.values:
+        if ROLE_RANK[Role(role)] >= ROLE_RANK[Role(required)]:
+            continue
+        member = UserFactory()
+        MembershipFactory(project=project, user=member, role=role)
+        client.force_login(member)
+        for method in (client.get, client.post):
+            status = method(url).status_code
+            assert status in (404, 405), f"{name} lets a {role} in (HTTP {status})"
+
+
+@pytest.mark.django_db
+def test_member_with_the_role_reaches_the_plain_views(client):
+    project = ProjectFactory()
+    for name, route, pattern in PATTERNS:
+        if re.search(r"<(?!slug:slug)", route):
+            continue  # needs an object id; covered by each feature's own tests
+        user = UserFactory()
+        MembershipFactory(project=project, user=user, role=pattern.callback.required_role)
+        client.force_login(user)
+        status = client.get(_url(route, project.slug)).status_code
+        assert status in (200, 302, 405), f"{name} refused its own role (HTTP {status})"
