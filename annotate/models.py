@@ -75,6 +75,11 @@ class Project(models.Model):
         default=False,
         help_text="After saving their own label, analysts may see the judge's and colleagues'.",
     )
+    # Labelling progress, maintained by label_save/label_undo so the screen never recounts
+    # 100k claims (a count over them takes tens of ms); annotate.services.queue can rebuild it.
+    claims_complete = models.PositiveIntegerField(
+        default=0, help_text="Claims whose labels reached labels_required."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -104,6 +109,9 @@ class Membership(models.Model):
         blank=True,
         help_text='Restricts this member\'s queue, e.g. {"risk_category": "health"} or '
         '{"judge_verdict": "SUPPORTED", "judge": 3}. Empty: the whole project.',
+    )
+    labels_saved = models.PositiveIntegerField(
+        default=0, help_text="Labels this member has in the project (kept by label_save)."
     )
 
     class Meta:
@@ -191,6 +199,9 @@ class Claim(models.Model):
         default=0, help_text="Seeded random order of the labelling queue."
     )
     labels_required = models.PositiveSmallIntegerField(default=1)
+    # Kept by label_save/label_undo under the claim's row lock: the quota check and the queue's
+    # partial index of open claims read it instead of counting labels.
+    label_count = models.PositiveSmallIntegerField(default=0)
     needs_review = models.BooleanField(
         default=False, help_text="Edited after labels existed: labels need a second look."
     )
@@ -200,6 +211,11 @@ class Claim(models.Model):
         ordering = ["answer_id", "position", "id"]
         indexes = [
             models.Index(fields=["project", "queue_key"], name="claim_queue_idx"),
+            models.Index(
+                fields=["project", "queue_key"],
+                condition=Q(label_count__lt=F("labels_required")),
+                name="claim_open_queue_idx",
+            ),
         ]
         constraints = [
             models.CheckConstraint(
