@@ -47,3 +47,69 @@ def claim_get_for_project(*, project: Project, claim_id: int) -> Claim:
     if claim is None:
         raise Http404("No such claim.")
     return claim
+
+
+# Labelling screen --------------------------------------------------------------------------
+
+PROJECT_TOTAL_CACHE_SECONDS = 60
+
+
+def labelling_progress(*, project: Project, user) -> dict:
+    """The analyst's label count and the project's claims with enough labels, cheaply.
+
+    Both come from counters kept by `label_save`/`label_undo` (one indexed row read); the
+    project's claim total (abstentions left out) is cached for a minute, since recounting
+    100k claims on every save would cost more than the save.
+    """
+    from django.core.cache import cache
+
+    row = (
+        Membership.objects.filter(project=project, user=user)
+        .values("labels_saved", "project__claims_complete")
+        .first()
+    ) or {"labels_saved": 0, "project__claims_complete": 0}
+    key = f"labelling:claims-total:{project.pk}"
+    total = cache.get(key)
+    if total is None:
+        total = Claim.objects.filter(project=project, answer__abstention=False).count()
+        cache.set(key, total, PROJECT_TOTAL_CACHE_SECONDS)
+    complete = min(row["project__claims_complete"], total)
+    return {
+        "labelled": row["labels_saved"],
+        "complete": complete,
+        "total": total,
+        "percent": round(100 * complete / total) if total else 0,
+    }
+
+
+def claim_siblings(*, claim: Claim) -> list[Claim]:
+    """The claims of `claim`'s answer in reading order (for `j`/`k`)."""
+    return list(Claim.objects.filter(answer_id=claim.answer_id).order_by("position", "id"))
+
+
+def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | None:
+    """What the judges and colleagues said about `claim`, or None while it must stay blind.
+
+    Blind by default: only with `project.reveal_after_save`, and only once `user` has saved
+    their own label on the claim. The one gate every labelling page goes through.
+    """
+    from annotate.models import Label
+
+    if not project.reveal_after_save:
+        return None
+    if not Label.objects.filter(claim=claim, annotator=user).exists():
+        return None
+    from judges.models import JudgeVerdict
+
+    judge_verdicts = (
+        JudgeVerdict.objects.filter(claim=claim)
+        .select_related("run__judge")
+        .order_by("-run__created_at", "-id")
+    )
+    colleagues = (
+        Label.objects.filter(claim=claim)
+        .exclude(annotator=user)
+        .select_related("annotator")
+        .order_by("created_at", "id")
+    )
+    return {"judge_verdicts": list(judge_verdicts), "colleague_labels": list(colleagues)}

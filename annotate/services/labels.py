@@ -1,9 +1,19 @@
 """Writing labels: the one path by which an analyst's verdict reaches the database."""
 
 from django.db import transaction
+from django.db.models import F
 
-from annotate.models import Claim, Label, LabelHistory, Passage, Verdict
-from annotate.quotes import QuoteError, quote_verify
+from annotate.models import (
+    Claim,
+    Label,
+    LabelHistory,
+    Membership,
+    Passage,
+    Project,
+    Reservation,
+    Verdict,
+)
+from annotate.quotes import QuoteError, quote_locate, quote_verify, utf16_to_codepoint_offset
 
 
 class LabelError(ValueError):
@@ -44,6 +54,43 @@ def label_evidence_check(
         raise LabelError(str(error)) from error
 
 
+def label_evidence_from_browser(
+    *,
+    claim: Claim,
+    passage_id: int | None,
+    start_utf16: int | None,
+    end_utf16: int | None,
+    quote: str,
+) -> dict:
+    """Turn a browser selection into `label_save`'s evidence arguments (code points).
+
+    The browser sends UTF-16 offsets (JavaScript strings); they are converted against the
+    passage text. Without offsets (a quote typed or pasted with JavaScript off) the quote is
+    looked up in the passage. No passage and no quote: no evidence.
+    """
+    if passage_id is None and not quote:
+        return {"passage": None, "start": None, "end": None, "quote": ""}
+    if passage_id is None:
+        raise LabelError("Which passage is the quote from? Select it in the pile.")
+    passage = Passage.objects.filter(pk=passage_id, answer_id=claim.answer_id).first()
+    if passage is None:
+        raise LabelError("The quoted passage is not in this answer's pile.")
+    if not quote:
+        raise LabelError("The quote is empty: select the sentence that decides the claim.")
+    if start_utf16 is None or end_utf16 is None:
+        span = quote_locate(passage_text=passage.text, quote=quote)
+        if span is None:
+            raise LabelError(f"Passage #{passage.rank} does not contain the quote {quote!r}.")
+        start, end = span
+    else:
+        try:
+            start = utf16_to_codepoint_offset(passage.text, start_utf16)
+            end = utf16_to_codepoint_offset(passage.text, end_utf16)
+        except QuoteError as error:
+            raise LabelError(str(error)) from error
+    return {"passage": passage, "start": start, "end": end, "quote": quote}
+
+
 @transaction.atomic
 def label_save(
     *,
@@ -78,10 +125,20 @@ def label_save(
     label_evidence_check(claim=claim, passage=passage, start=start, end=end, quote=quote)
     if verdict == Verdict.SUPPORTED:
         correct = ""
-    label = Label.objects.select_for_update().filter(claim=claim, annotator=annotator).first()
+    # The claim's row lock serialises every writer of its labels and reservations, so the
+    # quota check below is exact under concurrency (see annotate.services.queue).
+    locked = Claim.objects.select_for_update().get(pk=claim.pk)
+    label = Label.objects.filter(claim=claim, annotator=annotator).first()
     action = LabelHistory.Action.UPDATED if label else LabelHistory.Action.CREATED
     if label is None:
+        if locked.label_count >= locked.labels_required:
+            raise LabelError(
+                f"This claim already has the {locked.labels_required} label"
+                f"{'s' if locked.labels_required != 1 else ''} it needs from other analysts; "
+                "your label was not saved. Take the next claim from your queue."
+            )
         label = Label(claim=claim, annotator=annotator)
+        _counters_add(claim=locked, annotator=annotator, step=1)
     label.verdict = verdict
     label.evidence_passage = passage
     label.evidence_start = start if passage else None
@@ -93,4 +150,90 @@ def label_save(
     label.needs_review = False
     label.save()
     _history_row(label, action).save()
+    Reservation.objects.filter(claim=claim, user=annotator).delete()
+    from annotate.services.review import gold_recompute_for_claim
+
+    gold_recompute_for_claim(claim=locked)
     return label
+
+
+def _counters_add(*, claim: Claim, annotator, step: int) -> None:
+    """Move the labelling counters by one label; call holding `claim`'s row lock."""
+    Claim.objects.filter(pk=claim.pk).update(label_count=F("label_count") + step)
+    Membership.objects.filter(project_id=claim.project_id, user=annotator).update(
+        labels_saved=F("labels_saved") + step
+    )
+    after = claim.label_count + step
+    if step > 0 and after == claim.labels_required:
+        Project.objects.filter(pk=claim.project_id).update(claims_complete=F("claims_complete") + 1)
+    elif step < 0 and claim.label_count == claim.labels_required:
+        Project.objects.filter(pk=claim.project_id, claims_complete__gt=0).update(
+            claims_complete=F("claims_complete") - 1
+        )
+    claim.label_count = after
+
+
+_SAVES = (LabelHistory.Action.CREATED, LabelHistory.Action.UPDATED)
+
+
+def _last_save(*, user, project: Project) -> LabelHistory | None:
+    """The user's latest save in the project not yet undone (undo works as a stack)."""
+    pending_undos = 0
+    rows = (
+        LabelHistory.objects.filter(annotator=user, claim__project=project)
+        .exclude(action=LabelHistory.Action.FLAGGED)
+        .order_by("-id")
+    )
+    for row in rows.iterator(chunk_size=50):
+        if row.action == LabelHistory.Action.UNDONE:
+            pending_undos += 1
+        elif pending_undos:
+            pending_undos -= 1
+        else:
+            return row
+    return None
+
+
+@transaction.atomic
+def label_undo(*, user, project: Project) -> Claim | None:
+    """Revert `user`'s last save in `project`; return its claim, or None if nothing to undo.
+
+    A save that created the label deletes it; one that changed it restores the state before.
+    An UNDONE history row records the state after the undo (empty verdict: no label), so the
+    history stays complete and in order; undoing again reverts the save before that one.
+    """
+    target = _last_save(user=user, project=project)
+    if target is None:
+        return None
+    claim = Claim.objects.select_for_update().get(pk=target.claim_id)
+    label = Label.objects.filter(claim=claim, annotator=user).first()
+    if label is None:
+        raise LabelError("That label is already gone; there is nothing to undo.")
+    undone = LabelHistory(
+        label_id_at_time=label.pk, claim=claim, annotator=user, action=LabelHistory.Action.UNDONE
+    )
+    if target.action == LabelHistory.Action.CREATED:
+        label.delete()
+        _counters_add(claim=claim, annotator=user, step=-1)
+        undone.save()
+        return claim
+    before = (
+        LabelHistory.objects.filter(claim=claim, annotator=user, id__lt=target.id)
+        .order_by("-id")
+        .first()
+    )
+    if before is None or not before.verdict:
+        raise LabelError("The label's earlier state is not in its history; it cannot be undone.")
+    passage = Passage.objects.filter(
+        pk=before.evidence_passage_id_at_time, answer_id=claim.answer_id
+    ).first()
+    label.verdict = before.verdict
+    label.evidence_passage = passage
+    label.evidence_start = before.evidence_start if passage else None
+    label.evidence_end = before.evidence_end if passage else None
+    label.evidence_quote = before.evidence_quote if passage else ""
+    label.note = before.note
+    label.correct = before.correct
+    label.save()
+    _history_row(label, LabelHistory.Action.UNDONE).save()
+    return claim

@@ -1,19 +1,228 @@
-"""The labelling screen: queue, save-and-next, undo. (Built out by the labelling work.)"""
+"""The labelling screen: the queue's next claim, save-and-next, undo, moving within an answer.
 
-from django.http import HttpResponse
-from django.urls import path
-from django.views.decorators.http import require_GET
+Every response renders `annotate/label.html`; htmx requests get only its `#screen` partial, so
+save-and-next is one request. Without JavaScript the forms post normally and redirect.
+Blind by default: the judge's verdicts and colleagues' labels reach the page only through
+`claim_reveal_for_user`, which shows nothing before the analyst's own label is saved.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import push_url, trigger_client_event
 
 from annotate.access import project_view
-from annotate.models import Role
+from annotate.models import Claim, Correctness, Label, Role, Verdict
+from annotate.selectors import (
+    claim_get_for_project,
+    claim_reveal_for_user,
+    claim_siblings,
+    labelling_progress,
+)
+from annotate.services.labels import LabelError, label_evidence_from_browser, label_save, label_undo
+from annotate.services.queue import (
+    QueueError,
+    claim_next_for_user,
+    claim_reserve,
+    reservation_stratum_for_label,
+)
+
+
+class LabelForm(forms.Form):
+    verdict = forms.ChoiceField(
+        choices=Verdict.choices,
+        error_messages={
+            "required": "Choose a verdict: 1 SUPPORTED, 2 CONTRADICTED, 3 NOT_IN_PILE."
+        },
+    )
+    passage = forms.IntegerField(required=False, min_value=1)
+    start_utf16 = forms.IntegerField(required=False, min_value=0)
+    end_utf16 = forms.IntegerField(required=False, min_value=0)
+    quote = forms.CharField(required=False, strip=False)
+    note = forms.CharField(required=False, max_length=5000)
+    correct = forms.ChoiceField(choices=[("", "Not said"), *Correctness.choices], required=False)
+
+    def first_error(self) -> str:
+        for field, errors in self.errors.items():
+            label = "" if field == "verdict" else f"{field}: "
+            return f"{label}{errors[0]}"
+        return ""
+
+
+def _utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _form_values(*, data, label: Label | None) -> dict:
+    """What the form shows: what the analyst just sent (after an error) or their saved label."""
+    if data is not None:
+        return {key: data.get(key, "") for key in LabelForm.base_fields}
+    if label is None:
+        return {}
+    values = {"verdict": label.verdict, "note": label.note, "correct": label.correct}
+    if label.evidence_passage_id:
+        text = label.evidence_passage.text
+        values.update(
+            passage=str(label.evidence_passage_id),
+            quote=label.evidence_quote,
+            start_utf16=str(_utf16_length(text[: label.evidence_start])),
+            end_utf16=str(_utf16_length(text[: label.evidence_end])),
+        )
+    return values
+
+
+def _screen(request, project, membership, claim: Claim | None, *, data=None, **extra):
+    status = extra.pop("status", 200)
+    context = {"project": project, "membership": membership, "claim": claim, **extra}
+    context["progress"] = labelling_progress(project=project, user=request.user)
+    if claim is not None:
+        answer = claim.answer
+        own = (
+            Label.objects.select_related("evidence_passage")
+            .filter(claim=claim, annotator=request.user)
+            .first()
+        )
+        siblings = claim_siblings(claim=claim)
+        index = next(i for i, sibling in enumerate(siblings) if sibling.pk == claim.pk)
+        span = claim.span_start is not None and claim.span_end is not None
+        span = span and claim.span_end <= len(answer.text)
+        context.update(
+            answer=answer,
+            passages=list(answer.passages.order_by("rank")),
+            own_label=own,
+            values=_form_values(data=data, label=own),
+            siblings=siblings,
+            position=index + 1,
+            previous=siblings[index - 1] if index > 0 else None,
+            following=siblings[index + 1] if index + 1 < len(siblings) else None,
+            answer_parts=(
+                (
+                    answer.text[: claim.span_start],
+                    answer.text[claim.span_start : claim.span_end],
+                    answer.text[claim.span_end :],
+                )
+                if span
+                else None
+            ),
+            reveal=claim_reveal_for_user(claim=claim, user=request.user, project=project),
+        )
+    saved = extra.get("saved")
+    if saved is not None:
+        context["saved_reveal"] = claim_reveal_for_user(
+            claim=saved.claim, user=request.user, project=project
+        )
+    template = "annotate/label.html#screen" if request.htmx else "annotate/label.html"
+    return render(request, template, context, status=status)
+
+
+def _next(request, project, membership) -> tuple[Claim | None, str]:
+    try:
+        claim = claim_next_for_user(
+            project=project, user=request.user, stratum=membership.queue_stratum
+        )
+    except QueueError as error:
+        return None, f"Your queue's restriction cannot be applied: {error} Ask a lead to fix it."
+    return claim, ""
 
 
 @require_GET
 @project_view(Role.ANALYST)
 def label_next(request, project, membership):
-    return HttpResponse("The labelling screen is not built yet.", content_type="text/plain")
+    claim, error = _next(request, project, membership)
+    saved = None
+    if request.GET.get("saved", "").isdigit():
+        saved = (
+            Label.objects.select_related("claim")
+            .filter(claim__project=project, claim_id=request.GET["saved"], annotator=request.user)
+            .first()
+        )
+    return _screen(request, project, membership, claim, error=error, saved=saved)
+
+
+@require_GET
+@project_view(Role.ANALYST)
+def label_claim(request, project, membership, claim_id: int):
+    claim = claim_get_for_project(project=project, claim_id=claim_id)
+    return _screen(request, project, membership, claim)
+
+
+@require_POST
+@project_view(Role.ANALYST)
+def label_claim_save(request, project, membership, claim_id: int):
+    claim = claim_get_for_project(project=project, claim_id=claim_id)
+    form = LabelForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise LabelError(form.first_error())
+        data = form.cleaned_data
+        evidence = label_evidence_from_browser(
+            claim=claim,
+            passage_id=data["passage"],
+            start_utf16=data["start_utf16"],
+            end_utf16=data["end_utf16"],
+            quote=data["quote"],
+        )
+        stratum = reservation_stratum_for_label(
+            claim=claim, user=request.user, membership=membership
+        )
+        label = label_save(
+            claim=claim,
+            annotator=request.user,
+            verdict=data["verdict"],
+            note=data["note"],
+            correct=data["correct"] if data["verdict"] != Verdict.SUPPORTED else "",
+            stratum=stratum,
+            **evidence,
+        )
+    except (LabelError, QueueError) as error:
+        status = 200 if request.htmx else 422
+        return _screen(
+            request, project, membership, claim, data=request.POST, error=str(error), status=status
+        )
+    if not request.htmx:
+        return redirect(f"{reverse('annotate:label-next', args=[project.slug])}?saved={claim.pk}")
+    following, error = _next(request, project, membership)
+    response = _screen(request, project, membership, following, error=error, saved=label)
+    push_url(response, reverse("annotate:label-next", args=[project.slug]))
+    return trigger_client_event(
+        response, "labelSaved", {"claim": claim.pk, "verdict": label.verdict}
+    )
+
+
+@require_POST
+@project_view(Role.ANALYST)
+def label_last_undo(request, project, membership):
+    try:
+        claim = label_undo(user=request.user, project=project)
+    except LabelError as error:
+        claim, notice, error = None, "", str(error)
+    else:
+        notice = "Your last save is undone." if claim else "There is no save of yours to undo."
+        error = ""
+    if claim is not None:
+        claim_reserve(claim=claim, user=request.user)
+    if not request.htmx:
+        if claim is None:
+            messages.warning(request, error or notice)
+            return redirect("annotate:label-next", slug=project.slug)
+        messages.success(request, notice)
+        return redirect("annotate:label-claim", slug=project.slug, claim_id=claim.pk)
+    if claim is None:
+        claim, _ = _next(request, project, membership)
+    response = _screen(request, project, membership, claim, notice=notice, error=error)
+    return push_url(
+        response,
+        reverse("annotate:label-claim", args=[project.slug, claim.pk])
+        if claim
+        else reverse("annotate:label-next", args=[project.slug]),
+    )
 
 
 urlpatterns = [
     path("p/<slug:slug>/label/", label_next, name="label-next"),
+    path("p/<slug:slug>/label/undo/", label_last_undo, name="label-undo"),
+    path("p/<slug:slug>/label/<int:claim_id>/", label_claim, name="label-claim"),
+    path("p/<slug:slug>/label/<int:claim_id>/save/", label_claim_save, name="label-save"),
 ]

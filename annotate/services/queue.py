@@ -1,0 +1,213 @@
+"""The labelling queue: which claim an analyst labels next, and the reservation that holds it.
+
+Claims are served in the project's seeded random order (`Claim.queue_key`, see
+`annotate.queue_order`), so the claims labelled so far are a simple random sample of the project,
+or of the stratum a lead restricted the member's queue to. A served claim is reserved for the
+analyst for `RESERVATION_MINUTES`; labels plus other analysts' unexpired reservations never exceed
+`Claim.labels_required`, so two analysts pressing "next" at once never both get the claim that
+needed only one more label. An abandoned reservation simply expires.
+
+Concurrency (PostgreSQL): candidates are locked with `SELECT … FOR UPDATE SKIP LOCKED`, then
+re-checked with a fresh statement (READ COMMITTED gives each statement a new snapshot), because
+the first statement's snapshot may predate a reservation committed while it scanned. Every
+writer of labels and reservations holds the claim's row lock (`label_save`, `label_undo`,
+`claim_reserve`), so the re-check under the lock is exact. On SQLite writes are serialised
+(IMMEDIATE transactions), which gives the same guarantee.
+"""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotate.models import Claim, Label, Membership, Project, Reservation
+
+RESERVATION_MINUTES = 10
+# How many stale candidates one "next" re-tries before giving up on this round (each retry is
+# a fresh statement, so it sees what the other analysts committed meanwhile).
+MAX_ATTEMPTS = 8
+
+
+class QueueError(ValueError):
+    """A queue restriction that cannot be applied; the message is for the lead."""
+
+
+def stratum_condition(*, project: Project, stratum: dict | None) -> tuple[Q, dict]:
+    """The claim filter of a queue stratum, and the stratum as it is recorded on labels.
+
+    `{"risk_category": "health"}` restricts to answers of that risk category;
+    `{"judge": <id>, "judge_verdict": "SUPPORTED"}` to claims that judge's latest finished
+    verify run gave that verdict (the run's id is recorded, so the report knows which).
+    """
+    if not stratum:
+        return Q(), {}
+    from judges.models import JudgeRun, JudgeVerdict
+
+    condition = Q()
+    recorded: dict = {}
+    unknown = set(stratum) - {"risk_category", "judge", "judge_verdict", "judge_run"}
+    if unknown:
+        raise QueueError(f"Unknown queue restriction {sorted(unknown)}.")
+    if stratum.get("risk_category"):
+        condition &= Q(answer__risk_category=stratum["risk_category"])
+        recorded["risk_category"] = stratum["risk_category"]
+    if stratum.get("judge_verdict"):
+        if not stratum.get("judge"):
+            raise QueueError('A "judge_verdict" restriction needs the "judge" it refers to.')
+        run_id = stratum.get("judge_run") or (
+            JudgeRun.objects.filter(
+                judge_id=stratum["judge"],
+                project=project,
+                kind=JudgeRun.Kind.VERIFY,
+                status=JudgeRun.Status.DONE,
+            )
+            .order_by("-created_at", "-id")
+            .values_list("id", flat=True)
+            .first()
+        )
+        condition &= Exists(
+            JudgeVerdict.objects.filter(
+                claim=OuterRef("pk"), run_id=run_id, verdict=stratum["judge_verdict"]
+            )
+        )
+        recorded.update(
+            judge=stratum["judge"], judge_verdict=stratum["judge_verdict"], judge_run=run_id
+        )
+    return condition, recorded
+
+
+def _others_reserving(*, user, now) -> Subquery:
+    held = (
+        Reservation.objects.filter(claim=OuterRef("pk"), expires_at__gt=now)
+        .exclude(user=user)
+        .values("claim")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(held), 0)
+
+
+def _candidates(*, project: Project, user, condition: Q, now) -> QuerySet[Claim]:
+    """Open claims in queue order that this user may take (uses claim_open_queue_idx)."""
+    return (
+        Claim.objects.filter(project=project, label_count__lt=F("labels_required"))
+        .filter(condition)
+        .exclude(answer__abstention=True)
+        .exclude(Exists(Label.objects.filter(claim=OuterRef("pk"), annotator=user)))
+        .alias(held=_others_reserving(user=user, now=now))
+        .filter(held__lt=F("labels_required") - F("label_count"))
+        .order_by("queue_key", "id")
+    )
+
+
+def _reserve(*, claim: Claim, user, now) -> Reservation:
+    reservation, _ = Reservation.objects.update_or_create(
+        claim=claim,
+        user=user,
+        defaults={"expires_at": now + timedelta(minutes=RESERVATION_MINUTES)},
+    )
+    return reservation
+
+
+@transaction.atomic
+def claim_next_for_user(*, project: Project, user, stratum: dict | None = None) -> Claim | None:
+    """The claim `user` should label next, reserved for them; None when their queue is empty.
+
+    The user's own unexpired reservation comes first (a reload keeps the same claim). `stratum`
+    is the member's `Membership.queue_stratum`.
+    """
+    now = timezone.now()
+    condition, _ = stratum_condition(project=project, stratum=stratum)
+    mine = (
+        Claim.objects.select_for_update(of=("self",))
+        .filter(
+            project=project,
+            label_count__lt=F("labels_required"),
+            reservations__user=user,
+            reservations__expires_at__gt=now,
+        )
+        .exclude(Exists(Label.objects.filter(claim=OuterRef("pk"), annotator=user)))
+        .filter(condition)
+        .order_by("queue_key", "id")
+        .first()
+    )
+    if mine is not None:
+        _reserve(claim=mine, user=user, now=now)
+        return mine
+    Reservation.objects.filter(user=user, claim__project=project, expires_at__lte=now).delete()
+    for _ in range(MAX_ATTEMPTS):
+        claim = (
+            _candidates(project=project, user=user, condition=condition, now=now)
+            .select_for_update(skip_locked=True, of=("self",))
+            .first()
+        )
+        if claim is None:
+            return None
+        # Re-check under the row lock with a fresh snapshot: another analyst may have reserved
+        # or labelled it after the statement above took its snapshot.
+        if (
+            _candidates(project=project, user=user, condition=Q(), now=now)
+            .filter(pk=claim.pk)
+            .exists()
+        ):
+            _reserve(claim=claim, user=user, now=now)
+            return claim
+    return None
+
+
+@transaction.atomic
+def claim_reserve(*, claim: Claim, user) -> Reservation | None:
+    """Hold `claim` for `user` (after an undo, say) if the quota leaves room; else None."""
+    now = timezone.now()
+    locked = Claim.objects.select_for_update().get(pk=claim.pk)
+    if Label.objects.filter(claim=locked, annotator=user).exists():
+        return None
+    held = Reservation.objects.filter(claim=locked, expires_at__gt=now).exclude(user=user).count()
+    if locked.label_count + held >= locked.labels_required:
+        return None
+    return _reserve(claim=locked, user=user, now=now)
+
+
+def reservation_stratum_for_label(*, claim: Claim, user, membership: Membership | None) -> dict:
+    """The stratum to record on `user`'s label of `claim`.
+
+    A claim the queue served (the user holds or held its reservation) carries the queue's
+    stratum; one reached by moving within an answer (`j`/`k`) is marked `outside_queue`, so the
+    report can leave it out of the random sample.
+    """
+    stratum = (membership.queue_stratum if membership else None) or {}
+    _, recorded = stratum_condition(project=claim.project, stratum=stratum)
+    if Reservation.objects.filter(claim=claim, user=user).exists():
+        return recorded
+    return {**recorded, "outside_queue": True}
+
+
+@transaction.atomic
+def labelling_counters_refresh(*, project: Project) -> None:
+    """Recount the project's labelling counters from its labels (after bulk edits of claims).
+
+    Slow at scale (it reads every label); the labelling screen itself never recounts.
+    """
+    per_claim = (
+        Label.objects.filter(claim=OuterRef("pk"))
+        .values("claim")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    Claim.objects.filter(project=project).update(label_count=Coalesce(Subquery(per_claim), 0))
+    per_member = (
+        Label.objects.filter(annotator=OuterRef("user"), claim__project=project)
+        .values("annotator")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    Membership.objects.filter(project=project).update(
+        labels_saved=Coalesce(Subquery(per_member), 0)
+    )
+    Project.objects.filter(pk=project.pk).update(
+        claims_complete=Claim.objects.filter(
+            project=project, label_count__gte=F("labels_required")
+        ).count()
+    )
