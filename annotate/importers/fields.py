@@ -1,0 +1,161 @@
+"""Typed reads from one parsed record, each failure recorded with its field path.
+
+A `FieldReader` belongs to one record: parsers call `reader.get(obj, "text", "pile[2]", "string")`
+and get the value or None, the problem (missing, wrong type) noted as
+`line 7, field pile[2].text: expected a string, got 12`. A record with any problem is not written.
+"""
+
+import ast
+import json
+import math
+from typing import Any
+
+from annotate.importers.issues import ImportIssue
+from annotate.models import Verdict
+
+_KINDS = {
+    "string": (lambda v: isinstance(v, str), "a string"),
+    "id": (lambda v: isinstance(v, str | int) and not isinstance(v, bool), "a string or number"),
+    "integer": (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
+    "number": (
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+        "a number",
+    ),
+    "boolean": (lambda v: isinstance(v, bool), "true or false"),
+    "list": (lambda v: isinstance(v, list), "a list"),
+    "object": (lambda v: isinstance(v, dict), "an object"),
+}
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value as the file spelled it (JSON), shortened for an error message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def join(prefix: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{prefix}[{key}]"
+    return f"{prefix}.{key}" if prefix else key
+
+
+class FieldReader:
+    def __init__(self, location: str):
+        self.location = location
+        self.issues: list[ImportIssue] = []
+
+    def fail(self, path: str, message: str) -> None:
+        self.issues.append(ImportIssue(self.location, path, message))
+
+    def check(self, value: Any, path: str, kind: str) -> bool:
+        test, described = _KINDS[kind]
+        if test(value):
+            return True
+        self.fail(path, f"expected {described}, got {shown(value)}")
+        return False
+
+    def get(
+        self,
+        obj: dict,
+        key: str,
+        prefix: str,
+        kind: str,
+        *,
+        required: bool = True,
+        default: Any = None,
+        max_length: int | None = None,
+    ) -> Any:
+        """obj[key] checked as `kind`; None (and a noted problem) when missing or wrong.
+
+        An optional field that is absent or null gives `default`.
+        """
+        path = join(prefix, key)
+        if key not in obj or (obj[key] is None and not required):
+            if required:
+                self.fail(path, "missing (this field is required)")
+            return default
+        value = obj[key]
+        if not self.check(value, path, kind):
+            return default if not required else None
+        if kind == "id":
+            value = str(value)
+            if not value.strip():
+                self.fail(path, "must not be empty")
+                return None
+        if max_length is not None and isinstance(value, str) and len(value) > max_length:
+            self.fail(path, f"is {len(value)} characters long; at most {max_length} fit")
+            return None
+        return value
+
+    def verdict(self, obj: dict, key: str, prefix: str, allowed: list[str]) -> str | None:
+        raw = self.get(obj, key, prefix, "string")
+        if raw is None:
+            return None
+        normal = raw.strip().upper().replace(" ", "_").replace("-", "_")
+        if normal in allowed:
+            return normal
+        self.fail(join(prefix, key), f"unknown verdict {shown(raw)}: use {', '.join(allowed)}")
+        return None
+
+
+def verdict_values() -> list[str]:
+    return list(Verdict.values)
+
+
+def cell_decode(value: str) -> Any:
+    """A list or object written into one CSV cell: JSON first, then a Python literal.
+
+    Spreadsheets and pandas' `to_csv` write Python reprs (`['a', 'b']`), other tools JSON.
+    Raises ValueError when it is neither.
+    """
+    try:
+        return json.loads(value)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError) as error:
+        raise ValueError(str(error)) from error
+
+
+_TRUE = {"true", "yes", "1", "y", "t"}
+_FALSE = {"false", "no", "0", "n", "f"}
+
+
+def csv_row_decode(
+    row: dict[str, str],
+    *,
+    structured: set[str],
+    booleans: set[str] = frozenset(),
+    numbers: set[str] = frozenset(),
+    reader: FieldReader,
+) -> dict[str, Any]:
+    """A CSV row's cells as the JSON a record would hold: empty cells are absent fields."""
+    record: dict[str, Any] = {}
+    for key, cell in row.items():
+        if cell is None or cell.strip() == "":
+            continue
+        if key in structured:
+            try:
+                record[key] = cell_decode(cell)
+            except ValueError:
+                reader.fail(key, f"expected a JSON-encoded list or object, got {shown(cell)}")
+        elif key in booleans:
+            lowered = cell.strip().lower()
+            if lowered in _TRUE:
+                record[key] = True
+            elif lowered in _FALSE:
+                record[key] = False
+            else:
+                reader.fail(key, f"expected true or false, got {shown(cell)}")
+        elif key in numbers:
+            try:
+                record[key] = float(cell)
+            except ValueError:
+                reader.fail(key, f"expected a number, got {shown(cell)}")
+        else:
+            record[key] = cell
+    return record

@@ -1,0 +1,403 @@
+"""FaithAudit's own format: one answer per record with its pile, claims, labels, gold and judges.
+
+    {"id", "question", "answer", "pile": [{"id", "title", "text"}], "citations"?, "reference"?,
+     "risk_category"?, "answerable"?, "abstention"?, "metadata"?,
+     "claims"?: [{"text", "position"?, "origin"?, "tags"?, "citations"?, "span"?: {"start", "end"},
+                  "labels"?: [{"annotator", "verdict", "quote"?: {"passage", "start", "end", "text"?},
+                               "note"?, "correct"?}],
+                  "gold"?: {"verdict", "source", "reason"?, "decided_by"?},
+                  "judge"?: {"name", "verdict", "confidence"?} (or a list of them),
+                  "judges"?: [{"name", "verdict", "confidence"?, "prompt_version"?, "model"?,
+                               "kind"?, "run"?}]}]}
+
+A quote's or citation's `passage` is the pile item's `id` (its source id) or its 1-based rank;
+offsets are Unicode code points. This is also what `export_claims --format jsonl` writes.
+"""
+
+from typing import Any
+
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+
+from annotate.importers.fields import FieldReader, csv_row_decode, join, shown
+from annotate.importers.records import (
+    AnswerIn,
+    ClaimIn,
+    GoldIn,
+    JudgeVerdictIn,
+    LabelIn,
+    PassageIn,
+    QuoteIn,
+)
+from annotate.importers.sources import RawRecord
+from annotate.models import Correctness, Gold, RiskCategory, Verdict
+from annotate.quotes import QuoteError, quote_verify
+from judges.models import JudgeRun, JudgeVerdictChoice
+
+CSV_STRUCTURED = {"pile", "citations", "claims", "metadata"}
+CSV_BOOLEANS = {"answerable", "abstention"}
+
+_username_valid = UnicodeUsernameValidator()
+JUDGE_KINDS = [JudgeRun.Kind.VERIFY.value, JudgeRun.Kind.CITATION.value]
+
+
+def passage_resolve(reader: FieldReader, ref: Any, pile: list[PassageIn], path: str) -> int | None:
+    """The 0-based pile index a reference names: an integer is a rank, a string a source id."""
+    if isinstance(ref, int) and not isinstance(ref, bool):
+        if 1 <= ref <= len(pile):
+            return ref - 1
+        reader.fail(path, f"no passage of rank {ref}: the pile has {len(pile)} (ranks from 1)")
+        return None
+    if not isinstance(ref, str) or not ref:
+        reader.fail(path, f"expected a passage id or rank, got {shown(ref)}")
+        return None
+    matches = [index for index, passage in enumerate(pile) if passage.source_id == ref]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        reader.fail(path, f"no passage with id {shown(ref)} in this answer's pile")
+    else:
+        reader.fail(
+            path,
+            f"passage id {shown(ref)} names {len(matches)} passages of the pile; "
+            "use the rank (1-based) instead",
+        )
+    return None
+
+
+def _pile(reader: FieldReader, record: dict) -> list[PassageIn] | None:
+    items = reader.get(record, "pile", "", "list")
+    if items is None:
+        return None
+    pile = []
+    for index, item in enumerate(items):
+        path = join("pile", index)
+        if not reader.check(item, path, "object"):
+            continue
+        source_id = reader.get(item, "id", path, "id", required=False, default="", max_length=300)
+        title = reader.get(
+            item, "title", path, "string", required=False, default="", max_length=500
+        )
+        text = reader.get(item, "text", path, "string")
+        if text is not None:
+            pile.append(PassageIn(source_id=source_id or "", title=title or "", text=text))
+    return pile if len(pile) == len(items) else None
+
+
+def _quote(reader: FieldReader, raw: Any, path: str, pile: list[PassageIn]) -> QuoteIn | None:
+    if not reader.check(raw, path, "object"):
+        return None
+    if "passage" not in raw:
+        reader.fail(join(path, "passage"), "missing (this field is required)")
+        return None
+    index = passage_resolve(reader, raw["passage"], pile, join(path, "passage"))
+    start = reader.get(raw, "start", path, "integer")
+    end = reader.get(raw, "end", path, "integer")
+    text = reader.get(raw, "text", path, "string", required=False)
+    if index is None or start is None or end is None:
+        return None
+    passage_text = pile[index].text
+    if text is None:
+        text = passage_text[start:end] if 0 <= start <= end <= len(passage_text) else ""
+    try:
+        quote_verify(passage_text=passage_text, start=start, end=end, quote=text)
+    except QuoteError as error:
+        reader.fail(path, str(error))
+        return None
+    return QuoteIn(passage_index=index, start=start, end=end, text=text)
+
+
+def _correct(reader: FieldReader, raw: dict, path: str) -> str:
+    value = raw.get("correct")
+    if value is None or value == "":
+        return ""
+    if isinstance(value, bool):
+        return Correctness.YES if value else Correctness.NO
+    if isinstance(value, str) and value.strip().lower() in Correctness.values:
+        return value.strip().lower()
+    reader.fail(
+        join(path, "correct"),
+        f"expected true, false or one of {', '.join(Correctness.values)}, got {shown(value)}",
+    )
+    return ""
+
+
+def label_parse(
+    reader: FieldReader, raw: Any, path: str, pile: list[PassageIn], *, quote_required: bool
+) -> LabelIn | None:
+    """One analyst's label, under the rules of `annotate.services.labels.label_save`."""
+    if not reader.check(raw, path, "object"):
+        return None
+    annotator = reader.get(raw, "annotator", path, "string", max_length=150)
+    if annotator is not None:
+        annotator = annotator.strip()
+        try:
+            _username_valid(annotator)
+        except ValidationError:
+            reader.fail(
+                join(path, "annotator"),
+                f"{shown(annotator)} is not a valid username (letters, digits and @.+-_ only)",
+            )
+            annotator = None
+    verdict = reader.verdict(raw, "verdict", path, Verdict.values)
+    quote = None
+    if raw.get("quote") is not None:
+        quote = _quote(reader, raw["quote"], join(path, "quote"), pile)
+        if quote is None:
+            return None
+    elif quote_required and verdict in (Verdict.SUPPORTED, Verdict.CONTRADICTED):
+        reader.fail(
+            join(path, "quote"),
+            f"a {verdict} label needs a quote (this project requires evidence quotes)",
+        )
+        return None
+    note = reader.get(raw, "note", path, "string", required=False, default="")
+    correct = _correct(reader, raw, path)
+    if annotator is None or verdict is None or note is None:
+        return None
+    if verdict == Verdict.SUPPORTED:
+        correct = ""  # as label_save: correctness is asked of unfaithful claims only
+    return LabelIn(
+        annotator=annotator.strip(),
+        verdict=verdict,
+        quote=quote,
+        note=note,
+        correct=correct,
+        field=path,
+    )
+
+
+def _gold(reader: FieldReader, raw: Any, path: str) -> GoldIn | None:
+    if not reader.check(raw, path, "object"):
+        return None
+    verdict = reader.verdict(raw, "verdict", path, Verdict.values)
+    source = reader.get(raw, "source", path, "string")
+    if source is not None and source not in Gold.Source.values:
+        reader.fail(
+            join(path, "source"),
+            f"unknown gold source {shown(source)}: use {', '.join(Gold.Source.values)}",
+        )
+        source = None
+    reason = reader.get(raw, "reason", path, "string", required=False, default="")
+    decided_by = reader.get(raw, "decided_by", path, "string", required=False, default="")
+    if verdict is None or source is None or reason is None or decided_by is None:
+        return None
+    return GoldIn(verdict=verdict, source=source, reason=reason, decided_by=decided_by)
+
+
+def judge_parse(reader: FieldReader, raw: Any, path: str) -> JudgeVerdictIn | None:
+    if not reader.check(raw, path, "object"):
+        return None
+    name = reader.get(raw, "name", path, "string", max_length=100)
+    if name is not None and not name.strip():
+        reader.fail(join(path, "name"), "must not be empty")
+        name = None
+    verdict = reader.verdict(raw, "verdict", path, JudgeVerdictChoice.values)
+    confidence = reader.get(raw, "confidence", path, "number", required=False)
+    if confidence is not None and not 0 <= confidence <= 1:
+        reader.fail(
+            join(path, "confidence"),
+            f"confidence {shown(confidence)} is outside [0, 1] (it is P(SUPPORTED))",
+        )
+        return None
+    version = reader.get(
+        raw, "prompt_version", path, "string", required=False, default="", max_length=40
+    )
+    model = reader.get(raw, "model", path, "string", required=False, default="", max_length=200)
+    kind = reader.get(raw, "kind", path, "string", required=False, default="verify")
+    if kind is not None and kind not in JUDGE_KINDS:
+        reader.fail(
+            join(path, "kind"), f"unknown judge run kind {shown(kind)}: use verify or citation"
+        )
+        kind = None
+    run = reader.get(raw, "run", path, "id", required=False, default="")
+    if None in (name, verdict, version, model, kind, run):
+        return None
+    return JudgeVerdictIn(
+        name=name.strip(),
+        verdict=verdict,
+        confidence=None if confidence is None else float(confidence),
+        prompt_version=version or "imported",
+        model=model,
+        kind=kind,
+        run=str(run),
+        field=path,
+    )
+
+
+def _strings(reader: FieldReader, raw: dict, key: str, path: str) -> list[str] | None:
+    values = reader.get(raw, key, path, "list", required=False, default=[])
+    if values is None:
+        return None
+    ok = all(
+        reader.check(value, join(join(path, key), i), "string") for i, value in enumerate(values)
+    )
+    return values if ok else None
+
+
+def _citations(
+    reader: FieldReader, raw: dict, path: str, pile: list[PassageIn]
+) -> list[int] | None:
+    refs = reader.get(raw, "citations", path, "list", required=False, default=[])
+    if refs is None:
+        return None
+    indexes = [
+        passage_resolve(reader, ref, pile, join(join(path, "citations"), i))
+        for i, ref in enumerate(refs)
+    ]
+    if None in indexes:
+        return None
+    return list(dict.fromkeys(indexes))
+
+
+def _claim(
+    reader: FieldReader, raw: Any, path: str, index: int, answer: AnswerIn, quote_required: bool
+) -> ClaimIn | None:
+    if not reader.check(raw, path, "object"):
+        return None
+    issues_before = len(reader.issues)
+    text = reader.get(raw, "text", path, "string")
+    if text is not None and not text.strip():
+        reader.fail(join(path, "text"), "must not be empty")
+    position = reader.get(raw, "position", path, "integer", required=False, default=index)
+    if position is not None and position < 0:
+        reader.fail(join(path, "position"), f"must be 0 or more, got {position}")
+    origin = reader.get(
+        raw, "origin", path, "string", required=False, default="manual", max_length=80
+    )
+    tags = _strings(reader, raw, "tags", path)
+    citations = _citations(reader, raw, path, answer.pile)
+    span = None
+    if raw.get("span") is not None:
+        span_raw = raw["span"]
+        span_path = join(path, "span")
+        if reader.check(span_raw, span_path, "object"):
+            start = reader.get(span_raw, "start", span_path, "integer")
+            end = reader.get(span_raw, "end", span_path, "integer")
+            if start is not None and end is not None:
+                if 0 <= start <= end <= len(answer.text):
+                    span = (start, end)
+                else:
+                    reader.fail(
+                        span_path,
+                        f"span {start}–{end} is not inside the answer text "
+                        f"({len(answer.text)} characters)",
+                    )
+    labels = []
+    annotators: dict[str, str] = {}
+    for i, label_raw in enumerate(
+        reader.get(raw, "labels", path, "list", required=False, default=[]) or []
+    ):
+        label_path = join(join(path, "labels"), i)
+        label = label_parse(
+            reader, label_raw, label_path, answer.pile, quote_required=quote_required
+        )
+        if label is None:
+            continue
+        if label.annotator in annotators:
+            reader.fail(
+                join(label_path, "annotator"),
+                f"duplicate id: {label.annotator!r} already labelled this claim "
+                f"in {annotators[label.annotator]} (one label per analyst and claim)",
+            )
+            continue
+        annotators[label.annotator] = label_path
+        labels.append(label)
+    gold = _gold(reader, raw["gold"], join(path, "gold")) if raw.get("gold") is not None else None
+    judges = []
+    judge_raw = raw.get("judge")
+    entries: list[tuple[str, Any]] = []
+    if isinstance(judge_raw, list):
+        entries += [(join(join(path, "judge"), i), item) for i, item in enumerate(judge_raw)]
+    elif judge_raw is not None:
+        entries.append((join(path, "judge"), judge_raw))
+    judges_list = reader.get(raw, "judges", path, "list", required=False, default=[]) or []
+    entries += [(join(join(path, "judges"), i), item) for i, item in enumerate(judges_list)]
+    runs: dict[tuple, str] = {}
+    for judge_path, item in entries:
+        judge = judge_parse(reader, item, judge_path)
+        if judge is None:
+            continue
+        key = (judge.name, judge.prompt_version, judge.kind, judge.run)
+        if key in runs:
+            reader.fail(
+                judge_path,
+                f"duplicate id: judge {judge.name!r} already gave this claim a verdict in "
+                f'{runs[key]} (one verdict per judge run and claim; tell runs apart with "run")',
+            )
+            continue
+        runs[key] = judge_path
+        judges.append(judge)
+    if len(reader.issues) > issues_before:
+        return None
+    return ClaimIn(
+        text=text,
+        position=position,
+        origin=origin,
+        tags=tags,
+        citations=citations,
+        span=span,
+        labels=labels,
+        gold=gold,
+        judges=judges,
+    )
+
+
+def risk_category_parse(reader: FieldReader, record: dict) -> str:
+    raw = reader.get(record, "risk_category", "", "string", required=False, default="")
+    if not raw:
+        return RiskCategory.NONE
+    value = raw.strip().lower()
+    if value not in RiskCategory.values:
+        reader.fail(
+            "risk_category",
+            f"unknown risk category {shown(raw)}: use {', '.join(RiskCategory.values)}",
+        )
+        return RiskCategory.NONE
+    return value
+
+
+def native_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | None, FieldReader]:
+    reader = FieldReader(raw.location)
+    record = raw.value
+    if raw.from_csv:
+        record = csv_row_decode(
+            record, structured=CSV_STRUCTURED, booleans=CSV_BOOLEANS, reader=reader
+        )
+    if not reader.check(record, "", "object"):
+        return None, reader
+    external_id = reader.get(record, "id", "", "id", max_length=200)
+    question = reader.get(record, "question", "", "string")
+    text = reader.get(record, "answer", "", "string")
+    pile = _pile(reader, record)
+    reference = reader.get(record, "reference", "", "string", required=False, default="")
+    risk = risk_category_parse(reader, record)
+    answerable = reader.get(record, "answerable", "", "boolean", required=False)
+    abstention = reader.get(record, "abstention", "", "boolean", required=False, default=False)
+    metadata = reader.get(record, "metadata", "", "object", required=False, default={})
+    if None in (external_id, question, text, pile, reference, metadata) or reader.issues:
+        return None, reader
+    answer = AnswerIn(
+        location=raw.location,
+        external_id=external_id,
+        question=question,
+        text=text,
+        pile=pile,
+        reference=reference,
+        risk_category=risk,
+        answerable=answerable,
+        abstention=bool(abstention),
+        metadata=dict(metadata),
+    )
+    if record.get("citations") is not None:
+        cited = _citations(reader, record, "", pile)
+        if cited is not None:
+            answer.metadata["citations"] = [pile[i].source_id or i + 1 for i in cited]
+    claims = reader.get(record, "claims", "", "list", required=False, default=[]) or []
+    for index, claim_raw in enumerate(claims):
+        claim = _claim(reader, claim_raw, join("claims", index), index, answer, quote_required)
+        if claim is not None:
+            answer.claims.append(claim)
+    if reader.issues:
+        return None, reader
+    return answer, reader

@@ -1,0 +1,82 @@
+"""One answer as read from a file, in any format, before it touches the database.
+
+Every parser (native, ragas, ragchecker) turns a record into an `AnswerIn`, already checked for
+types, verdicts and quotes against its own pile, so the writer only has to check what needs the
+database (ids already in the project, judges that exist with another backend).
+"""
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PassageIn:
+    source_id: str
+    title: str
+    text: str
+
+
+@dataclass
+class QuoteIn:
+    passage_index: int  # 0-based index into AnswerIn.pile
+    start: int  # code points
+    end: int
+    text: str
+
+
+@dataclass
+class LabelIn:
+    annotator: str  # username
+    verdict: str
+    quote: QuoteIn | None = None
+    note: str = ""
+    correct: str = ""
+    field: str = ""  # where in the record, for errors found later
+
+
+@dataclass
+class GoldIn:
+    verdict: str
+    source: str
+    reason: str = ""
+    decided_by: str = ""
+
+
+@dataclass
+class JudgeVerdictIn:
+    name: str
+    verdict: str
+    confidence: float | None = None
+    prompt_version: str = "imported"
+    model: str = ""
+    kind: str = "verify"
+    run: str = ""  # distinguishes two runs of one judge and prompt version in one file
+    raw_response: str = ""
+    field: str = ""
+
+
+@dataclass
+class ClaimIn:
+    text: str
+    position: int
+    origin: str = "manual"
+    tags: list[str] = field(default_factory=list)
+    citations: list[int] = field(default_factory=list)  # 0-based pile indexes
+    span: tuple[int, int] | None = None
+    labels: list[LabelIn] = field(default_factory=list)
+    gold: GoldIn | None = None
+    judges: list[JudgeVerdictIn] = field(default_factory=list)
+
+
+@dataclass
+class AnswerIn:
+    location: str
+    external_id: str
+    question: str
+    text: str
+    pile: list[PassageIn] = field(default_factory=list)
+    reference: str = ""
+    risk_category: str = "none"
+    answerable: bool | None = None
+    abstention: bool = False
+    metadata: dict = field(default_factory=dict)
+    claims: list[ClaimIn] = field(default_factory=list)

@@ -1,0 +1,158 @@
+"""From a path or an uploaded file to raw records with their place in the file.
+
+The container (JSON Lines, JSON, CSV) is told from the first bytes, not trusted from the name
+alone: a `[` starts a JSON list, a `{` a JSON Lines file when its first line is a whole object
+(else a JSON object such as RAGChecker's `{"results": [...]}`), anything else is CSV.
+"""
+
+import codecs
+import contextlib
+import csv
+import io
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from annotate.importers.issues import IssueLog
+from annotate.importers.jsonstream import JsonRecords, JsonStreamError
+
+HEAD_BYTES = 64 * 1024
+# Passages can be long; the csv module's default cap (128 KiB per cell) is too small.
+CSV_FIELD_LIMIT = 256 * 1024 * 1024
+
+CONTAINERS = ("jsonl", "json", "csv")
+
+
+@dataclass
+class RawRecord:
+    location: str
+    value: Any
+    from_csv: bool = False
+
+
+@contextlib.contextmanager
+def binary_source(path_or_file) -> Iterator[tuple[BinaryIO, str]]:
+    """A seekable binary stream and a display name, from a path, an UploadedFile or a file."""
+    if isinstance(path_or_file, str | os.PathLike):
+        with open(path_or_file, "rb") as handle:
+            yield handle, Path(path_or_file).name
+        return
+    name = getattr(path_or_file, "name", "") or ""
+    handle = getattr(path_or_file, "file", path_or_file)  # Django's UploadedFile wraps a file
+    if isinstance(handle, io.TextIOBase):
+        handle = io.BytesIO(handle.read().encode("utf-8"))
+    handle.seek(0)
+    yield handle, Path(name).name
+
+
+def container_detect(head: bytes, name: str) -> str:
+    text = head.decode("utf-8-sig", errors="replace").lstrip()
+    suffix = Path(name).suffix.lower()
+    if text.startswith("["):
+        return "json"
+    if text.startswith("{"):
+        first, newline, _ = text.partition("\n")
+        if not newline:
+            # One line, or a first line longer than the peek: trust the name.
+            return "jsonl" if suffix in (".jsonl", ".ndjson") else "json"
+        try:
+            value = json.loads(first)
+        except ValueError:
+            return "jsonl" if suffix in (".jsonl", ".ndjson") else "json"
+        if isinstance(value, dict) and isinstance(value.get("results"), list):
+            return "json"
+        return "jsonl"
+    return "csv"
+
+
+def _text(handle: BinaryIO) -> TextIO:
+    # newline="" keeps quoted newlines inside CSV cells intact; utf-8-sig drops a BOM.
+    return io.TextIOWrapper(handle, encoding="utf-8-sig", newline="")
+
+
+def _jsonl(stream: TextIO, issues: IssueLog) -> Iterator[RawRecord]:
+    for number, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        location = f"line {number}"
+        try:
+            value = json.loads(line)
+        except ValueError as error:
+            issues.add(location, "", f"bad JSON: {error}")
+            continue
+        yield RawRecord(location, value)
+
+
+def _json(stream: TextIO, issues: IssueLog) -> Iterator[RawRecord]:
+    records = JsonRecords(stream)
+    try:
+        for number, line, value in records:
+            yield RawRecord(f"record {number} (line {line})", value)
+    except JsonStreamError as error:
+        where = (
+            f"record {error.record} (line {error.line})" if error.record else f"line {error.line}"
+        )
+        issues.add(where, "", str(error))
+
+
+def _csv(stream: TextIO, issues: IssueLog) -> Iterator[RawRecord]:
+    csv.field_size_limit(CSV_FIELD_LIMIT)
+    reader = csv.reader(stream)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    header = [cell.strip() for cell in header]
+    if len(set(header)) != len(header):
+        seen: set[str] = set()
+        twice = sorted({cell for cell in header if cell in seen or seen.add(cell)})
+        issues.add("line 1", "", f"the header names a column twice: {', '.join(twice)}")
+        return
+    previous_end = reader.line_num
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            issues.add(f"line {previous_end + 1}", "", f"bad CSV: {error}")
+            return
+        location = f"line {previous_end + 1}"
+        previous_end = reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) > len(header):
+            issues.add(
+                location, "", f"has {len(row)} cells but the header names {len(header)} columns"
+            )
+            continue
+        yield RawRecord(
+            location, dict(zip(header, row + [""] * (len(header) - len(row)), strict=True)), True
+        )
+
+
+def raw_records(handle: BinaryIO, container: str, issues: IssueLog) -> Iterator[RawRecord]:
+    """The file's records in order; unreadable parts are noted in `issues` (and skipped)."""
+    stream = _text(handle)
+    reading = {"jsonl": _jsonl, "json": _json, "csv": _csv}[container](stream, issues)
+    try:
+        yield from reading
+    except UnicodeDecodeError as error:
+        issues.add(
+            "the file",
+            "",
+            f"is not UTF-8 text (byte {error.object[error.start]:#04x} cannot be read)",
+        )
+    finally:
+        with contextlib.suppress(ValueError):
+            stream.detach()  # leave the caller's file open
+
+
+def head_read(handle: BinaryIO) -> bytes:
+    head = handle.read(HEAD_BYTES)
+    handle.seek(0)
+    # Do not cut a multi-byte character in two when sniffing.
+    return codecs.getincrementaldecoder("utf-8")(errors="ignore").decode(head).encode()
