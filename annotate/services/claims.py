@@ -1,0 +1,386 @@
+"""Writing claims: splitting an answer (by rule or LLM), editing by hand, abstentions.
+
+Labels are never moved silently. Editing, splitting or merging a claim that has labels keeps
+them (and their history) on the claim, marks the claim and each label `needs_review`, and
+writes a FLAGGED history row per label; the claim then waits on the adjudication page until
+its analysts re-label it or a lead decides. Nothing here deletes a label unless a lead asked
+for exactly that (`claim_delete(..., discard_labels=True)`).
+"""
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+
+from annotate.models import ROLE_RANK, Answer, Claim, LabelHistory, Membership, Project, Role
+from annotate.queue_order import claim_labels_required, claim_queue_key
+from annotate.splitting import ClaimDraft, abstention_detect, align_claims, claim_tags, split_rule
+
+METHODS = ("rule", "llm")
+ORIGIN_MANUAL = "manual"
+ORIGIN_RULE = "rule"
+
+
+class ClaimsError(ValueError):
+    """A claim edit that cannot be made as asked; the message is for the lead."""
+
+
+def _require_lead(*, project, user) -> None:
+    """Commands pass no user (the operator at the shell); everyone else must be a lead."""
+    if user is None:
+        return
+    membership = Membership.objects.filter(project=project, user=user).first()
+    if membership is None or ROLE_RANK[Role(membership.role)] < ROLE_RANK[Role.LEAD]:
+        raise ClaimsError("Only a lead of this project can change its claims.")
+
+
+def _llm_decompose(*, judge, answer_text: str) -> tuple[list[str], str]:
+    # Imported here: judges depends on annotate, not the other way round.
+    from judges.services import claims_decompose
+
+    return claims_decompose(judge=judge, answer_text=answer_text)
+
+
+def _protected(claim: Claim) -> bool:
+    """A claim whose removal would lose human work: it has labels or a gold verdict."""
+    return bool(getattr(claim, "n_labels", 0)) or hasattr(claim, "gold")
+
+
+def _queue_fields(*, answer: Answer, position: int, text: str) -> dict:
+    project = answer.project
+    key = claim_queue_key(
+        seed=project.queue_seed,
+        answer_external_id=answer.external_id,
+        position=position,
+        text=text,
+    )
+    required = claim_labels_required(
+        analysts_per_claim=project.analysts_per_claim,
+        double_share=project.double_labelled_share,
+        queue_key=key,
+    )
+    return {"queue_key": key, "labels_required": required}
+
+
+def _positions_renumber(answer: Answer) -> None:
+    claims = list(answer.claims.order_by("position", "id"))
+    changed = []
+    for index, claim in enumerate(claims):
+        if claim.position != index:
+            claim.position = index
+            changed.append(claim)
+    Claim.objects.bulk_update(changed, ["position"])
+
+
+def _labels_flag(*, claim: Claim) -> int:
+    """Mark the claim and its labels for review, with a FLAGGED history row per label."""
+    labels = list(claim.labels.select_for_update().order_by("id"))
+    if not labels:
+        return 0
+    claim.needs_review = True
+    claim.save(update_fields=["needs_review"])
+    history = []
+    for label in labels:
+        label.needs_review = True
+        label.save(update_fields=["needs_review", "updated_at"])
+        history.append(
+            LabelHistory(
+                label_id_at_time=label.pk,
+                claim_id=claim.pk,
+                annotator_id=label.annotator_id,
+                action=LabelHistory.Action.FLAGGED,
+                verdict=label.verdict,
+                evidence_passage_id_at_time=label.evidence_passage_id,
+                evidence_start=label.evidence_start,
+                evidence_end=label.evidence_end,
+                evidence_quote=label.evidence_quote,
+                note=label.note,
+                correct=label.correct,
+            )
+        )
+    LabelHistory.objects.bulk_create(history)
+    from annotate.services.review import gold_recompute_for_claim
+
+    gold_recompute_for_claim(claim=claim)
+    return len(labels)
+
+
+def _locate(*, answer_text: str, text: str, within: tuple[int | None, int | None] = (None, None)):
+    """The span of `text` in the answer (inside `within` when given), or (None, None)."""
+    start, end = within
+    if start is None or end is None:
+        start, end = 0, len(answer_text)
+    needle = text.strip().rstrip(".").casefold()
+    if not needle or len(needle) != len(text.strip().rstrip(".")):
+        return None, None
+    index = answer_text[start:end].casefold().find(needle)
+    if index < 0:
+        return None, None
+    return start + index, start + index + len(needle)
+
+
+@transaction.atomic
+def claims_split(
+    *, answer: Answer, method: str = "rule", judge=None, user=None, force: bool = False
+) -> list[Claim]:
+    """Split `answer` into claims by rule or through `judge`'s decompose prompt.
+
+    An answer that already has claims is refused unless `force`. With `force`, claims without
+    labels (or gold) are replaced; claims with labels stay where they are: one the new split
+    reproduces exactly is kept as it is, any other is kept and flagged for review, so a lead
+    decides about it (never silently moved or deleted). Also records whether the answer looks
+    like an abstention (`abstention_suggested`) for a lead to confirm.
+    """
+    if method not in METHODS:
+        raise ClaimsError(f"Unknown split method {method!r}: use rule or llm.")
+    answer = Answer.objects.select_for_update().select_related("project").get(pk=answer.pk)
+    _require_lead(project=answer.project, user=user)
+    existing = list(
+        answer.claims.select_related("gold").annotate(n_labels=Count("labels")).order_by("position")
+    )
+    if existing and not force:
+        raise ClaimsError(
+            f"Answer {answer.external_id} already has {len(existing)} claims; "
+            "re-split it only on purpose (force)."
+        )
+    if method == "rule":
+        drafts, origin = split_rule(answer.text), ORIGIN_RULE
+    else:
+        if judge is None:
+            raise ClaimsError("Splitting by LLM needs a judge with a decompose prompt.")
+        if judge.project_id != answer.project_id:
+            raise ClaimsError(f"Judge {judge.name} belongs to another project.")
+        texts, origin = _llm_decompose(judge=judge, answer_text=answer.text)
+        drafts = align_claims(answer.text, texts)
+
+    kept = [claim for claim in existing if _protected(claim)]
+    Claim.objects.filter(pk__in=[c.pk for c in existing if not _protected(c)]).delete()
+    reproduced = {(c.text, c.span_start, c.span_end) for c in kept}
+    new_drafts: list[ClaimDraft] = [
+        d for d in drafts if (d.text, d.span_start, d.span_end) not in reproduced
+    ]
+    drafted = {(d.text, d.span_start, d.span_end) for d in drafts}
+    for claim in kept:
+        if (claim.text, claim.span_start, claim.span_end) not in drafted:
+            _labels_flag(claim=claim)
+
+    created = Claim.objects.bulk_create(
+        Claim(
+            project=answer.project,
+            answer=answer,
+            text=draft.text,
+            origin=origin,
+            span_start=draft.span_start,
+            span_end=draft.span_end,
+            tags=list(draft.tags),
+            position=0,
+        )
+        for draft in new_drafts
+    )
+    # Order by where each claim comes from in the answer; claims without a span go last.
+    ordered = sorted(
+        [*kept, *created],
+        key=lambda c: (c.span_start is None, c.span_start or 0, c.position, c.pk or 0),
+    )
+    new_ids = {c.pk for c in created}
+    for index, claim in enumerate(ordered):
+        claim.position = index
+        if claim.pk in new_ids:
+            for field, value in _queue_fields(
+                answer=answer, position=index, text=claim.text
+            ).items():
+                setattr(claim, field, value)
+    Claim.objects.bulk_update(ordered, ["position", "queue_key", "labels_required"])
+
+    answer.abstention_suggested = bool(abstention_detect(answer.text)) and not answer.abstention
+    answer.save(update_fields=["abstention_suggested"])
+    return [c for c in ordered if c.pk in new_ids]
+
+
+@transaction.atomic
+def claim_edit(*, claim: Claim, text: str, user) -> Claim:
+    """Change a claim's text by hand; labels it had are kept and flagged for review."""
+    claim = Claim.objects.select_for_update().select_related("answer", "project").get(pk=claim.pk)
+    _require_lead(project=claim.project, user=user)
+    text = text.strip()
+    if not text:
+        raise ClaimsError("A claim cannot be empty: delete it instead.")
+    if text == claim.text:
+        return claim
+    claim.text = text
+    claim.tags = claim_tags(text)
+    claim.origin = ORIGIN_MANUAL
+    claim.save(update_fields=["text", "tags", "origin"])
+    _labels_flag(claim=claim)
+    return claim
+
+
+@transaction.atomic
+def claim_split_at(*, claim: Claim, at: int, user) -> tuple[Claim, Claim]:
+    """Cut a claim in two at code-point offset `at` of its text.
+
+    The first part stays the same claim (its labels kept and flagged for review); the second is
+    a new claim right after it, unlabelled, with its own place in the queue.
+    """
+    claim = Claim.objects.select_for_update().select_related("answer", "project").get(pk=claim.pk)
+    _require_lead(project=claim.project, user=user)
+    if not 0 < at < len(claim.text):
+        raise ClaimsError(
+            f"Split point {at} is not inside the claim (1–{max(len(claim.text) - 1, 1)})."
+        )
+    first, second = claim.text[:at].strip(), claim.text[at:].strip()
+    if not first or not second:
+        raise ClaimsError("Both parts of a split need some text.")
+    answer = claim.answer
+    within = (claim.span_start, claim.span_end)
+    first_span = _locate(answer_text=answer.text, text=first, within=within)
+    second_span = _locate(answer_text=answer.text, text=second, within=within)
+    claim.text = first
+    claim.tags = claim_tags(first)
+    claim.origin = ORIGIN_MANUAL
+    if first_span[0] is not None:
+        claim.span_start, claim.span_end = first_span
+    elif second_span[0] is not None and claim.span_start is not None:
+        claim.span_end = max(claim.span_start, second_span[0])
+    claim.save(update_fields=["text", "tags", "origin", "span_start", "span_end"])
+    answer.claims.filter(position__gt=claim.position).update(position=F("position") + 1)
+    position = claim.position + 1
+    new = Claim.objects.create(
+        project=claim.project,
+        answer=answer,
+        text=second,
+        origin=ORIGIN_MANUAL,
+        span_start=second_span[0],
+        span_end=second_span[1],
+        tags=claim_tags(second),
+        position=position,
+        **_queue_fields(answer=answer, position=position, text=second),
+    )
+    _labels_flag(claim=claim)
+    _positions_renumber(answer)
+    return claim, new
+
+
+@transaction.atomic
+def claims_merge(*, first: Claim, second: Claim, user) -> Claim:
+    """Merge two neighbouring claims of one answer into one.
+
+    The claim that has labels survives with the joined text and its labels flagged for
+    review; the other (unlabelled) one is removed. When both have labels the merge is refused:
+    it would have to throw one analyst's work away or attach it to a claim they never saw.
+    """
+    pair = list(
+        Claim.objects.select_for_update()
+        .filter(pk__in=[first.pk, second.pk])
+        .select_related("answer", "project")
+        .order_by("position", "id")
+    )
+    if len(pair) != 2 or pair[0].answer_id != pair[1].answer_id:
+        raise ClaimsError("Only two claims of the same answer can be merged.")
+    first, second = pair
+    _require_lead(project=first.project, user=user)
+    between = first.answer.claims.filter(
+        Q(position__gt=first.position, position__lt=second.position)
+    ).exists()
+    if between:
+        raise ClaimsError("Only neighbouring claims can be merged.")
+    counts = dict(
+        Claim.objects.filter(pk__in=[first.pk, second.pk])
+        .annotate(n=Count("labels"))
+        .values_list("pk", "n")
+    )
+    gold_ids = set(
+        Claim.objects.filter(pk__in=[first.pk, second.pk], gold__isnull=False).values_list(
+            "pk", flat=True
+        )
+    )
+    work = {pk: counts.get(pk, 0) or (pk in gold_ids) for pk in (first.pk, second.pk)}
+    if work[first.pk] and work[second.pk]:
+        raise ClaimsError(
+            "Both claims have labels: merging would discard one analyst's work or attach it "
+            "to text they never saw. Delete one of them first (its labels go with it, after "
+            "you confirm), then merge."
+        )
+    survivor, absorbed = (second, first) if work[second.pk] else (first, second)
+    survivor.text = f"{first.text.rstrip()} {second.text.lstrip()}"
+    survivor.tags = claim_tags(survivor.text)
+    survivor.origin = ORIGIN_MANUAL
+    spans = [(c.span_start, c.span_end) for c in (first, second) if c.span_start is not None]
+    if spans:
+        survivor.span_start = min(s for s, _ in spans)
+        survivor.span_end = max(e for _, e in spans)
+    survivor.position = first.position
+    absorbed.delete()
+    survivor.save(update_fields=["text", "tags", "origin", "span_start", "span_end", "position"])
+    _labels_flag(claim=survivor)
+    _positions_renumber(survivor.answer)
+    return survivor
+
+
+@transaction.atomic
+def claim_delete(*, claim: Claim, user, discard_labels: bool = False) -> None:
+    """Delete a claim; one with labels or gold only when the lead confirmed discarding them."""
+    claim = Claim.objects.select_for_update().select_related("answer", "project").get(pk=claim.pk)
+    _require_lead(project=claim.project, user=user)
+    n_labels = claim.labels.count()
+    if (n_labels or hasattr(claim, "gold")) and not discard_labels:
+        raise ClaimsError(
+            f"This claim has {n_labels} label(s){' and a gold verdict' if hasattr(claim, 'gold') else ''}"
+            ": confirm that they are to be deleted with it."
+        )
+    answer = claim.answer
+    _counters_forget(claim=claim)
+    claim.delete()
+    _positions_renumber(answer)
+
+
+def _counters_forget(*, claim: Claim) -> None:
+    """Take a deleted claim's labels out of the labelling counters (label_save keeps them)."""
+    for annotator_id in claim.labels.values_list("annotator_id", flat=True):
+        Membership.objects.filter(
+            project_id=claim.project_id, user_id=annotator_id, labels_saved__gt=0
+        ).update(labels_saved=F("labels_saved") - 1)
+    if claim.label_count and claim.label_count >= claim.labels_required:
+        Project.objects.filter(pk=claim.project_id, claims_complete__gt=0).update(
+            claims_complete=F("claims_complete") - 1
+        )
+
+
+@transaction.atomic
+def claim_add(*, answer: Answer, text: str, user, after: Claim | None = None) -> Claim:
+    """Add a claim by hand, after `after` or at the end; its span is found when verbatim."""
+    answer = Answer.objects.select_for_update().select_related("project").get(pk=answer.pk)
+    _require_lead(project=answer.project, user=user)
+    text = text.strip()
+    if not text:
+        raise ClaimsError("Type the claim's text.")
+    if after is not None and after.answer_id != answer.pk:
+        raise ClaimsError("That claim belongs to another answer.")
+    if after is None:
+        position = answer.claims.count()
+    else:
+        position = after.position + 1
+        answer.claims.filter(position__gte=position).update(position=F("position") + 1)
+    span = _locate(answer_text=answer.text, text=text)
+    claim = Claim.objects.create(
+        project=answer.project,
+        answer=answer,
+        text=text,
+        origin=ORIGIN_MANUAL,
+        span_start=span[0],
+        span_end=span[1],
+        tags=claim_tags(text),
+        position=position,
+        **_queue_fields(answer=answer, position=position, text=text),
+    )
+    _positions_renumber(answer)
+    return claim
+
+
+@transaction.atomic
+def answer_abstention_set(*, answer: Answer, abstention: bool, user) -> Answer:
+    """Confirm (or reject) that an answer abstains; either way the suggestion is dealt with."""
+    answer = Answer.objects.select_for_update().select_related("project").get(pk=answer.pk)
+    _require_lead(project=answer.project, user=user)
+    answer.abstention = abstention
+    answer.abstention_suggested = False
+    answer.save(update_fields=["abstention", "abstention_suggested"])
+    return answer

@@ -1,0 +1,313 @@
+"""Gold verdicts (unanimous or adjudicated), facts for coverage, and the reads that show them.
+
+Gold is what the judge is audited against:
+- unanimous: at least `claim.labels_required` labels, all the same verdict, none waiting for
+  review → gold automatically (`gold_recompute_for_claim`, called whenever labels change);
+- otherwise the claim waits for a lead, who picks the verdict with a reason
+  (`gold_adjudicate`). A lead's decision stands until a lead changes it.
+
+The read functions at the end (`adjudication_claims`, `contradiction_rows`,
+`facts_grounded_for_project`) live beside the writes because nothing else uses them yet.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+
+from annotate.models import (
+    ROLE_RANK,
+    Claim,
+    Fact,
+    Gold,
+    Label,
+    Membership,
+    Passage,
+    Project,
+    Role,
+    Verdict,
+)
+from annotate.quotes import QuoteError, quote_verify
+from annotate.splitting import sentences
+
+
+class ReviewError(ValueError):
+    """An adjudication or fact that cannot be saved as given; the message is for the user."""
+
+
+def _role_of(*, project, user) -> str | None:
+    membership = Membership.objects.filter(project=project, user=user).first()
+    return membership.role if membership else None
+
+
+def _require_role(*, project, user, role: str, action: str) -> str:
+    current = _role_of(project=project, user=user)
+    if current is None or ROLE_RANK[Role(current)] < ROLE_RANK[Role(role)]:
+        raise ReviewError(f"Only a {role} of this project can {action}.")
+    return current
+
+
+# ---------------------------------------------------------------------------------------------
+# Gold
+
+
+@transaction.atomic
+def gold_recompute_for_claim(*, claim: Claim) -> Gold | None:
+    """Bring the claim's unanimous gold in line with its labels; return its gold, if any.
+
+    Call it after every change to the claim's labels (save, undo, flag). It locks the claim row
+    so two analysts saving at once are counted one after the other: the second sees the first's
+    committed label, and the claim gets its gold. An adjudicated gold is left alone.
+    """
+    claim = Claim.objects.select_for_update().get(pk=claim.pk)
+    gold = Gold.objects.filter(claim=claim).first()
+    if gold is not None and gold.source == Gold.Source.ADJUDICATED:
+        return gold
+    labels = list(claim.labels.values_list("verdict", "needs_review"))
+    any_review = any(review for _, review in labels)
+    if claim.needs_review and labels and not any_review:
+        # Every analyst has labelled the claim again since it was edited.
+        claim.needs_review = False
+        claim.save(update_fields=["needs_review"])
+    verdicts = {verdict for verdict, _ in labels}
+    unanimous = (
+        len(labels) >= max(claim.labels_required, 1)
+        and len(verdicts) == 1
+        and not any_review
+        and not claim.needs_review
+    )
+    if not unanimous:
+        if gold is not None:
+            gold.delete()
+        return None
+    verdict = verdicts.pop()
+    reason = f"All {len(labels)} analysts labelled it {verdict}."
+    if gold is None:
+        return Gold.objects.create(
+            claim=claim, verdict=verdict, source=Gold.Source.UNANIMOUS, reason=reason
+        )
+    if gold.verdict != verdict or gold.reason != reason:
+        gold.verdict, gold.reason = verdict, reason
+        gold.save(update_fields=["verdict", "reason", "decided_at"])
+    return gold
+
+
+@transaction.atomic
+def gold_adjudicate(*, claim: Claim, verdict: str, reason: str, user) -> Gold:
+    """A lead's gold verdict for a claim, with the reason (required). Clears its review flag."""
+    claim = Claim.objects.select_for_update().select_related("project").get(pk=claim.pk)
+    _require_role(project=claim.project, user=user, role=Role.LEAD, action="adjudicate")
+    if verdict not in Verdict.values:
+        raise ReviewError(
+            f"Unknown verdict {verdict!r}: choose SUPPORTED, CONTRADICTED or NOT_IN_PILE."
+        )
+    reason = (reason or "").strip()
+    if not reason:
+        raise ReviewError("Give the reason for the gold verdict: it is what an auditor reads.")
+    gold, _ = Gold.objects.update_or_create(
+        claim=claim,
+        defaults={
+            "verdict": verdict,
+            "source": Gold.Source.ADJUDICATED,
+            "decided_by": user,
+            "reason": reason,
+        },
+    )
+    if claim.needs_review:
+        claim.needs_review = False
+        claim.save(update_fields=["needs_review"])
+    return gold
+
+
+# ---------------------------------------------------------------------------------------------
+# Facts
+
+
+@transaction.atomic
+def fact_add(*, passage: Passage, start: int, end: int, quote: str, user) -> Fact:
+    """Mark passage text [start, end) (code points) as a supportable fact, verified by quote."""
+    answer = passage.answer
+    _require_role(project=answer.project, user=user, role=Role.ANALYST, action="mark facts")
+    try:
+        quote_verify(passage_text=passage.text, start=start, end=end, quote=quote)
+    except QuoteError as error:
+        raise ReviewError(str(error)) from error
+    if Fact.objects.filter(passage=passage, start=start, end=end).exists():
+        raise ReviewError("That span is already marked as a fact.")
+    return Fact.objects.create(
+        answer=answer, passage=passage, start=start, end=end, text=quote, created_by=user
+    )
+
+
+@transaction.atomic
+def fact_delete(*, fact: Fact, user) -> None:
+    """Delete a fact: its author may, and so may a lead."""
+    role = _role_of(project=fact.answer.project, user=user)
+    is_lead = role is not None and ROLE_RANK[Role(role)] >= ROLE_RANK[Role.LEAD]
+    if not is_lead and not (role and fact.created_by_id == user.pk):
+        raise ReviewError("Only a lead or the analyst who marked a fact can delete it.")
+    fact.delete()
+
+
+@dataclass(frozen=True)
+class Span:
+    passage_id: int
+    start: int
+    end: int
+
+
+def _span_of(item) -> tuple[int | None, int | None, int | None]:
+    if isinstance(item, tuple | list):
+        return tuple(item[-3:])
+    return (
+        getattr(item, "evidence_passage_id", getattr(item, "passage_id", None)),
+        getattr(item, "evidence_start", getattr(item, "start", None)),
+        getattr(item, "evidence_end", getattr(item, "end", None)),
+    )
+
+
+def facts_grounded(labels_or_quotes: Iterable, facts: Iterable) -> set[int]:
+    """Ids of the facts that at least one evidence span overlaps.
+
+    `labels_or_quotes`: the supported gold claims' evidence, as (passage id, start, end) tuples,
+    Label objects, or `annotate.quotes.Quote`s. `facts`: (fact id, passage id, start, end)
+    tuples or Fact objects. Spans are half-open [start, end) in code points; two spans overlap
+    when they share at least one character of the same passage (touching ends do not count).
+    """
+    by_passage: dict[int, list[tuple[int, int]]] = {}
+    for item in labels_or_quotes:
+        passage_id, start, end = _span_of(item)
+        if passage_id is None or start is None or end is None:
+            continue
+        by_passage.setdefault(passage_id, []).append((start, end))
+    grounded = set()
+    for fact in facts:
+        if isinstance(fact, tuple | list):
+            fact_id, passage_id, start, end = fact
+        else:
+            fact_id, passage_id, start, end = fact.pk, fact.passage_id, fact.start, fact.end
+        if any(s < end and start < e for s, e in by_passage.get(passage_id, ())):
+            grounded.add(fact_id)
+    return grounded
+
+
+def facts_grounded_for_project(*, project: Project) -> tuple[set[int], list[int]]:
+    """(grounded fact ids, all fact ids) of a project, for coverage.
+
+    Evidence counted: the quotes of SUPPORTED labels on claims whose gold is SUPPORTED, in
+    answers not confirmed as abstentions.
+    """
+    evidence = Label.objects.filter(
+        claim__project=project,
+        claim__gold__verdict=Verdict.SUPPORTED,
+        claim__answer__abstention=False,
+        verdict=Verdict.SUPPORTED,
+        evidence_passage__isnull=False,
+    ).values_list("evidence_passage_id", "evidence_start", "evidence_end")
+    facts = list(
+        Fact.objects.filter(answer__project=project).values_list("pk", "passage_id", "start", "end")
+    )
+    return facts_grounded(evidence, facts), [f[0] for f in facts]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reads for the pages
+
+
+def adjudication_claims(*, project: Project) -> QuerySet[Claim]:
+    """Claims waiting for a lead: analysts disagree, or a label or the claim needs review
+    (edited after labelling). Claims a lead already decided drop out until edited again."""
+    adjudicated = Gold.objects.filter(claim=OuterRef("pk"), source=Gold.Source.ADJUDICATED)
+    return (
+        Claim.objects.filter(project=project)
+        .annotate(
+            n_labels=Count("labels", distinct=True),
+            n_verdicts=Count("labels__verdict", distinct=True),
+            n_review=Count("labels", filter=Q(labels__needs_review=True), distinct=True),
+            adjudicated=Exists(adjudicated),
+        )
+        .filter(n_labels__gt=0)
+        .filter(
+            Q(needs_review=True)
+            | (Q(adjudicated=False) & (Q(n_verdicts__gt=1) | Q(n_review__gt=0)))
+        )
+        .select_related("answer")
+        .order_by("answer__position", "answer_id", "position", "id")
+    )
+
+
+def claim_labels_for_review(*, claim: Claim) -> list[Label]:
+    return list(
+        claim.labels.select_related("annotator", "evidence_passage").order_by("annotator__username")
+    )
+
+
+@dataclass(frozen=True)
+class Marked:
+    """Text cut around a highlighted span, for templates: before, mark, after."""
+
+    before: str
+    mark: str
+    after: str
+
+
+def text_marked(text: str, start: int | None, end: int | None) -> Marked:
+    if start is None or end is None or not 0 <= start <= end <= len(text):
+        return Marked(text, "", "")
+    return Marked(text[:start], text[start:end], text[end:])
+
+
+def passage_line(text: str, start: int, end: int) -> Marked:
+    """The sentence(s) of a passage around a quote, the quote marked: "the passage's line"."""
+    around = [s for s in sentences(text) if s.start < end and start < s.end]
+    lo = min([s.start for s in around] + [start])
+    hi = max([s.end for s in around] + [end])
+    return Marked(text[lo:start], text[start:end], text[end:hi])
+
+
+def answer_sentence(claim: Claim) -> str:
+    """What the answer says for this claim: its source span, else the claim's text."""
+    if claim.span_start is not None and claim.span_end is not None:
+        return claim.answer.text[claim.span_start : claim.span_end]
+    return claim.text
+
+
+@dataclass(frozen=True)
+class ContradictionRow:
+    claim: Claim
+    gold: str
+    said: str
+    quotes: list  # [(Label, Marked)]
+
+
+def contradiction_rows(*, project: Project) -> list[ContradictionRow]:
+    """Every claim with gold CONTRADICTED, or no gold and a CONTRADICTED label, with the
+    answer's sentence and each contradicting label's quoted line."""
+    contradicting = Label.objects.filter(verdict=Verdict.CONTRADICTED).select_related(
+        "evidence_passage", "annotator"
+    )
+    claims = (
+        Claim.objects.filter(project=project)
+        .filter(
+            Q(gold__verdict=Verdict.CONTRADICTED)
+            | Q(gold__isnull=True, labels__verdict=Verdict.CONTRADICTED)
+        )
+        .distinct()
+        .select_related("answer", "gold")
+        .prefetch_related(Prefetch("labels", queryset=contradicting, to_attr="contradicting"))
+        .order_by("answer__position", "answer_id", "position", "id")
+    )
+    rows = []
+    for claim in claims:
+        quotes = [
+            (
+                label,
+                passage_line(label.evidence_passage.text, label.evidence_start, label.evidence_end),
+            )
+            for label in claim.contradicting
+            if label.evidence_passage is not None
+        ]
+        gold = claim.gold.verdict if hasattr(claim, "gold") else ""
+        rows.append(ContradictionRow(claim, gold, answer_sentence(claim), quotes))
+    return rows
