@@ -117,6 +117,11 @@ class JudgeRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The lease: one task execution at a time works on a run. The holder touches heartbeat_at
+    # while it works; a lease whose heartbeat is older than JUDGE_RUN_LEASE_SECONDS is free to
+    # take (its worker died), which is how a run resumes. See judges/tasks.py.
+    lease_owner = models.CharField(max_length=64, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -200,3 +205,35 @@ class JudgeVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verdict} on claim {self.claim_id} (run {self.run_id})"
+
+
+class JudgeFailure(models.Model):
+    """A claim (or canary) a run could not judge: retries exhausted or the request refused.
+
+    Kept apart from verdicts so a failure is never read as any verdict, and so a resumed run
+    does not call the endpoint again for it. `error` never contains the API key.
+    """
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="failures")
+    claim = models.ForeignKey(
+        Claim, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    canary = models.ForeignKey(
+        Canary, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    error = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "claim"], name="failure_one_per_run_claim"),
+            models.UniqueConstraint(fields=["run", "canary"], name="failure_one_per_run_canary"),
+            models.CheckConstraint(
+                condition=Q(claim__isnull=False, canary__isnull=True)
+                | Q(claim__isnull=True, canary__isnull=False),
+                name="failure_claim_xor_canary",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"failed on claim {self.claim_id or '-'} / canary {self.canary_id or '-'}: {self.error[:60]}"

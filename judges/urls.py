@@ -1,5 +1,3 @@
-from django.urls import path  # noqa: F401
+from judges.views import urlpatterns  # noqa: F401
 
 app_name = "judges"
-
-urlpatterns: list = []

@@ -1,0 +1,65 @@
+"""A verify run's agreement with gold, on the claims that have both (shown on the run page).
+
+Uses the team's statistics core (`metrics.stats`) when it is importable; otherwise
+scikit-learn's `cohen_kappa_score` and a plain share of equal verdicts, and says so.
+"""
+
+from __future__ import annotations
+
+import math
+
+from judges.models import JudgeRun
+from judges.selectors import run_gold_pairs
+
+VERDICT_ORDER = ["SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"]
+
+
+def run_agreement(*, run: JudgeRun) -> dict | None:
+    """n, overall agreement, Cohen's kappa, the 3×3 confusion (rows gold), and the method.
+
+    None for citation and canary runs: they judge against other evidence than gold does.
+    """
+    if run.kind != JudgeRun.Kind.VERIFY:
+        return None
+    gold, judged, unparseable = run_gold_pairs(run=run)
+    n = len(gold)
+    result = {
+        "n": n,
+        "unparseable_on_gold": unparseable,
+        "agreement": None,
+        "kappa": None,
+        "confusion": [],
+        "method": "",
+    }
+    if n == 0:
+        result["method"] = "No claim of this run has gold yet."
+        return result
+    try:
+        from metrics import stats
+
+        agreement = float(stats.agreement(gold, judged))
+        kappa = float(stats.cohen_kappa(gold, judged))
+        table = stats.confusion(gold, judged)
+        confusion = [
+            (row, [int(table.loc[row, col]) for col in VERDICT_ORDER]) for row in VERDICT_ORDER
+        ]
+        source = "metrics.stats"
+    except (ImportError, AttributeError):
+        from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+        agreement = sum(g == j for g, j in zip(gold, judged, strict=True)) / n
+        kappa = float(cohen_kappa_score(gold, judged, labels=VERDICT_ORDER))
+        matrix = confusion_matrix(gold, judged, labels=VERDICT_ORDER)
+        confusion = [(row, [int(x) for x in matrix[i]]) for i, row in enumerate(VERDICT_ORDER)]
+        source = "scikit-learn (metrics.stats not available)"
+    result.update(
+        agreement=agreement,
+        kappa=None if kappa is None or math.isnan(kappa) else kappa,
+        confusion=confusion,
+        method=(
+            f"Judge verdicts against gold on {n} claims that have both; "
+            f"{unparseable} unparseable verdicts on gold claims left out. "
+            f"Overall agreement and Cohen's kappa computed with {source}."
+        ),
+    )
+    return result

@@ -1,0 +1,31 @@
+"""Judge backends behind one interface (`base.JudgeBackend`); `backend_for_spec` builds one.
+
+A *spec* is the plain dict a judge run freezes when it starts (`judges.services.judge_spec`):
+backend, model, endpoint, the NAME of the key variable, parameters and prompt texts.
+"""
+
+from judges.backends.base import JudgeBackend, JudgeCallFailed, JudgeConfigError, VerifyResult
+
+__all__ = [
+    "JudgeBackend",
+    "JudgeCallFailed",
+    "JudgeConfigError",
+    "VerifyResult",
+    "backend_for_spec",
+]
+
+
+def backend_for_spec(spec: dict) -> JudgeBackend:
+    backend = spec.get("backend")
+    if backend == "baseline":
+        from judges.backends.baseline import BaselineBackend
+
+        return BaselineBackend()
+    if backend == "openai":
+        from judges.backends.openai_backend import OpenAIBackend, OpenAISpec
+
+        fields = OpenAISpec.__dataclass_fields__
+        return OpenAIBackend(
+            OpenAISpec(**{k: v for k, v in spec.items() if k in fields and v is not None})
+        )
+    raise JudgeConfigError(f"unknown judge backend {backend!r}: use openai or baseline")

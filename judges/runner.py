@@ -1,0 +1,249 @@
+"""Running a judge over a run's items: the engine behind the `run_judge` Celery task.
+
+Why it is safe to deliver the task twice, or to kill its worker at any moment:
+
+- *Remaining work is read from the database*: an item (claim or canary) is handed out only if
+  the run has neither a verdict nor a recorded failure for it. Verdicts are written per chunk
+  with `bulk_create(ignore_conflicts=True)` under the unique (run, claim) constraint, so a
+  claim gets one verdict per run whatever happens, and a finished claim is never sent to the
+  endpoint again. Chunks are kept modest (4 × max_concurrency, 16–128 items), so a killed
+  worker loses at most one chunk's calls.
+- *A lease on the run row*: an execution takes the run by writing its own random token in
+  `lease_owner` and touches `heartbeat_at` every lease/3 seconds while it works. A second
+  delivery of the task (Redis redelivers an unacknowledged task after the broker's
+  visibility timeout, even while the first is still alive) finds a live lease and retries
+  later instead of working alongside. When the owner dies its heartbeat goes stale after
+  JUDGE_RUN_LEASE_SECONDS (default 60) and the next delivery takes over where it stopped.
+- *Ways a dead worker's run comes back*: with `acks_late` and `reject_on_worker_lost` the
+  broker redelivers the task (after `CELERY_VISIBILITY_TIMEOUT`, one hour by default); and
+  `python manage.py resume_runs` (cron or beat) or the run page's Resume button re-enqueue
+  any run whose heartbeat is stale, without waiting for the broker.
+
+Per chunk the database sees: one query for the next items, one for their passages, one
+transaction that locks the run row, inserts the verdicts and failures in bulk and updates the
+counters with F expressions. Endpoint calls run `max_concurrency` at a time in a thread pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from judges.backends import JudgeCallFailed, JudgeConfigError, VerifyResult, backend_for_spec
+from judges.models import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVerdictChoice
+
+logger = logging.getLogger(__name__)
+
+LIVE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+
+
+def lease_seconds() -> float:
+    return float(os.environ.get("JUDGE_RUN_LEASE_SECONDS", "60"))
+
+
+def chunk_size(max_concurrency: int) -> int:
+    configured = os.environ.get("JUDGE_CHUNK_SIZE")
+    if configured:
+        return max(1, int(configured))
+    return max(16, min(128, 4 * max_concurrency))
+
+
+def lease_acquire(run_id: int, owner: str) -> bool:
+    now = timezone.now()
+    stale = now - timedelta(seconds=lease_seconds())
+    return bool(
+        JudgeRun.objects.filter(pk=run_id, status__in=LIVE)
+        .filter(
+            Q(lease_owner="")
+            | Q(lease_owner=owner)
+            | Q(heartbeat_at__isnull=True)
+            | Q(heartbeat_at__lt=stale)
+        )
+        .update(
+            lease_owner=owner,
+            heartbeat_at=now,
+            status=JudgeRun.Status.RUNNING,
+            started_at=Coalesce(F("started_at"), now),
+        )
+    )
+
+
+def lease_touch(run_id: int, owner: str) -> bool:
+    """Renew the lease; False if the run was cancelled or another execution took it over."""
+    return bool(
+        JudgeRun.objects.filter(
+            pk=run_id, lease_owner=owner, status=JudgeRun.Status.RUNNING
+        ).update(heartbeat_at=timezone.now())
+    )
+
+
+@dataclass
+class ChunkOutcome:
+    results: dict[int, VerifyResult] = field(default_factory=dict)
+    failures: dict[int, str] = field(default_factory=dict)
+    fatal: str = ""
+    stopped: bool = False
+
+
+def _judge_chunk(run_id, owner, backend, executor, items, piles) -> ChunkOutcome:
+    outcome = ChunkOutcome()
+    futures = {
+        executor.submit(backend.verify, text, piles.get(item_id, [])): item_id
+        for item_id, text, _ in items
+    }
+    pending = set(futures)
+    interval = max(0.2, lease_seconds() / 3)
+    last_touch = time.monotonic()
+    while pending:
+        finished, pending = wait(pending, timeout=interval, return_when=FIRST_COMPLETED)
+        for future in finished:
+            item_id = futures[future]
+            if future.cancelled():
+                continue
+            try:
+                outcome.results[item_id] = future.result()
+            except JudgeCallFailed as exc:
+                outcome.failures[item_id] = str(exc)
+            except JudgeConfigError as exc:
+                outcome.fatal = outcome.fatal or str(exc)
+            except Exception as exc:  # a bug in a backend must not lose the whole chunk
+                logger.exception("judge backend raised on item %s of run %s", item_id, run_id)
+                outcome.failures[item_id] = f"{type(exc).__name__}: {exc}"[:300]
+        if outcome.fatal and not outcome.stopped:
+            outcome.stopped = True
+            for future in pending:
+                future.cancel()
+        if time.monotonic() - last_touch >= interval:
+            last_touch = time.monotonic()
+            if not lease_touch(run_id, owner) and not outcome.stopped:
+                # Cancelled (or taken over): stop handing out calls; write what finished.
+                outcome.stopped = True
+                for future in pending:
+                    future.cancel()
+    return outcome
+
+
+def _write_chunk(run: JudgeRun, owner: str, outcome: ChunkOutcome) -> None:
+    item_field = "canary_id" if run.kind == JudgeRun.Kind.CANARY else "claim_id"
+    ids = list(outcome.results) + list(outcome.failures)
+    if not ids:
+        return
+    with transaction.atomic():
+        # The row lock serialises chunk writes of one run, so "already written" is exact.
+        JudgeRun.objects.select_for_update().filter(pk=run.pk).first()
+        written = set(
+            JudgeVerdict.objects.filter(run_id=run.pk, **{f"{item_field}__in": ids}).values_list(
+                item_field, flat=True
+            )
+        ) | set(
+            JudgeFailure.objects.filter(run_id=run.pk, **{f"{item_field}__in": ids}).values_list(
+                item_field, flat=True
+            )
+        )
+        verdicts = [
+            JudgeVerdict(
+                run_id=run.pk,
+                verdict=result.verdict,
+                confidence=result.confidence,
+                raw_response=result.raw,
+                latency_ms=result.latency_ms,
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+                **{item_field: item_id},
+            )
+            for item_id, result in outcome.results.items()
+            if item_id not in written
+        ]
+        failures = [
+            JudgeFailure(run_id=run.pk, error=error, **{item_field: item_id})
+            for item_id, error in outcome.failures.items()
+            if item_id not in written
+        ]
+        JudgeVerdict.objects.bulk_create(verdicts, ignore_conflicts=True)
+        JudgeFailure.objects.bulk_create(failures, ignore_conflicts=True)
+        unparseable = sum(v.verdict == JudgeVerdictChoice.UNPARSEABLE for v in verdicts)
+        JudgeRun.objects.filter(pk=run.pk).update(
+            done=F("done") + len(verdicts) - unparseable,
+            unparseable=F("unparseable") + unparseable,
+            failed=F("failed") + len(failures),
+            prompt_tokens=F("prompt_tokens") + sum(v.prompt_tokens for v in verdicts),
+            completion_tokens=F("completion_tokens") + sum(v.completion_tokens for v in verdicts),
+            latency_ms_total=F("latency_ms_total") + sum(v.latency_ms or 0.0 for v in verdicts),
+            heartbeat_at=timezone.now(),
+        )
+
+
+def _finish(run: JudgeRun, owner: str, status: str, error: str = "") -> None:
+    fresh = JudgeRun.objects.get(pk=run.pk)
+    update = {"status": status, "finished_at": timezone.now(), "lease_owner": "", "error": error}
+    if status == JudgeRun.Status.DONE:
+        # What was actually processed: claims deleted mid-run are not "missing".
+        update["total"] = fresh.done + fresh.failed + fresh.unparseable
+        if run.kind == JudgeRun.Kind.CANARY:
+            judged = fresh.done + fresh.unparseable
+            passed = run.verdicts.filter(verdict=JudgeVerdictChoice.NOT_IN_PILE).count()
+            update["canary_pass_rate"] = passed / judged if judged else None
+    JudgeRun.objects.filter(pk=run.pk, lease_owner=owner, status=JudgeRun.Status.RUNNING).update(
+        **update
+    )
+
+
+def run_execute(run_id: int, *, owner: str) -> str:
+    """Work on a run until it is done, cancelled, failed, or its lease is lost.
+
+    Returns what happened: "done", "cancelled", "failed", "lost" (another execution took the
+    lease), "busy" (a live execution holds it: try later), or "finished" (nothing to do).
+    """
+    run = JudgeRun.objects.select_related("judge").filter(pk=run_id).first()
+    if run is None or run.status not in LIVE:
+        return "finished"
+    if not lease_acquire(run_id, owner):
+        run.refresh_from_db()
+        return "busy" if run.status in LIVE else "finished"
+    from judges.selectors import piles_for_items, run_items_remaining
+    from judges.services import run_spec
+
+    try:
+        backend = backend_for_spec(run_spec(run))
+    except JudgeConfigError as exc:
+        _finish(run, owner, JudgeRun.Status.FAILED, str(exc))
+        return "failed"
+    concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
+    size = chunk_size(concurrency)
+    after = 0
+    try:
+        with ThreadPoolExecutor(
+            max_workers=concurrency, thread_name_prefix=f"judge-{run_id}"
+        ) as pool:
+            while True:
+                if not lease_touch(run_id, owner):
+                    run.refresh_from_db()
+                    return "cancelled" if run.status == JudgeRun.Status.CANCELLED else "lost"
+                items = run_items_remaining(run=run, after_id=after, limit=size)
+                if not items:
+                    break
+                after = items[-1][0]
+                piles = piles_for_items(run=run, items=items)
+                outcome = _judge_chunk(run_id, owner, backend, pool, items, piles)
+                _write_chunk(run, owner, outcome)
+                if outcome.fatal:
+                    _finish(run, owner, JudgeRun.Status.FAILED, outcome.fatal)
+                    return "failed"
+                if outcome.stopped:
+                    run.refresh_from_db()
+                    return "cancelled" if run.status == JudgeRun.Status.CANCELLED else "lost"
+    except Exception as exc:
+        logger.exception("judge run %s failed", run_id)
+        _finish(run, owner, JudgeRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+        raise
+    _finish(run, owner, JudgeRun.Status.DONE)
+    return "done"

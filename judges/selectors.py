@@ -1,0 +1,125 @@
+"""Reads shared by judges' views, tasks and commands."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import Exists, OuterRef, QuerySet
+from django.http import Http404
+
+from annotate.models import Claim, Passage, Project
+from judges.models import Canary, Judge, JudgeFailure, JudgeRun, JudgeVerdict, JudgeVerdictChoice
+
+
+def judge_list_for_project(*, project: Project) -> QuerySet[Judge]:
+    return Judge.objects.filter(project=project).order_by("name")
+
+
+def judge_get_for_project(*, project: Project, judge_id: int) -> Judge:
+    judge = Judge.objects.filter(project=project, pk=judge_id).first()
+    if judge is None:
+        raise Http404("No such judge.")
+    return judge
+
+
+def judge_run_get_for_project(*, project: Project, run_id: int) -> JudgeRun:
+    run = JudgeRun.objects.select_related("judge").filter(project=project, pk=run_id).first()
+    if run is None:
+        raise Http404("No such judge run.")
+    return run
+
+
+def claims_in_scope(*, project_id: int, kind: str, scope: str, judge_id: int, before_run_id=None):
+    """The claims a run of this kind and scope covers (not yet limited to the frozen id bound)."""
+    claims = Claim.objects.filter(project_id=project_id)
+    if kind == JudgeRun.Kind.CITATION:
+        through = Claim.cited_passages.through
+        claims = claims.filter(Exists(through.objects.filter(claim_id=OuterRef("pk"))))
+    if scope == JudgeRun.Scope.GOLD:
+        claims = claims.filter(gold__isnull=False)
+    elif scope == JudgeRun.Scope.UNJUDGED:
+        earlier = JudgeVerdict.objects.filter(
+            claim_id=OuterRef("pk"), run__judge_id=judge_id, run__kind=kind
+        ).exclude(verdict=JudgeVerdictChoice.UNPARSEABLE)
+        if before_run_id is not None:
+            earlier = earlier.filter(run_id__lt=before_run_id)
+        claims = claims.filter(~Exists(earlier))
+    return claims
+
+
+def run_items_remaining(*, run: JudgeRun, after_id: int, limit: int) -> list[tuple[int, str, int]]:
+    """(item id, text, pile answer id) of the next items of `run` with neither a verdict nor a
+    recorded failure, in id order after `after_id`. Items are claims, or canaries for a canary
+    run. This is what makes a run resumable: done items are never handed out again."""
+    bound = run.parameters.get("items_up_to_id") or 0
+    if run.kind == JudgeRun.Kind.CANARY:
+        items = Canary.objects.filter(project_id=run.project_id, pk__lte=bound, pk__gt=after_id)
+        done = JudgeVerdict.objects.filter(run_id=run.pk, canary_id=OuterRef("pk"))
+        failed = JudgeFailure.objects.filter(run_id=run.pk, canary_id=OuterRef("pk"))
+        fields = ("pk", "text", "pile_answer_id")
+    else:
+        items = claims_in_scope(
+            project_id=run.project_id,
+            kind=run.kind,
+            scope=run.scope,
+            judge_id=run.judge_id,
+            before_run_id=run.pk,
+        ).filter(pk__lte=bound, pk__gt=after_id)
+        done = JudgeVerdict.objects.filter(run_id=run.pk, claim_id=OuterRef("pk"))
+        failed = JudgeFailure.objects.filter(run_id=run.pk, claim_id=OuterRef("pk"))
+        fields = ("pk", "text", "answer_id")
+    items = items.filter(~Exists(done), ~Exists(failed)).order_by("pk")
+    return list(items.values_list(*fields)[:limit])
+
+
+def piles_for_items(*, run: JudgeRun, items) -> dict[int, list[Passage]]:
+    """Item id -> passages to judge it against, in one query: the whole pile of its answer, or
+    for a citation run only the passages the claim cites."""
+    if run.kind == JudgeRun.Kind.CITATION:
+        through = Claim.cited_passages.through
+        rows = (
+            through.objects.filter(claim_id__in=[item_id for item_id, _, _ in items])
+            .select_related("passage")
+            .order_by("passage__rank")
+        )
+        piles = defaultdict(list)
+        for row in rows:
+            piles[row.claim_id].append(row.passage)
+        return piles
+    answer_ids = {answer_id for _, _, answer_id in items}
+    by_answer = defaultdict(list)
+    for passage in Passage.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "rank"):
+        by_answer[passage.answer_id].append(passage)
+    return {item_id: by_answer[answer_id] for item_id, _, answer_id in items}
+
+
+def run_unparseable(*, run: JudgeRun, limit: int = 200) -> QuerySet[JudgeVerdict]:
+    return (
+        run.verdicts.filter(verdict=JudgeVerdictChoice.UNPARSEABLE)
+        .select_related("claim", "canary")
+        .order_by("id")[:limit]
+    )
+
+
+def run_failures(*, run: JudgeRun, limit: int = 200) -> QuerySet[JudgeFailure]:
+    return run.failures.select_related("claim", "canary").order_by("id")[:limit]
+
+
+def run_gold_pairs(*, run: JudgeRun) -> tuple[list[str], list[str], int]:
+    """(gold verdicts, judge verdicts) on claims of a verify run that have both, and how many
+    gold claims the judge left UNPARSEABLE (excluded from the pairs)."""
+    rows = run.verdicts.filter(claim__gold__isnull=False).values_list(
+        "claim__gold__verdict", "verdict"
+    )
+    gold, judged, unparseable = [], [], 0
+    for gold_verdict, verdict in rows.iterator(chunk_size=5000):
+        if verdict == JudgeVerdictChoice.UNPARSEABLE:
+            unparseable += 1
+            continue
+        gold.append(gold_verdict)
+        judged.append(verdict)
+    return gold, judged, unparseable
+
+
+def canary_list_for_project(*, project: Project) -> QuerySet[Canary]:
+    return Canary.objects.filter(project=project).select_related("pile_answer").order_by("-id")

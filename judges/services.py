@@ -1,0 +1,335 @@
+"""Every write in judges goes through a service here, named <entity>_<verb>."""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotate.models import Answer, Claim, Passage, Project, Verdict
+from judges.backends import backend_for_spec
+from judges.backends.baseline import BASELINE_DESCRIPTION, Analysis
+from judges.models import Backend, Canary, Judge, JudgeFailure, JudgeRun, prompt_version
+from judges.prompts import DEFAULT_DECOMPOSE_PROMPT, DEFAULT_VERIFY_PROMPT
+from judges.runner import lease_seconds
+from judges.selectors import claims_in_scope
+
+logger = logging.getLogger(__name__)
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Parameters a judge may carry in `parameters` that the OpenAI backend understands.
+OPENAI_PARAMETERS = ("max_tokens", "top_logprobs", "backoff_base_s", "backoff_cap_s")
+
+
+@transaction.atomic
+def judge_create(
+    *,
+    project: Project,
+    name: str,
+    backend: str = Backend.BASELINE,
+    model: str = "",
+    base_url: str = "",
+    api_key_env: str = "",
+    temperature: float = 0.0,
+    max_concurrency: int = 8,
+    timeout_seconds: float = 30.0,
+    max_retries: int = 5,
+    verify_prompt: str = "",
+    decompose_prompt: str = "",
+    parameters: dict | None = None,
+) -> Judge:
+    """Configure a judge. The API key itself is never accepted: only the NAME of the
+    environment variable that holds it where the workers run."""
+    if api_key_env and not _ENV_NAME.match(api_key_env):
+        raise ValidationError(
+            {
+                "api_key_env": "Give the name of an environment variable (e.g. OPENAI_API_KEY), "
+                "not the key itself."
+            }
+        )
+    if backend == Backend.OPENAI and not model:
+        raise ValidationError({"model": "An OpenAI-compatible judge needs a model name."})
+    if backend == Backend.BASELINE:
+        model = model or "lexical-baseline"
+    judge = Judge(
+        project=project,
+        name=name,
+        backend=backend,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        temperature=temperature,
+        max_concurrency=max_concurrency,
+        timeout_seconds=timeout_seconds,
+        max_retries=max_retries,
+        verify_prompt=verify_prompt.strip() or DEFAULT_VERIFY_PROMPT,
+        decompose_prompt=decompose_prompt.strip() or DEFAULT_DECOMPOSE_PROMPT,
+        parameters=parameters or {},
+    )
+    judge.full_clean()
+    if backend == Backend.OPENAI and "{claim}" not in judge.verify_prompt:
+        raise ValidationError({"verify_prompt": "The verify prompt must contain {claim}."})
+    judge.save()
+    return judge
+
+
+def judge_spec(judge: Judge) -> dict:
+    """The instrument as a plain dict: what a run freezes. Holds the key variable's NAME only."""
+    spec = {
+        "backend": judge.backend,
+        "model": judge.model,
+        "base_url": judge.base_url,
+        "api_key_env": judge.api_key_env,
+        "temperature": judge.temperature,
+        "timeout_seconds": judge.timeout_seconds,
+        "max_retries": judge.max_retries,
+        "max_concurrency": judge.max_concurrency,
+        "verify_prompt": judge.verify_prompt or DEFAULT_VERIFY_PROMPT,
+        "decompose_prompt": judge.decompose_prompt or DEFAULT_DECOMPOSE_PROMPT,
+    }
+    for key in OPENAI_PARAMETERS:
+        if key in (judge.parameters or {}):
+            spec[key] = judge.parameters[key]
+    return spec
+
+
+def run_spec(run: JudgeRun) -> dict:
+    """The frozen instrument of a run, as `backend_for_spec` wants it."""
+    return {
+        **run.parameters,
+        "backend": run.backend,
+        "model": run.model,
+        "verify_prompt": run.prompt_text,
+    }
+
+
+@transaction.atomic
+def judge_run_start(
+    *, judge: Judge, kind: str = "verify", scope: str = "all", user=None
+) -> JudgeRun:
+    """Freeze the instrument, count the work, and enqueue the run once this transaction commits.
+
+    The set of items is frozen as an id bound: claims (or canaries) imported after the start
+    are not part of this run.
+    """
+    if kind not in JudgeRun.Kind.values:
+        raise ValidationError(
+            {"kind": f"Unknown run kind {kind!r}: use verify, citation or canary."}
+        )
+    if scope not in JudgeRun.Scope.values:
+        raise ValidationError(
+            {"scope": f"Unknown claim scope {scope!r}: use all, unjudged or gold."}
+        )
+    spec = judge_spec(judge)
+    prompt_text = spec.pop("verify_prompt")
+    if judge.backend == Backend.BASELINE:
+        prompt_text = BASELINE_DESCRIPTION
+        spec.pop("decompose_prompt", None)
+    if kind == JudgeRun.Kind.CANARY:
+        items = Canary.objects.filter(project=judge.project)
+        scope = JudgeRun.Scope.ALL
+    else:
+        items = claims_in_scope(
+            project_id=judge.project_id, kind=kind, scope=scope, judge_id=judge.pk
+        )
+    bound = items.aggregate(m=Max("pk"))["m"] or 0
+    run = JudgeRun.objects.create(
+        judge=judge,
+        project=judge.project,
+        kind=kind,
+        scope=scope,
+        status=JudgeRun.Status.PENDING,
+        backend=judge.backend,
+        model=judge.model,
+        prompt_text=prompt_text,
+        prompt_version=prompt_version(prompt_text),
+        parameters={**spec, "items_up_to_id": bound},
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+    # Counted after the run exists, so an "unjudged" scope excludes exactly what the run will.
+    run.total = items.filter(pk__lte=bound).count()
+    run.save(update_fields=["total"])
+    _enqueue(run.pk)
+    return run
+
+
+def _enqueue(run_id: int) -> None:
+    from judges.tasks import run_judge_task
+
+    transaction.on_commit(lambda: run_judge_task.delay(run_id))
+
+
+@transaction.atomic
+def judge_run_cancel(*, run: JudgeRun) -> bool:
+    """Stop a pending or running run; the worker notices between chunks (or within seconds
+    during a long chunk) and writes what it already has. False if it had already finished."""
+    updated = JudgeRun.objects.filter(
+        pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING]
+    ).update(status=JudgeRun.Status.CANCELLED, finished_at=timezone.now(), lease_owner="")
+    run.refresh_from_db()
+    return bool(updated)
+
+
+def run_is_stale(run: JudgeRun, now=None) -> bool:
+    """Running (or pending) with no heartbeat for longer than the lease: its worker died."""
+    if run.status not in (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING):
+        return False
+    now = now or timezone.now()
+    last = run.heartbeat_at or run.started_at or run.created_at
+    return last < now - timedelta(seconds=lease_seconds())
+
+
+@transaction.atomic
+def judge_run_resume(*, run: JudgeRun) -> bool:
+    """Re-enqueue a run whose worker died (stale heartbeat), that failed, or that finished with
+    failed claims (those are tried again); it carries on with the items that have no verdict
+    yet. False when the run is live, or finished with nothing left to do."""
+    locked = JudgeRun.objects.select_for_update().get(pk=run.pk)
+    retry_failed = locked.status in (JudgeRun.Status.DONE, JudgeRun.Status.FAILED) and (
+        locked.failed > 0
+    )
+    if retry_failed:
+        # Claims whose calls failed are handed out again; their verdicts come fresh.
+        JudgeFailure.objects.filter(run=locked).delete()
+        locked.failed = 0
+    if locked.status == JudgeRun.Status.FAILED or retry_failed:
+        locked.status = JudgeRun.Status.PENDING
+        locked.error = ""
+        locked.finished_at = None
+        locked.lease_owner = ""
+        locked.save(update_fields=["status", "error", "finished_at", "lease_owner", "failed"])
+    elif not run_is_stale(locked):
+        return False
+    _enqueue(locked.pk)
+    run.refresh_from_db()
+    return True
+
+
+def judge_runs_resume_stale(*, project: Project | None = None) -> list[int]:
+    """Resume every run whose heartbeat is stale (for cron or Celery beat: `resume_runs`)."""
+    runs = JudgeRun.objects.filter(status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING])
+    if project is not None:
+        runs = runs.filter(project=project)
+    resumed = []
+    for run in runs:
+        if run_is_stale(run) and judge_run_resume(run=run):
+            resumed.append(run.pk)
+    return resumed
+
+
+def claims_decompose(*, judge: Judge, answer_text: str) -> tuple[list[str], str]:
+    """Split an answer into claims with the judge's decompose prompt: (claims, origin).
+
+    origin is `llm:<version of the decompose prompt>` for an OpenAI-compatible judge; the
+    baseline has no LLM and splits by sentence, origin `rule`.
+    """
+    spec = judge_spec(judge)
+    backend = backend_for_spec(spec)
+    claims = backend.decompose(answer_text)
+    if judge.backend == Backend.BASELINE:
+        return claims, "rule"
+    return claims, f"llm:{prompt_version(spec['decompose_prompt'])}"
+
+
+def _pile_words(passages) -> set[str]:
+    words: set[str] = set()
+    for passage in passages:
+        words |= Analysis(passage.text).words
+    return words
+
+
+@transaction.atomic
+def canaries_transplant(
+    *, project: Project, n: int, seed: int = 0, max_shared: float = 0.3
+) -> list[Canary]:
+    """Make up to `n` transplant canaries: a claim with gold SUPPORTED in one answer, placed
+    on the pile of an unrelated answer that shares at most `max_shared` of the claim's content
+    words (so the claim is true in the world but absent from that pile). Seeded: the same seed
+    on the same data picks the same pairs; a pair that already exists is not made twice."""
+    if n < 1:
+        raise ValidationError({"n": "Ask for at least one canary."})
+    rng = random.Random(seed)
+    sources = list(
+        Claim.objects.filter(project=project, gold__verdict=Verdict.SUPPORTED)
+        .order_by("pk")
+        .values_list("pk", "text", "answer_id")
+    )
+    answer_ids = list(
+        Answer.objects.filter(project=project).order_by("pk").values_list("pk", flat=True)
+    )
+    rng.shuffle(sources)
+    existing = set(
+        Canary.objects.filter(project=project, source=Canary.Source.TRANSPLANT).values_list(
+            "source_claim_id", "pile_answer_id"
+        )
+    )
+    pile_cache: dict[int, set[str]] = {}
+    made: list[Canary] = []
+    for claim_id, text, own_answer in sources:
+        if len(made) >= n:
+            break
+        words = Analysis(text).words
+        if not words:
+            continue
+        targets = [a for a in answer_ids if a != own_answer]
+        rng.shuffle(targets)
+        for target in targets[:50]:
+            if (claim_id, target) in existing:
+                continue
+            if target not in pile_cache:
+                pile_cache[target] = _pile_words(Passage.objects.filter(answer_id=target))
+            pile = pile_cache[target]
+            if not pile:
+                continue
+            if len(words & pile) / len(words) <= max_shared:
+                made.append(
+                    Canary.objects.create(
+                        project=project,
+                        text=text,
+                        pile_answer_id=target,
+                        source=Canary.Source.TRANSPLANT,
+                        source_claim_id=claim_id,
+                    )
+                )
+                existing.add((claim_id, target))
+                break
+    return made
+
+
+@transaction.atomic
+def canary_add(*, project: Project, lines: str) -> list[Canary]:
+    """Add a lead's canaries, one a line: `<answer external id> | <statement>` — a statement
+    true in the world but absent from that answer's pile. All lines or none: an error names
+    the line and the field."""
+    answers = dict(Answer.objects.filter(project=project).values_list("external_id", "pk"))
+    rows = []
+    for number, line in enumerate(lines.splitlines(), start=1):
+        if not line.strip():
+            continue
+        external_id, sep, statement = line.partition("|")
+        external_id, statement = external_id.strip(), statement.strip()
+        if not sep:
+            raise ValidationError(f"Line {number}: expected '<answer external id> | <statement>'.")
+        if external_id not in answers:
+            raise ValidationError(
+                f"Line {number}: answer external id {external_id!r} is not in this project."
+            )
+        if not statement:
+            raise ValidationError(f"Line {number}: the statement is empty.")
+        rows.append(
+            Canary(
+                project=project,
+                text=statement,
+                pile_answer_id=answers[external_id],
+                source=Canary.Source.LIST,
+            )
+        )
+    if not rows:
+        raise ValidationError("No canaries given.")
+    return Canary.objects.bulk_create(rows)

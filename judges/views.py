@@ -1,0 +1,208 @@
+"""Judges' pages: configure judges, start and watch runs, canaries. Leads and owners only."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import redirect, render
+from django.urls import path
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from annotate.access import project_view
+from annotate.models import Role
+from judges import selectors, services
+from judges.agreement import run_agreement
+from judges.forms import CanaryListForm, CanaryTransplantForm, JudgeForm, RunStartForm
+from judges.models import JudgeRun
+
+
+def _form_errors(form, exc: ValidationError) -> None:
+    if hasattr(exc, "error_dict"):
+        for field, errors in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, exc.messages)
+
+
+def _judge_list_page(request, project, membership, form, status=200):
+    context = {
+        "project": project,
+        "membership": membership,
+        "judges": selectors.judge_list_for_project(project=project),
+        "form": form,
+    }
+    return render(request, "judges/judge_list.html", context, status=status)
+
+
+@require_GET
+@project_view(Role.LEAD)
+def judge_list(request, project, membership):
+    return _judge_list_page(request, project, membership, JudgeForm())
+
+
+@require_POST
+@project_view(Role.LEAD)
+def judge_create(request, project, membership):
+    form = JudgeForm(request.POST)
+    if form.is_valid():
+        try:
+            judge = services.judge_create(project=project, **form.cleaned_data)
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, f"Judge {judge.name} created.")
+            return redirect("judges:judge-detail", project.slug, judge.pk)
+    return _judge_list_page(request, project, membership, form, status=400)
+
+
+@require_GET
+@project_view(Role.LEAD)
+def judge_detail(request, project, membership, judge_id: int):
+    judge = selectors.judge_get_for_project(project=project, judge_id=judge_id)
+    context = {
+        "project": project,
+        "membership": membership,
+        "judge": judge,
+        "runs": judge.runs.order_by("-created_at"),
+        "form": RunStartForm(),
+    }
+    return render(request, "judges/judge_detail.html", context)
+
+
+@require_POST
+@project_view(Role.LEAD)
+def run_start(request, project, membership, judge_id: int):
+    judge = selectors.judge_get_for_project(project=project, judge_id=judge_id)
+    form = RunStartForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a run kind and a claim scope.")
+        return redirect("judges:judge-detail", project.slug, judge.pk)
+    run = services.judge_run_start(judge=judge, user=request.user, **form.cleaned_data)
+    return redirect("judges:run-detail", project.slug, run.pk)
+
+
+def _run_context(project, membership, run):
+    return {
+        "project": project,
+        "membership": membership,
+        "run": run,
+        "stale": services.run_is_stale(run),
+        "finished": run.status not in (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING),
+    }
+
+
+def _run_page(request, project, membership, run):
+    context = _run_context(project, membership, run)
+    context.update(
+        agreement=run_agreement(run=run),
+        unparseable_rows=selectors.run_unparseable(run=run),
+        failure_rows=selectors.run_failures(run=run),
+    )
+    return render(request, "judges/run_detail.html", context)
+
+
+@require_GET
+@project_view(Role.LEAD)
+def run_detail(request, project, membership, run_id: int):
+    run = selectors.judge_run_get_for_project(project=project, run_id=run_id)
+    return _run_page(request, project, membership, run)
+
+
+@require_GET
+@project_view(Role.LEAD)
+def run_progress(request, project, membership, run_id: int):
+    """The progress region; htmx polls it every second and stops once the run has finished."""
+    run = selectors.judge_run_get_for_project(project=project, run_id=run_id)
+    if not request.htmx:
+        return _run_page(request, project, membership, run)
+    context = _run_context(project, membership, run)
+    response = render(request, "judges/run_detail.html#run-progress", context)
+    if context["finished"]:
+        stop = HttpResponseStopPolling(response.content)
+        stop["HX-Refresh"] = "true"  # reload once: agreement and unparseable rows appear
+        return stop
+    return response
+
+
+@require_POST
+@project_view(Role.LEAD)
+def run_cancel(request, project, membership, run_id: int):
+    run = selectors.judge_run_get_for_project(project=project, run_id=run_id)
+    if services.judge_run_cancel(run=run):
+        messages.success(request, "Run cancelled; verdicts written so far are kept.")
+    else:
+        messages.warning(request, "The run had already finished.")
+    return redirect("judges:run-detail", project.slug, run.pk)
+
+
+@require_POST
+@project_view(Role.LEAD)
+def run_resume(request, project, membership, run_id: int):
+    run = selectors.judge_run_get_for_project(project=project, run_id=run_id)
+    if services.judge_run_resume(run=run):
+        messages.success(request, "Run resumed: it carries on with the claims not yet judged.")
+    else:
+        messages.warning(request, "The run is alive or finished; nothing to resume.")
+    return redirect("judges:run-detail", project.slug, run.pk)
+
+
+def _canary_page(request, project, membership, list_form, transplant_form, status=200):
+    context = {
+        "project": project,
+        "membership": membership,
+        "canaries": selectors.canary_list_for_project(project=project)[:500],
+        "list_form": list_form,
+        "transplant_form": transplant_form,
+    }
+    return render(request, "judges/canary_list.html", context, status=status)
+
+
+@require_GET
+@project_view(Role.LEAD)
+def canary_list(request, project, membership):
+    return _canary_page(request, project, membership, CanaryListForm(), CanaryTransplantForm())
+
+
+@require_POST
+@project_view(Role.LEAD)
+def canary_add(request, project, membership):
+    form = CanaryListForm(request.POST)
+    if form.is_valid():
+        try:
+            made = services.canary_add(project=project, lines=form.cleaned_data["lines"])
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, f"{len(made)} canaries added.")
+            return redirect("judges:canary-list", project.slug)
+    return _canary_page(request, project, membership, form, CanaryTransplantForm(), status=400)
+
+
+@require_POST
+@project_view(Role.LEAD)
+def canary_transplant(request, project, membership):
+    form = CanaryTransplantForm(request.POST)
+    if form.is_valid():
+        made = services.canaries_transplant(project=project, **form.cleaned_data)
+        messages.success(
+            request,
+            f"{len(made)} transplant canaries made"
+            + ("" if made else ": no gold-SUPPORTED claim found an unrelated pile")
+            + ".",
+        )
+        return redirect("judges:canary-list", project.slug)
+    return _canary_page(request, project, membership, CanaryListForm(), form, status=400)
+
+
+urlpatterns = [
+    path("p/<slug:slug>/judges/", judge_list, name="judge-list"),
+    path("p/<slug:slug>/judges/new/", judge_create, name="judge-create"),
+    path("p/<slug:slug>/judges/<int:judge_id>/", judge_detail, name="judge-detail"),
+    path("p/<slug:slug>/judges/<int:judge_id>/runs/", run_start, name="run-start"),
+    path("p/<slug:slug>/judges/runs/<int:run_id>/", run_detail, name="run-detail"),
+    path("p/<slug:slug>/judges/runs/<int:run_id>/progress/", run_progress, name="run-progress"),
+    path("p/<slug:slug>/judges/runs/<int:run_id>/cancel/", run_cancel, name="run-cancel"),
+    path("p/<slug:slug>/judges/runs/<int:run_id>/resume/", run_resume, name="run-resume"),
+    path("p/<slug:slug>/judges/canaries/", canary_list, name="canary-list"),
+    path("p/<slug:slug>/judges/canaries/add/", canary_add, name="canary-add"),
+    path("p/<slug:slug>/judges/canaries/transplant/", canary_transplant, name="canary-transplant"),
+]

@@ -1,0 +1,145 @@
+"""The OpenAI-compatible backend against a real HTTP server on loopback (tests/llm_server.py)."""
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from judges.backends import JudgeCallFailed, backend_for_spec
+from judges.backends.openai_backend import confidence_from_logprobs, verdict_parse
+
+PILE = [SimpleNamespace(rank=1, title="Refunds", text="Refunds take 14 days to arrive.")]
+
+
+def backend(base_url, **overrides):
+    spec = {
+        "backend": "openai",
+        "model": "loopback",
+        "base_url": base_url,
+        "timeout_seconds": 1.0,
+        "max_retries": 3,
+        "backoff_base_s": 0.05,
+        "backoff_cap_s": 0.2,
+        **overrides,
+    }
+    return backend_for_spec(spec)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("Refunds take 14 days to arrive.", "SUPPORTED"),
+        ("Refunds take 30 days to arrive.", "CONTRADICTED"),
+        ("Shoes can be exchanged in any branch.", "NOT_IN_PILE"),
+    ],
+)
+def test_verify_stores_verdict_and_p_supported_from_served_logprobs(llm, claim, verdict):
+    base_url, ctl = llm
+    result = backend(base_url).verify(claim, PILE)
+    assert result.verdict == verdict
+    served = "NOT_MENTIONED" if verdict == "NOT_IN_PILE" else verdict
+    # The server served p(chosen)=0.8, others 0.08 and 0.05, a stray token the rest.
+    expected = ctl.expected_confidence(served)
+    assert result.confidence == pytest.approx(expected, abs=1e-9)
+    if verdict == "SUPPORTED":
+        assert result.confidence == pytest.approx(0.8 / 0.93)
+    else:
+        assert result.confidence == pytest.approx(0.08 / 0.93)
+    assert result.prompt_tokens > 0
+    assert result.completion_tokens == 1
+    assert result.latency_ms > 0
+
+
+def test_no_logprobs_leaves_confidence_empty(llm):
+    base_url, ctl = llm
+    ctl.fail("no_logprobs", claim="Refunds take 14 days to arrive.")
+    result = backend(base_url).verify("Refunds take 14 days to arrive.", PILE)
+    assert result.verdict == "SUPPORTED"
+    assert result.confidence is None
+
+
+def test_garbage_is_unparseable_with_raw_text(llm):
+    base_url, ctl = llm
+    ctl.fail("garbage", text="Well, it depends on the store.")
+    result = backend(base_url).verify("Refunds take 14 days to arrive.", PILE)
+    assert result.verdict == "UNPARSEABLE"
+    assert result.raw == "Well, it depends on the store."
+    assert result.confidence is None
+
+
+def test_429_waits_at_least_retry_after(llm):
+    base_url, ctl = llm
+    claim = "Refunds take 14 days to arrive."
+    ctl.fail("429", claim=claim, retry_after=1.0)
+    result = backend(base_url).verify(claim, PILE)
+    assert result.verdict == "SUPPORTED"
+    (first, status1), (second, status2) = ctl.times_for(claim)
+    assert (status1, status2) == (429, 200)
+    # Measured by the server's own arrival clock: the retry came no earlier than asked.
+    assert second - first >= 1.0
+
+
+def test_500_and_timeouts_are_retried(llm):
+    base_url, ctl = llm
+    claim = "Refunds take 14 days to arrive."
+    ctl.fail("500", claim=claim)
+    ctl.fail("slow", claim=claim, delay=2.0)
+    result = backend(base_url, timeout_seconds=0.5).verify(claim, PILE)
+    assert result.verdict == "SUPPORTED"
+    assert [status for _, status in ctl.times_for(claim)] == [500, 200, 200]
+
+
+def test_retries_are_bounded(llm):
+    base_url, ctl = llm
+    claim = "Refunds take 14 days to arrive."
+    ctl.fail("500", claim=claim, times=None)
+    with pytest.raises(JudgeCallFailed, match="gave up after 3 attempts"):
+        backend(base_url, max_retries=2).verify(claim, PILE)
+    assert ctl.calls_for(claim) == 3
+
+
+def test_decompose_splits_one_claim_per_line(llm):
+    base_url, _ = llm
+    claims = backend(base_url).decompose(
+        "Damaged items can be returned within 30 days. Return shipping is free over £50."
+    )
+    assert claims == [
+        "Damaged items can be returned within 30 days.",
+        "Return shipping is free over £50.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("SUPPORTED", "SUPPORTED"),
+        (" supported.\n", "SUPPORTED"),
+        ("**CONTRADICTED**", "CONTRADICTED"),
+        ("NOT_MENTIONED", "NOT_IN_PILE"),
+        ("NOT MENTIONED", "NOT_IN_PILE"),
+        ("<think>hmm</think>NOT_MENTIONED", "NOT_IN_PILE"),
+        ("The claim is SUPPORTED", None),
+        ("MAYBE", None),
+        ("", None),
+    ],
+)
+def test_verdict_parse_accepts_only_one_verdict_word(text, verdict):
+    assert verdict_parse(text) == verdict
+
+
+def _choice(tokens):
+    """A chat-completion choice whose first token has these (token, probability) options."""
+    top = [SimpleNamespace(token=t, logprob=math.log(p)) for t, p in tokens]
+    first = SimpleNamespace(token=tokens[0][0], logprob=math.log(tokens[0][1]), top_logprobs=top)
+    return SimpleNamespace(logprobs=SimpleNamespace(content=[first]))
+
+
+def test_confidence_sums_token_variants_and_renormalises():
+    # "SUP" and " Supported" are both SUPPORTED; "The" is no verdict and drops out.
+    choice = _choice([("SUP", 0.5), (" Supported", 0.1), ("CON", 0.2), ("NOT", 0.1), ("The", 0.1)])
+    assert confidence_from_logprobs(choice) == pytest.approx(0.6 / 0.9)
+
+
+def test_confidence_none_when_no_verdict_token():
+    assert confidence_from_logprobs(_choice([("The", 0.7), ("A", 0.3)])) is None
+    assert confidence_from_logprobs(SimpleNamespace(logprobs=None)) is None

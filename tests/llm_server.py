@@ -1,0 +1,366 @@
+"""A small, real OpenAI chat-completions server on loopback, for tests and benchmarks.
+
+    from tests.llm_server import start_server
+    base_url, ctl = start_server(latency_s=0.05)
+    ctl.fail("429", claim="Refunds take 14 days.", times=1, retry_after=1.0)
+    ...  # point a judge at base_url (ends in /v1)
+    ctl.calls_for("Refunds take 14 days.")  # -> 2
+    ctl.stop()
+
+It speaks `POST /v1/chat/completions` (JSON in, JSON out, no streaming) and `GET /v1/models`.
+Verdicts are decided deterministically from the prompt, which is expected in the shape of the
+default VERIFY prompt (`Context:\\n...\\n\\nClaim: ...\\n`):
+
+- SUPPORTED     if the claim text (case-insensitive, without its final full stop) appears in
+                the context;
+- CONTRADICTED  else if every word of the claim that is not a number appears in the context
+                (same words, different figure or order: "Refunds take 30 days.");
+- NOT_MENTIONED otherwise.
+
+`script` may override this: a dict {claim text: verdict or reply text} or a callable
+`(claim, context) -> str | None` (None falls back to the rule). A verdict's reply carries
+`logprobs.content[0].top_logprobs` for its first token: the chosen verdict's token gets
+probability `ctl.p_chosen` (0.8 by default), the two others 0.08 and 0.05, and a stray token
+("The") the rest; `ctl.expected_confidence(verdict)` is P(SUPPORTED) renormalised over the
+three verdict tokens, which a judge should store.
+
+Faults are queued per claim (or for any claim with claim=None) and served in order:
+"429" (with Retry-After), "500", "401" (echoing the Authorization header back in its
+message, as OpenAI's "Incorrect API key provided: sk-..." does), "slow" (sleeps `delay` seconds before answering, past the
+client's timeout), "garbage" (a reply that is not a verdict), "no_logprobs" (a valid verdict
+without logprobs). `times=None` repeats a fault forever. Every request is recorded with its
+claim, monotonic arrival time and the status served (`ctl.log`), so tests assert on what the
+server saw rather than on their own wall clock. Decompose prompts ("Split the answer into
+atomic factual claims") get one claim per sentence of the answer.
+
+Run it by hand: `python -m tests.llm_server --port 8765 --latency 0.05`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+VERDICTS = ("SUPPORTED", "CONTRADICTED", "NOT_MENTIONED")
+FIRST_TOKEN = {"SUPPORTED": "SUP", "CONTRADICTED": "CON", "NOT_MENTIONED": "NOT"}
+FAULTS = ("429", "500", "401", "slow", "garbage", "no_logprobs")
+
+_CLAIM_RE = re.compile(r"^Claim:\s*(.*?)\s*$", re.MULTILINE)
+_CONTEXT_RE = re.compile(r"Context:\s*\n(.*?)\n\s*Claim:", re.DOTALL)
+_ANSWER_RE = re.compile(r"Answer:\s*(.*)\Z", re.DOTALL)
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'_-]*")
+
+
+@dataclass
+class Call:
+    claim: str | None
+    received_at: float  # time.monotonic() in the server process
+    status: int
+    kind: str  # "verify", "decompose" or "other"
+    authorization: str = ""
+
+
+@dataclass
+class Fault:
+    kind: str
+    retry_after: float | None = None
+    delay: float = 5.0
+    text: str = "I think the answer is probably yes, mostly."
+
+
+@dataclass
+class Controller:
+    latency_s: float = 0.0
+    script: Any = None
+    p_chosen: float = 0.8
+    log: list[Call] = field(default_factory=list)
+    _faults: dict[str | None, deque] = field(default_factory=dict)
+    _forever: dict[str | None, Fault] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    server: ThreadingHTTPServer | None = None
+    thread: threading.Thread | None = None
+
+    # --- what tests configure ---------------------------------------------------------------
+    def fail(
+        self,
+        kind: str,
+        *,
+        claim: str | None = None,
+        times: int | None = 1,
+        retry_after: float | None = None,
+        delay: float = 5.0,
+        text: str | None = None,
+    ) -> None:
+        """Queue a fault for `claim` (None: whichever request comes next)."""
+        if kind not in FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; one of {FAULTS}")
+        fault = Fault(kind=kind, retry_after=retry_after, delay=delay)
+        if text is not None:
+            fault.text = text
+        with self._lock:
+            if times is None:
+                self._forever[claim] = fault
+            else:
+                self._faults.setdefault(claim, deque()).extend([fault] * times)
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+            self._forever.clear()
+
+    # --- what tests read --------------------------------------------------------------------
+    def calls_for(self, claim: str) -> int:
+        with self._lock:
+            return sum(1 for c in self.log if c.claim == claim)
+
+    def calls_per_claim(self) -> Counter:
+        with self._lock:
+            return Counter(c.claim for c in self.log if c.kind == "verify")
+
+    def times_for(self, claim: str) -> list[tuple[float, int]]:
+        """(arrival time, status served) of every call for `claim`, in order."""
+        with self._lock:
+            return [(c.received_at, c.status) for c in self.log if c.claim == claim]
+
+    @property
+    def total_calls(self) -> int:
+        with self._lock:
+            return len(self.log)
+
+    def expected_confidence(self, verdict: str) -> float:
+        """P(SUPPORTED) a judge should derive from the logprobs served with `verdict`."""
+        probs = self._distribution(verdict)
+        total = sum(probs[FIRST_TOKEN[v]] for v in VERDICTS)
+        return probs["SUP"] / total
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    # --- deciding ---------------------------------------------------------------------------
+    def _distribution(self, verdict: str) -> dict[str, float]:
+        others = [v for v in VERDICTS if v != verdict]
+        probs = {FIRST_TOKEN[verdict]: self.p_chosen}
+        probs[FIRST_TOKEN[others[0]]] = 0.08
+        probs[FIRST_TOKEN[others[1]]] = 0.05
+        probs["The"] = max(1e-6, 1.0 - self.p_chosen - 0.13)
+        return probs
+
+    def _next_fault(self, claim: str | None) -> Fault | None:
+        with self._lock:
+            for key in (claim, None):
+                queue = self._faults.get(key)
+                if queue:
+                    return queue.popleft()
+            return self._forever.get(claim) or self._forever.get(None)
+
+    def decide(self, claim: str, context: str) -> str:
+        if self.script is not None:
+            scripted = (
+                self.script(claim, context) if callable(self.script) else self.script.get(claim)
+            )
+            if scripted is not None:
+                return scripted
+        norm_claim = claim.strip().rstrip(".").lower()
+        norm_context = context.lower()
+        if norm_claim and norm_claim in norm_context:
+            return "SUPPORTED"
+        context_words = set(_WORD_RE.findall(norm_context))
+        claim_words = _WORD_RE.findall(norm_claim)
+        if claim_words and all(w in context_words for w in claim_words):
+            return "CONTRADICTED"
+        return "NOT_MENTIONED"
+
+
+def _completion(text: str, *, model: str, logprobs: list | None, prompt: str) -> dict:
+    return {
+        "id": f"chatcmpl-{time.time_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "logprobs": {"content": logprobs} if logprobs is not None else None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": max(1, len(prompt.split())),
+            "completion_tokens": max(1, len(text.split())),
+            "total_tokens": max(1, len(prompt.split())) + max(1, len(text.split())),
+        },
+    }
+
+
+def _make_handler(ctl: Controller):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format, *args):  # noqa: A002 - silence the default stderr log
+            pass
+
+        def _send(self, status: int, body: dict | str, headers: dict | None = None) -> None:
+            data = (body if isinstance(body, str) else json.dumps(body)).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout): nothing to answer
+
+        def do_GET(self):
+            if self.path.rstrip("/").endswith("/models"):
+                self._send(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+            else:
+                self._send(404, {"error": {"message": "not found"}})
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            arrived = time.monotonic()
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(404, {"error": {"message": "not found"}})
+                return
+            prompt = "\n".join(
+                m.get("content", "") for m in body.get("messages", []) if isinstance(m, dict)
+            )
+            model = body.get("model", "loopback")
+            claim_match = _CLAIM_RE.search(prompt)
+            auth = self.headers.get("Authorization", "")
+            if "Split the answer into atomic factual claims" in prompt:
+                kind, claim = "decompose", None
+            elif claim_match:
+                kind, claim = "verify", claim_match.group(1)
+            else:
+                kind, claim = "other", None
+
+            fault = ctl._next_fault(claim) if kind == "verify" else None
+            status = 200
+            if fault and fault.kind == "429":
+                status = 429
+            elif fault and fault.kind in ("500", "401"):
+                status = int(fault.kind)
+            with ctl._lock:
+                ctl.log.append(Call(claim, arrived, status, kind, auth))
+
+            if ctl.latency_s:
+                time.sleep(ctl.latency_s)
+            if fault and fault.kind == "429":
+                headers = {}
+                if fault.retry_after is not None:
+                    headers["Retry-After"] = f"{fault.retry_after:g}"
+                self._send(
+                    429, {"error": {"message": "rate limited", "type": "rate_limit"}}, headers
+                )
+                return
+            if fault and fault.kind == "401":
+                message = f"Incorrect API key provided: {auth.removeprefix('Bearer ')}"
+                self._send(401, {"error": {"message": message, "type": "invalid_request_error"}})
+                return
+            if fault and fault.kind == "500":
+                self._send(500, {"error": {"message": "internal error", "type": "server_error"}})
+                return
+            if fault and fault.kind == "slow":
+                time.sleep(fault.delay)
+
+            if kind == "decompose":
+                answer = (_ANSWER_RE.search(prompt) or re.match(r"(.*)", prompt)).group(1)
+                sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", answer) if s.strip()]
+                self._send(
+                    200,
+                    _completion("\n".join(sentences), model=model, logprobs=None, prompt=prompt),
+                )
+                return
+            if kind != "verify":
+                self._send(200, _completion("OK", model=model, logprobs=None, prompt=prompt))
+                return
+
+            if fault and fault.kind == "garbage":
+                self._send(200, _completion(fault.text, model=model, logprobs=None, prompt=prompt))
+                return
+            context_match = _CONTEXT_RE.search(prompt)
+            reply = ctl.decide(claim, context_match.group(1) if context_match else "")
+            want_logprobs = bool(body.get("logprobs")) and not (
+                fault and fault.kind == "no_logprobs"
+            )
+            logprobs = None
+            if want_logprobs and reply in VERDICTS:
+                probs = ctl._distribution(reply)
+                top = sorted(probs.items(), key=lambda kv: -kv[1])[
+                    : int(body.get("top_logprobs") or 5)
+                ]
+                first = FIRST_TOKEN[reply]
+                logprobs = [
+                    {
+                        "token": first,
+                        "logprob": math.log(probs[first]),
+                        "bytes": list(first.encode()),
+                        "top_logprobs": [
+                            {"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+                            for t, p in top
+                        ],
+                    }
+                ]
+                rest = reply[len(first) :]
+                if rest:
+                    logprobs.append(
+                        {
+                            "token": rest,
+                            "logprob": -0.01,
+                            "bytes": list(rest.encode()),
+                            "top_logprobs": [
+                                {"token": rest, "logprob": -0.01, "bytes": list(rest.encode())}
+                            ],
+                        }
+                    )
+            self._send(200, _completion(reply, model=model, logprobs=logprobs, prompt=prompt))
+
+    return Handler
+
+
+def start_server(
+    latency_s: float = 0.0, script: Any = None, port: int = 0
+) -> tuple[str, Controller]:
+    """Start the server on 127.0.0.1 in a daemon thread; returns (base_url ending in /v1, ctl)."""
+    ctl = Controller(latency_s=latency_s, script=script)
+    server = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(ctl))
+    server.daemon_threads = True
+    ctl.server = server
+    ctl.thread = threading.Thread(target=server.serve_forever, name="llm-server", daemon=True)
+    ctl.thread.start()
+    host, bound_port = server.server_address[:2]
+    return f"http://{host}:{bound_port}/v1", ctl
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    base_url, ctl = start_server(latency_s=args.latency, port=args.port)
+    print(f"serving OpenAI chat-completions at {base_url} (Ctrl-C to stop)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        ctl.stop()
+
+
+if __name__ == "__main__":
+    main()
