@@ -68,7 +68,7 @@ def labelling_progress(*, project: Project, user) -> dict:
         .values("labels_saved", "project__claims_complete")
         .first()
     ) or {"labels_saved": 0, "project__claims_complete": 0}
-    key = f"labelling:claims-total:{project.pk}"
+    key = f"labelling:claims-total:{project.pk}:{project.created_at.timestamp()}"
     total = cache.get(key)
     if total is None:
         total = Claim.objects.filter(project=project, answer__abstention=False).count()

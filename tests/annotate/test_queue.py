@@ -29,6 +29,11 @@ from tests.factories import (
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def seeded_project(*, answers=6, claims_per_answer=3, **project_fields) -> Project:
     """A project whose claims carry the real seeded queue keys, imported answer by answer."""
     project = ProjectFactory(**project_fields)
@@ -95,7 +100,8 @@ def test_a_reserved_claim_that_needs_one_label_goes_to_nobody_else_until_it_expi
     alice, bob = analyst(project), analyst(project)
     a_claim = claim_next_for_user(project=project, user=alice)
     b_claim = claim_next_for_user(project=project, user=bob)
-    assert b_claim is not None and b_claim != a_claim
+    assert b_claim is not None
+    assert b_claim != a_claim
     carol = analyst(project)
     assert claim_next_for_user(project=project, user=carol) is None  # both held
     # Alice walks away: her reservation expires and the claim goes to Carol.

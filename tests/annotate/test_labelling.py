@@ -1,0 +1,308 @@
+"""The labelling screen's views, with and without htmx, and blind labelling."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotate.models import Claim, Label, Reservation, Verdict
+from annotate.services.labels import label_save
+from tests.factories import (
+    AnswerFactory,
+    ClaimFactory,
+    JudgeRunFactory,
+    JudgeVerdictFactory,
+    MembershipFactory,
+    PassageFactory,
+    ProjectFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+EMOJI_PASSAGE = "Card refunds 💳 are paid within 14 days. Cash refunds are not offered."
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def build(**project_fields):
+    """One answer with two claims (the first spanning its sentence) and a two-passage pile."""
+    project = ProjectFactory(**project_fields)
+    answer = AnswerFactory(
+        project=project,
+        question="How are refunds paid?",
+        text="Refunds go to the card within 14 days. Cash is not refunded.",
+    )
+    second = PassageFactory(answer=answer, rank=2, title="Cash policy", text="No cash back.")
+    first = PassageFactory(answer=answer, rank=1, title="Card policy", text=EMOJI_PASSAGE)
+    claims = [
+        ClaimFactory(
+            answer=answer,
+            text="Refunds go to the card within 14 days.",
+            position=0,
+            span_start=0,
+            span_end=38,
+            queue_key=10,
+        ),
+        ClaimFactory(answer=answer, text="Cash is not refunded.", position=1, queue_key=20),
+    ]
+    user = UserFactory()
+    MembershipFactory(project=project, user=user)
+    return project, user, claims, (first, second)
+
+
+def logged_in(client, user):
+    client.force_login(user)
+    return client
+
+
+def save_url(project, claim):
+    return reverse("annotate:label-save", args=[project.slug, claim.pk])
+
+
+def test_screen_shows_question_highlighted_claim_and_pile_in_rank_order(client):
+    project, user, claims, (first, second) = build()
+    response = logged_in(client, user).get(reverse("annotate:label-next", args=[project.slug]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" in html
+    assert "How are refunds paid?" in html
+    assert '<mark class="claim-mark">Refunds go to the card within 14 days.</mark>' in html
+    assert html.index("Card policy") < html.index("Cash policy")  # rank 1 before rank 2
+    assert 'method="post"' in html
+    assert 'dir="auto"' in html
+    assert Reservation.objects.filter(user=user, claim=claims[0]).exists()
+
+
+def test_screen_with_htmx_returns_only_the_screen_partial(client):
+    project, user, claims, _ = build()
+    response = logged_in(client, user).get(
+        reverse("annotate:label-next", args=[project.slug]), **HTMX
+    )
+    html = response.content.decode().strip()
+    assert html.startswith('<div id="screen"')
+    assert "<html" not in html
+    assert "Refunds go to the card within 14 days." in html
+
+
+def test_save_without_htmx_stores_the_quote_after_an_emoji_and_redirects(client):
+    project, user, claims, (first, _) = build()
+    quote = "are paid within 14 days."
+    # The browser counts the card emoji as two UTF-16 units.
+    utf16_start = len(EMOJI_PASSAGE[: EMOJI_PASSAGE.index(quote)].encode("utf-16-le")) // 2
+    response = logged_in(client, user).post(
+        save_url(project, claims[0]),
+        {
+            "verdict": "SUPPORTED",
+            "passage": first.pk,
+            "start_utf16": utf16_start,
+            "end_utf16": utf16_start + len(quote),
+            "quote": quote,
+            "note": "clear",
+        },
+    )
+    assert response.status_code == 302
+    assert response["Location"].endswith(f"/label/?saved={claims[0].pk}")
+    label = Label.objects.get(claim=claims[0], annotator=user)
+    assert label.evidence_quote == quote
+    assert EMOJI_PASSAGE[label.evidence_start : label.evidence_end] == quote
+    assert label.evidence_start == utf16_start - 1
+    follow = client.get(response["Location"]).content.decode()
+    assert "Saved" in follow
+    assert "Cash is not refunded." in follow  # the next claim
+
+
+def test_save_with_htmx_returns_the_next_claim_and_triggers_label_saved(client):
+    project, user, claims, _ = build()
+    client = logged_in(client, user)
+    client.get(reverse("annotate:label-next", args=[project.slug]))
+    response = client.post(save_url(project, claims[0]), {"verdict": "NOT_IN_PILE"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.strip().startswith('<div id="screen"')
+    assert "Cash is not refunded." in html
+    assert 'data-testid="my-count">1<' in html
+    assert "labelSaved" in json.loads(response["HX-Trigger"])
+    assert response["HX-Push-Url"] == reverse("annotate:label-next", args=[project.slug])
+
+
+@pytest.mark.parametrize(("headers", "status"), [({}, 422), (HTMX, 200)])
+def test_supported_without_a_quote_is_refused_and_the_choice_kept(client, headers, status):
+    project, user, claims, _ = build()
+    response = logged_in(client, user).post(
+        save_url(project, claims[0]), {"verdict": "SUPPORTED", "note": "my note"}, **headers
+    )
+    html = response.content.decode()
+    assert response.status_code == status
+    assert "needs a quote" in html
+    assert 'value="SUPPORTED" checked' in html
+    assert "my note" in html
+    assert not Label.objects.exists()
+
+
+def test_supported_without_a_quote_is_accepted_when_the_project_does_not_require_one(client):
+    project, user, claims, _ = build(quote_required=False)
+    response = logged_in(client, user).post(save_url(project, claims[0]), {"verdict": "SUPPORTED"})
+    assert response.status_code == 302
+    assert Label.objects.get().verdict == Verdict.SUPPORTED
+
+
+def test_a_quote_not_in_the_passage_is_refused_with_the_reason(client):
+    project, user, claims, (first, _) = build()
+    response = logged_in(client, user).post(
+        save_url(project, claims[0]),
+        {"verdict": "CONTRADICTED", "passage": first.pk, "quote": "within 30 days"},
+        **HTMX,
+    )
+    assert "does not contain the quote" in response.content.decode()
+    assert not Label.objects.exists()
+
+
+def test_typed_quote_without_offsets_is_located_in_the_passage(client):
+    project, user, claims, (first, _) = build()
+    logged_in(client, user).post(
+        save_url(project, claims[1]),
+        {"verdict": "CONTRADICTED", "passage": first.pk, "quote": "Cash refunds are not offered."},
+    )
+    label = Label.objects.get()
+    assert EMOJI_PASSAGE[label.evidence_start : label.evidence_end] == label.evidence_quote
+
+
+def test_undo_with_htmx_shows_the_undone_claim_again(client):
+    project, user, claims, _ = build()
+    client = logged_in(client, user)
+    client.post(save_url(project, claims[0]), {"verdict": "NOT_IN_PILE"}, **HTMX)
+    response = client.post(reverse("annotate:label-undo", args=[project.slug]), **HTMX)
+    html = response.content.decode()
+    assert "Your last save is undone." in html
+    assert f'data-claim-id="{claims[0].pk}"' in html
+    assert not Label.objects.exists()
+    assert Reservation.objects.filter(user=user, claim=claims[0]).exists()
+
+
+def test_undo_without_htmx_redirects_to_the_undone_claim(client):
+    project, user, claims, _ = build()
+    client = logged_in(client, user)
+    client.post(save_url(project, claims[0]), {"verdict": "NOT_IN_PILE"})
+    response = client.post(reverse("annotate:label-undo", args=[project.slug]))
+    assert response.status_code == 302
+    assert response["Location"] == reverse(
+        "annotate:label-claim", args=[project.slug, claims[0].pk]
+    )
+    nothing = client.post(reverse("annotate:label-undo", args=[project.slug]), follow=True)
+    assert "no save of yours to undo" in nothing.content.decode()
+
+
+def test_moving_within_the_answer_and_labelling_off_queue_is_recorded(client):
+    project, user, claims, _ = build()
+    client = logged_in(client, user)
+    first = client.get(reverse("annotate:label-next", args=[project.slug])).content.decode()
+    claim_url = reverse("annotate:label-claim", args=[project.slug, claims[1].pk])
+    assert f'id="claim-next" href="{claim_url}"' in first
+    second = client.get(claim_url, **HTMX).content.decode()
+    assert "Claim 2 of 2" in second
+    assert 'id="claim-prev"' in second
+    client.post(save_url(project, claims[1]), {"verdict": "NOT_IN_PILE"})
+    assert Label.objects.get(claim=claims[1]).stratum == {"outside_queue": True}
+
+
+def test_empty_queue_says_so(client):
+    project, user, claims, _ = build()
+    Claim.objects.filter(pk__in=[c.pk for c in claims]).update(labels_required=1)
+    other = UserFactory()
+    MembershipFactory(project=project, user=other)
+    for claim in claims:
+        label_save(claim=claim, annotator=other, verdict=Verdict.NOT_IN_PILE)
+    html = logged_in(client, user).get(reverse("annotate:label-next", args=[project.slug]))
+    assert "Your queue is empty" in html.content.decode()
+    assert "2 of 2" in html.content.decode()
+
+
+def test_outsiders_get_404(client):
+    project, _, claims, _ = build()
+    stranger = UserFactory()
+    client = logged_in(client, stranger)
+    assert client.get(reverse("annotate:label-next", args=[project.slug])).status_code == 404
+    assert client.post(save_url(project, claims[0]), {"verdict": "NOT_IN_PILE"}).status_code == 404
+
+
+# Blind labelling ---------------------------------------------------------------------------
+
+JUDGE_NAME = "oracle-judge-5531"
+COLLEAGUE_NOTE = "colleague-note-zebra-7781"
+
+
+def blind_setup(*, reveal_after_save: bool):
+    project, user, claims, _ = build(reveal_after_save=reveal_after_save)
+    claim = claims[0]
+    Claim.objects.filter(pk=claim.pk).update(labels_required=2)
+    run = JudgeRunFactory(judge__project=project, judge__name=JUDGE_NAME, project=project)
+    JudgeVerdictFactory(run=run, claim=claim, verdict=Verdict.CONTRADICTED, confidence=0.1234)
+    colleague = UserFactory(username="colleague-walrus")
+    MembershipFactory(project=project, user=colleague)
+    label_save(claim=claim, annotator=colleague, verdict=Verdict.NOT_IN_PILE, note=COLLEAGUE_NOTE)
+    return project, user, claim
+
+
+SECRETS = (JUDGE_NAME, COLLEAGUE_NOTE, "colleague-walrus", "0.12")
+
+
+def analyst_pages_before_saving(client, project, claim):
+    answer = claim.answer
+    yield client.get(reverse("annotate:label-next", args=[project.slug]))
+    yield client.get(reverse("annotate:label-next", args=[project.slug]), **HTMX)
+    yield client.get(reverse("annotate:label-claim", args=[project.slug, claim.pk]))
+    yield client.get(reverse("annotate:label-claim", args=[project.slug, claim.pk]), **HTMX)
+    yield client.post(save_url(project, claim), {"verdict": "SUPPORTED"}, **HTMX)  # refused
+    yield client.post(save_url(project, claim), {"verdict": "SUPPORTED"})  # refused
+    yield client.get(reverse("annotate:project-detail", args=[project.slug]))
+    yield client.get(reverse("annotate:answer-detail", args=[project.slug, answer.pk]))
+
+
+@pytest.mark.parametrize("reveal_after_save", [False, True])
+def test_analyst_pages_never_show_judge_or_colleague_before_saving(client, reveal_after_save):
+    project, user, claim = blind_setup(reveal_after_save=reveal_after_save)
+    client = logged_in(client, user)
+    for response in analyst_pages_before_saving(client, project, claim):
+        assert response.status_code in (200, 422)
+        html = response.content.decode()
+        assert "Refunds go to the card" in html or "Answers" in html  # a real page
+        for secret in SECRETS:
+            assert secret not in html, f"{response.request['PATH_INFO']} shows {secret!r}"
+    assert not Label.objects.filter(annotator=user).exists()
+
+
+def test_after_saving_the_judge_and_colleague_are_revealed_when_the_project_says_so(client):
+    project, user, claim = blind_setup(reveal_after_save=True)
+    client = logged_in(client, user)
+    saved = client.post(
+        save_url(project, claim), {"verdict": "NOT_IN_PILE"}, **HTMX
+    ).content.decode()
+    assert JUDGE_NAME in saved
+    assert COLLEAGUE_NOTE in saved
+    again = client.get(
+        reverse("annotate:label-claim", args=[project.slug, claim.pk])
+    ).content.decode()
+    assert JUDGE_NAME in again
+    assert "colleague-walrus" in again
+    assert "0.12" in again
+
+
+def test_after_saving_nothing_is_revealed_by_default(client):
+    project, user, claim = blind_setup(reveal_after_save=False)
+    client = logged_in(client, user)
+    responses = [
+        client.post(save_url(project, claim), {"verdict": "NOT_IN_PILE"}, **HTMX),
+        client.get(reverse("annotate:label-claim", args=[project.slug, claim.pk])),
+        client.get(f"{reverse('annotate:label-next', args=[project.slug])}?saved={claim.pk}"),
+    ]
+    assert Label.objects.filter(annotator=user).exists()
+    for response in responses:
+        html = response.content.decode()
+        for secret in SECRETS:
+            assert secret not in html
