@@ -82,7 +82,7 @@ class FieldReader:
             return default if not required else None
         if kind == "id":
             value = str(value)
-            if not value.strip():
+            if required and not value.strip():
                 self.fail(path, "must not be empty")
                 return None
         if max_length is not None and isinstance(value, str) and len(value) > max_length:

@@ -364,6 +364,8 @@ def native_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | No
         record = csv_row_decode(
             record, structured=CSV_STRUCTURED, booleans=CSV_BOOLEANS, reader=reader
         )
+        if reader.issues:
+            return None, reader
     if not reader.check(record, "", "object"):
         return None, reader
     external_id = reader.get(record, "id", "", "id", max_length=200)

@@ -47,6 +47,8 @@ def ragas_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | Non
     record = raw.value
     if raw.from_csv:
         record = csv_row_decode(record, structured=CSV_STRUCTURED, reader=reader)
+        if reader.issues:
+            return None, reader
     if not reader.check(record, "", "object"):
         return None, reader
     question = reader.get(record, _alias(record, "question"), "", "string")

@@ -73,6 +73,8 @@ def ragchecker_parse(
     record = raw.value
     if raw.from_csv:
         record = csv_row_decode(record, structured=CSV_STRUCTURED, reader=reader)
+        if reader.issues:
+            return None, reader
     if not reader.check(record, "", "object"):
         return None, reader
     external_id = reader.get(record, "query_id", "", "id", max_length=200)

@@ -79,9 +79,9 @@ def _jsonl(stream: TextIO, issues: IssueLog) -> Iterator[RawRecord]:
             continue
         location = f"line {number}"
         try:
-            value = json.loads(line)
-        except ValueError as error:
-            issues.add(location, "", f"bad JSON: {error}")
+            value = json.loads(line.rstrip("\r\n"))
+        except json.JSONDecodeError as error:
+            issues.add(location, "", f"bad JSON: {error.msg} (column {error.colno})")
             continue
         yield RawRecord(location, value)
 
