@@ -815,7 +815,7 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
             .sort_values(ascending=False)
             .index.tolist()
         )
-        for number, (model, prompt_version) in enumerate(keys or [None]):
+        for number, (model, prompt_version) in enumerate(keys or [(None, None)]):
             progress(
                 0.66 + 0.3 * number / max(len(keys), 1),
                 f"auditing {judge.name} {model or ''} {prompt_version or ''}".strip(),

@@ -1,5 +1,17 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from metrics import views
 
 app_name = "metrics"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("p/<slug:slug>/dashboard/", views.dashboard, name="dashboard"),
+    path("p/<slug:slug>/dashboard/recompute/", views.recompute, name="recompute"),
+    path(
+        "p/<slug:slug>/dashboard/snapshots/<int:snapshot_id>/progress/",
+        views.snapshot_progress,
+        name="snapshot-progress",
+    ),
+    path("p/<slug:slug>/dashboard/report.json", views.report_download, name="report-download"),
+    path("p/<slug:slug>/dashboard/audit-card/", views.audit_card_download, name="audit-card"),
+]

@@ -1,0 +1,61 @@
+import json
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.models import Project
+from metrics import selectors
+from metrics.services import report_compute, report_public
+
+
+def project_and_judge(slug: str, judge_name: str | None):
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        raise CommandError(f"no project with slug {slug!r}")
+    judge = None
+    if judge_name:
+        judge = selectors.judge_get_by_name(project=project, name=judge_name)
+        if judge is None:
+            names = ", ".join(
+                selectors.judges_for_project(project=project).values_list("name", flat=True)
+            )
+            raise CommandError(
+                f"project {slug!r} has no judge named {judge_name!r} (judges: {names or 'none'})"
+            )
+    return project, judge
+
+
+def write_output(text: str, path: str | None, stdout) -> None:
+    """Write to `path` in one go (nothing half-written on error), or to stdout."""
+    if not path:
+        stdout.write(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise CommandError(f"cannot write {path}: {error.strerror}") from None
+
+
+class Command(BaseCommand):
+    help = "Compute a project's report now (gold rates, and a judge's audit with --judge) as JSON."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--judge", help="judge name: adds its audit (every instrument)")
+        parser.add_argument("--format", choices=["json"], default="json")
+        parser.add_argument("--output", help="file to write; default standard output")
+
+    def handle(self, *args, **opts):
+        project, judge = project_and_judge(opts["project"], opts["judge"])
+
+        def progress(fraction: float, stage: str) -> None:
+            sys.stderr.write(f"\r{100 * fraction:5.1f}%  {stage[:60]:<60}")
+            sys.stderr.flush()
+
+        report = report_public(report_compute(project=project, judge=judge, progress=progress))
+        sys.stderr.write("\n")
+        text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        write_output(text, opts["output"], self.stdout)
+        if opts["output"]:
+            self.stderr.write(f"report of {project.slug} written to {opts['output']}")

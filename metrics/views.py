@@ -1,0 +1,224 @@
+"""The dashboard: reads the stored report snapshot, never recounts on page load."""
+
+import csv
+import io
+import json
+
+from django import forms
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from annotate.access import project_view
+from annotate.models import Role
+from metrics import charts, selectors
+from metrics.models import ReportSnapshot
+from metrics.services import (
+    DEFAULT_ALPHA,
+    audit_card,
+    audit_card_rows,
+    crc_from_inputs,
+    report_public,
+    snapshot_request,
+)
+
+NO_JUDGE = "none"
+
+
+class DashboardForm(forms.Form):
+    judge = forms.CharField(required=False)
+    alpha = forms.FloatField(required=False, min_value=0.001, max_value=0.999)
+    instrument = forms.IntegerField(required=False, min_value=0)
+
+
+class AuditCardForm(forms.Form):
+    judge = forms.CharField(required=False)
+    instrument = forms.IntegerField(required=False, min_value=0)
+    format = forms.ChoiceField(choices=[("json", "JSON"), ("csv", "CSV")], required=False)
+
+
+def _judge_from(project, value: str | None):
+    """The judge named by the `judge` parameter: an id, "none" for none, empty for the default."""
+    if value == NO_JUDGE:
+        return None
+    if value:
+        return selectors.judge_get_for_project(project=project, judge_id=value)
+    return selectors.judge_default_for_project(project=project)
+
+
+def _judge_param(judge) -> str:
+    return str(judge.pk) if judge is not None else NO_JUDGE
+
+
+def _dashboard_context(project, judge, alpha: float | None, instrument: int) -> dict:
+    snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
+    report = snapshot.data if snapshot else None
+    context = {
+        "snapshot": snapshot,
+        "report": report,
+        "pending": selectors.snapshot_unfinished(project=project, judge=judge),
+        "failed": selectors.snapshot_latest_failed_after(
+            project=project, judge=judge, after=snapshot
+        ),
+        "labels_since": selectors.labels_since_count(
+            project=project, since_id=snapshot.labels_at_compute
+        )
+        if snapshot
+        else 0,
+        "alpha": alpha if alpha is not None else DEFAULT_ALPHA,
+    }
+    if report and report.get("judge"):
+        instruments = report.get("instruments") or [report["judge"]]
+        instrument = min(instrument, len(instruments) - 1)
+        block = instruments[instrument]
+        crc = block["crc"]
+        if alpha is not None and abs(alpha - crc["alpha"]) > 1e-12:
+            inputs = (report.get("_instrument_crc_inputs") or [{}] * len(instruments))[instrument]
+            crc = crc_from_inputs(inputs, alpha=alpha)
+        context.update(
+            {
+                "instruments": instruments,
+                "instrument_index": instrument,
+                "audit": block,
+                "crc": crc,
+                "confusion_svg": charts.confusion_heatmap(block["confusion"]),
+                "confusion_rows": list(
+                    zip(block["confusion"]["labels"], block["confusion"]["matrix"], strict=True)
+                ),
+                "reliability_svg": charts.reliability_diagram(block["calibration"]["bins"]),
+                "frontier_svg": charts.frontier_chart(block["frontier"], crc["lambda_hat"]),
+                "estimates": [
+                    (
+                        "gold_only_faithfulness",
+                        "Gold only (audit sample)",
+                        block["gold_only_faithfulness"],
+                    ),
+                    (
+                        "debiased_faithfulness",
+                        "Rogan–Gladen (debiased)",
+                        block["debiased_faithfulness"],
+                    ),
+                    ("ppi_faithfulness", "PPI++ (prediction-powered)", block["ppi_faithfulness"]),
+                ],
+            }
+        )
+    return context
+
+
+@require_GET
+@project_view(Role.LEAD)
+def dashboard(request, project, membership):
+    form = DashboardForm(request.GET)
+    if not form.is_valid():
+        raise Http404("Bad dashboard parameters.")
+    judge = _judge_from(project, form.cleaned_data["judge"])
+    context = {
+        "project": project,
+        "membership": membership,
+        "judge": judge,
+        "judge_param": _judge_param(judge),
+        "judges": selectors.judges_for_project(project=project),
+        "form": form,
+        **_dashboard_context(
+            project, judge, form.cleaned_data["alpha"], form.cleaned_data["instrument"] or 0
+        ),
+    }
+    template = "metrics/dashboard.html"
+    if request.htmx and request.htmx.target == "crc":
+        template += "#crc"
+    elif request.htmx:
+        template += "#report"
+    return render(request, template, context)
+
+
+@require_POST
+@project_view(Role.LEAD)
+def recompute(request, project, membership):
+    judge = _judge_from(project, request.POST.get("judge"))
+    snapshot = snapshot_request(project=project, judge=judge)
+    if request.htmx:
+        snapshot.refresh_from_db()
+        return render(
+            request,
+            "metrics/dashboard.html#progress",
+            {"project": project, "pending": snapshot, "judge_param": _judge_param(judge)},
+        )
+    return redirect(
+        f"{reverse('metrics:dashboard', args=[project.slug])}?judge={_judge_param(judge)}"
+    )
+
+
+@require_GET
+@project_view(Role.LEAD)
+def snapshot_progress(request, project, membership, snapshot_id: int):
+    snapshot = selectors.snapshot_get_for_project(project=project, snapshot_id=snapshot_id)
+    context = {
+        "project": project,
+        "membership": membership,
+        "pending": snapshot,
+        "judge_param": _judge_param(snapshot.judge),
+    }
+    if not request.htmx:
+        return render(request, "metrics/snapshot_progress.html", context)
+    finished = snapshot.status in (ReportSnapshot.Status.DONE, ReportSnapshot.Status.FAILED)
+    response = render(request, "metrics/dashboard.html#progress", context)
+    if not finished:
+        return response
+    stop = HttpResponseStopPolling(response.content)
+    if snapshot.status == ReportSnapshot.Status.DONE:
+        stop["HX-Refresh"] = "true"  # reload the page to show the new report
+    return stop
+
+
+def _filename(project, judge, kind: str, extension: str) -> str:
+    judge_part = f"-{judge.name}" if judge is not None else ""
+    stamp = timezone.now().strftime("%Y%m%d")
+    return f"{kind}-{project.slug}{judge_part}-{stamp}.{extension}".replace(" ", "_")
+
+
+@require_GET
+@project_view(Role.LEAD)
+def report_download(request, project, membership):
+    judge = _judge_from(project, request.GET.get("judge"))
+    snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
+    if snapshot is None:
+        raise Http404("No report has been computed yet: press Recompute on the dashboard.")
+    response = JsonResponse(report_public(snapshot.data), json_dumps_params={"indent": 2})
+    filename = _filename(project, judge, "report", "json")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@require_GET
+@project_view(Role.LEAD)
+def audit_card_download(request, project, membership):
+    form = AuditCardForm(request.GET)
+    if not form.is_valid():
+        raise Http404("Bad audit card parameters.")
+    judge = _judge_from(project, form.cleaned_data["judge"])
+    if judge is None:
+        raise Http404("An audit card belongs to a judge: choose one.")
+    snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
+    if snapshot is None or not snapshot.data.get("judge"):
+        raise Http404("No report of this judge has been computed yet: press Recompute.")
+    instruments = snapshot.data.get("instruments") or [snapshot.data["judge"]]
+    index = min(form.cleaned_data["instrument"] or 0, len(instruments) - 1)
+    card = audit_card(report=snapshot.data, instrument=index)
+    if (form.cleaned_data["format"] or "json") == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(["field", "value"])
+        writer.writerows(audit_card_rows(card))
+        response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+        extension = "csv"
+    else:
+        response = HttpResponse(
+            json.dumps(card, indent=2, ensure_ascii=False), content_type="application/json"
+        )
+        extension = "json"
+    filename = _filename(project, judge, "audit-card", extension)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

@@ -1,0 +1,384 @@
+"""The report against a planted project: every figure recomputed here from the planted lists.
+
+Expected values come from hand counts and formulas written in this file (Wilson, Rogan–Gladen,
+PPI++ in closed form, ECE); `metrics.stats` is only used where the test checks that the report
+passed it the right arrays (the calibrators, the CRC cut, Lang–Reiczigel), with inputs built here.
+"""
+
+import json
+import math
+
+import krippendorff
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from metrics import stats
+from metrics.services import report_compute, report_public
+from tests.factories import JudgeFactory, ProjectFactory
+from tests.metrics.factories_report import (
+    A_DIFF,
+    B_DIFF,
+    CANARY,
+    CONF,
+    GOLD,
+    JUDGE,
+    REST,
+    REST_CONF,
+    TAGS,
+    add_second_instrument,
+    build_planted_project,
+)
+
+pytestmark = pytest.mark.django_db
+S, C, N = "SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"
+Z = 1.959963984540054
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    p = k / n
+    centre = (p + Z**2 / (2 * n)) / (1 + Z**2 / n)
+    half = Z / (1 + Z**2 / n) * math.sqrt(p * (1 - p) / n + Z**2 / (4 * n**2))
+    return centre - half, centre + half
+
+
+def assert_rate(block: dict, k: int, n: int) -> None:
+    assert block["numerator"] == k
+    assert block["denominator"] == n
+    assert block["value"] == pytest.approx(k / n)
+    assert block["ci"] == pytest.approx(wilson(k, n), abs=1e-9)
+
+
+@pytest.fixture
+def planted():
+    return build_planted_project()
+
+
+@pytest.fixture
+def report(planted):
+    return report_compute(project=planted.project, judge=planted.judge)
+
+
+def test_report_top_level_keys_and_valid_json(report):
+    required = {
+        "project", "computed_at", "claims", "faithfulness", "contradiction_rate",
+        "answers_with_unsupported_rate", "abstention", "coverage", "citation_accuracy",
+        "by_risk_category", "by_tag", "method", "judge", "labels_at_compute",
+    }  # fmt: skip
+    assert required <= set(report)
+    assert {"pooled", "mean_per_answer"} <= set(report["faithfulness"])
+    judge_keys = {
+        "name", "prompt_version", "n_audited", "confusion", "agreement", "kappa", "sensitivity",
+        "specificity", "naive_faithfulness", "debiased_faithfulness", "ppi_faithfulness",
+        "gold_only_faithfulness", "headline_estimate", "ece", "crc",
+    }  # fmt: skip
+    assert judge_keys <= set(report["judge"])
+    assert set(report["judge"]["sensitivity"]) >= {"value", "ci", "n"}
+    assert set(report["judge"]["debiased_faithfulness"]) >= {"value", "ci", "method"}
+    assert set(report["judge"]["ppi_faithfulness"]) >= {"value", "ci", "lambda"}
+    assert set(report["judge"]["gold_only_faithfulness"]) >= {"value", "ci", "n"}
+    assert set(report["judge"]["ece"]) == {"raw", "platt", "isotonic"}
+    assert set(report["judge"]["crc"]) >= {
+        "alpha",
+        "lambda_hat",
+        "retained",
+        "realized_false_claim_rate",
+    }
+    json.dumps(report, allow_nan=False)
+    assert not any(key.startswith("_") for key in report_public(report))
+
+
+def test_report_gold_claim_rates(report):
+    n = len(GOLD)
+    assert report["claims"]["SUPPORTED"] == GOLD.count(S) == 29
+    assert report["claims"]["CONTRADICTED"] == GOLD.count(C)
+    assert report["claims"]["NOT_IN_PILE"] == GOLD.count(N)
+    assert report["claims"]["total"] == n
+    # Claims of the two abstention answers are counted apart, never as failures.
+    assert report["claims"]["in_abstentions"] == 2
+    assert report["claims"]["without_gold"] == len(REST)
+    assert_rate(report["faithfulness"]["pooled"], GOLD.count(S), n)
+    assert_rate(report["contradiction_rate"], GOLD.count(C), n)
+    assert_rate(report["not_in_pile_rate"], GOLD.count(N), n)
+    per_answer = [GOLD[i : i + 4].count(S) / 4 for i in range(0, n, 4)]
+    assert report["faithfulness"]["mean_per_answer"]["value"] == pytest.approx(np.mean(per_answer))
+    unsupported = sum(1 for i in range(0, n, 4) if GOLD[i : i + 4].count(S) < 4)
+    assert_rate(report["answers_with_unsupported_rate"], unsupported, 10)
+    assert "29 claims" not in report["method"]["faithfulness"]
+    assert "across 40 claims in 10 answers" in report["method"]["faithfulness"]
+
+
+def test_report_abstention_split_by_answerable(report):
+    abst = report["abstention"]
+    assert abst["abstentions"] == 2
+    assert abst["answers"] == 17
+    assert_rate(abst["rate"], 2, 17)
+    # Answers a0..a14: index % 3 == 0 answerable, 1 unanswerable, 2 unknown; x0, x1 abstain.
+    answerable = sum(1 for i in range(15) if i % 3 == 0) + 1
+    unanswerable = sum(1 for i in range(15) if i % 3 == 1) + 1
+    assert_rate(abst["by_answerable"]["answerable"], 1, answerable)
+    assert_rate(abst["by_answerable"]["unanswerable"], 1, unanswerable)
+    assert abst["by_answerable"]["unknown"]["numerator"] == 0
+    assert abst["by_answerable"]["unknown"]["denominator"] == 5
+
+
+def test_report_coverage_citation_and_self_knowledge(report):
+    # Facts: two in each of answers 0 and 1; only claim 0's quote (chars 0–20) overlaps one.
+    coverage = report["coverage"]
+    assert coverage["numerator"] == 1
+    assert coverage["denominator"] == 4
+    faith = GOLD.count(S) / 40
+    assert coverage["f1"] == pytest.approx(2 * faith * 0.25 / (faith + 0.25))
+    # Cited claims 0, 1, 3, 5; the citation run says SUPPORTED for 0, 1, 3.
+    citation = report["citation_accuracy"]
+    assert citation["status"] == "measured"
+    assert citation["cited_claims"] == 4
+    assert_rate(citation, 3, 4)
+    # Unfaithful gold claims marked: 3 yes, 6 no, 9 no, 12 yes (18 is "unknown").
+    knowledge = report["self_knowledge"]
+    assert_rate(knowledge["self_knowledge"], 2, 40)
+    assert_rate(knowledge["hallucination"], 2, 40)
+    assert knowledge["unfaithful_claims"] == 40 - GOLD.count(S)
+    assert knowledge["unmarked"] == knowledge["unfaithful_claims"] - 4
+
+
+def test_report_by_risk_category_and_tag(report):
+    health, legal = GOLD[:20], GOLD[20:]
+    assert_rate(report["by_risk_category"]["health"]["faithfulness"]["pooled"], health.count(S), 20)
+    assert_rate(report["by_risk_category"]["legal"]["faithfulness"]["pooled"], legal.count(S), 20)
+    assert_rate(report["by_risk_category"]["legal"]["contradiction_rate"], legal.count(C), 20)
+    none = report["by_risk_category"]["none"]
+    assert none["claims"]["total"] == 0
+    assert none["faithfulness"]["pooled"]["value"] is None
+    assert_rate(none["abstention"]["rate"], 2, 7)
+    assert report["by_risk_category"]["health"]["coverage"]["denominator"] == 4
+    for tag in ("numeric", "negation", "multi-part"):
+        indices = [i for i, tags in TAGS.items() if tag in tags]
+        verdicts = [GOLD[i] for i in indices]
+        block = report["by_tag"][tag]
+        assert block["claims"]["total"] == len(indices)
+        assert_rate(block["faithfulness"]["pooled"], verdicts.count(S), len(indices))
+        assert_rate(block["not_in_pile_rate"], verdicts.count(N), len(indices))
+
+
+def test_report_analysts_alpha_agreement_and_kappas(report):
+    a = [A_DIFF.get(i, GOLD[i]) for i in range(40)]
+    b = [B_DIFF.get(i, GOLD[i]) for i in range(20)]
+    code = {S: 0, C: 1, N: 2}
+    matrix = np.array([[code[v] for v in a[:20]], [code[v] for v in b]], dtype=float)
+    expected_alpha = krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
+    analysts = report["analysts"]
+    assert analysts["krippendorff_alpha"] == pytest.approx(expected_alpha)
+    rows = {row["annotator"]: row for row in analysts["per_analyst"]}
+    assert rows["ana"]["n"] == 40
+    assert rows["ana"]["agreement"] == pytest.approx(36 / 40)
+    assert rows["ana"]["kappa"] == pytest.approx(cohen_kappa_score(a, GOLD))
+    assert rows["bob"]["agreement"] == pytest.approx(17 / 20)
+    pair = analysts["pairwise"][0]
+    assert pair["n"] == 20
+    assert pair["kappa"] == pytest.approx(cohen_kappa_score(a[:20], b))
+    assert analysts["human_human_kappa"] == pytest.approx(cohen_kappa_score(a[:20], b))
+
+
+def _judge_expectations():
+    """The judge's newest parseable verdicts: claim 2's newer run, claim 1's older verdict."""
+    gold = np.array(GOLD)
+    judge = np.array(JUDGE)
+    return gold, judge
+
+
+def test_report_judge_confusion_agreement_and_asymmetry(report):
+    gold, judge = _judge_expectations()
+    block = report["judge"]
+    assert block["name"] == "lenient"
+    assert block["prompt_version"] == "p-1"
+    assert block["model"] == "m-1"
+    assert block["n_audited"] == 40
+    assert block["n_judged"] == 60
+    assert block["unparseable"] == 1
+    order = [S, C, N]
+    expected = [[int(np.sum((gold == g) & (judge == j))) for j in order] for g in order]
+    assert block["confusion"]["matrix"] == expected
+    agree = int(np.sum(gold == judge))
+    assert block["agreement"] == pytest.approx(agree / 40)
+    assert block["agreement_ci"] == pytest.approx(wilson(agree, 40))
+    assert block["kappa"] == pytest.approx(cohen_kappa_score(gold, judge))
+    over = int(np.sum((judge == S) & (gold != S)))
+    under = int(np.sum((judge != S) & (gold == S)))
+    assert block["asymmetry"]["judge_supported_gold_not"]["count"] == over
+    assert block["asymmetry"]["judge_supported_gold_not"]["rate"] == pytest.approx(over / 11)
+    assert block["asymmetry"]["gold_supported_judge_not"]["count"] == under
+    assert block["gold_sources"] == {"unanimous": 36, "adjudicated": 4}
+    assert block["canary"]["pass_rate"]["value"] == pytest.approx(
+        CANARY.count(N) / (len(CANARY) - 1)
+    )
+    # Agreement is 85%: no warning; the human ceiling is the analysts' pooled kappa.
+    assert block["agreement_warning"] is None
+    assert block["human_kappa_ceiling"] == report["analysts"]["human_human_kappa"]
+
+
+def test_report_judge_sensitivity_specificity_and_three_estimates(report):
+    gold, judge = _judge_expectations()
+    block = report["judge"]
+    tp = int(np.sum((gold == S) & (judge == S)))
+    pos = int(np.sum(gold == S))
+    tn = int(np.sum((gold != S) & (judge != S)))
+    neg = int(np.sum(gold != S))
+    assert block["sensitivity"]["n"] == pos
+    assert block["specificity"]["n"] == neg
+    assert block["sensitivity"]["value"] == pytest.approx(tp / pos)
+    assert block["sensitivity"]["ci"] == pytest.approx(wilson(tp, pos))
+    assert block["specificity"]["ci"] == pytest.approx(wilson(tn, neg))
+    se, sp = tp / pos, tn / neg
+    assert block["youden_j"] == pytest.approx(se + sp - 1)
+
+    judged_supported = list(JUDGE).count(S) + REST.count(S)
+    p_obs = judged_supported / 60
+    assert block["naive_faithfulness"] == pytest.approx(p_obs)
+    rg = min(max((p_obs + sp - 1) / (se + sp - 1), 0.0), 1.0)
+    assert block["debiased_faithfulness"]["value"] == pytest.approx(rg)
+    assert block["debiased_faithfulness"]["ci"] == pytest.approx(
+        stats.rogan_gladen_interval(judged_supported, 60, tp, pos, tn, neg)
+    )
+    assert "Lang–Reiczigel" in block["debiased_faithfulness"]["method"]
+
+    # PPI++ in closed form (mean estimation) on the judge's confidences.
+    y = (gold == S).astype(float)
+    fg, fr = np.array(CONF), np.array(REST_CONF)
+    n, big_n = y.size, fr.size
+    both = np.concatenate([fg, fr])
+    lam = np.mean((y - y.mean()) * (fg - fg.mean())) / ((1 + n / big_n) * np.var(both, ddof=1))
+    lam = min(max(lam, 0.0), 1.0)
+    theta = lam * fr.mean() + np.mean(y - lam * fg)
+    half = Z * math.sqrt(np.var(y - lam * fg) / n + lam**2 * np.var(fr) / big_n)
+    assert block["ppi_faithfulness"]["lambda"] == pytest.approx(lam)
+    assert block["ppi_faithfulness"]["value"] == pytest.approx(theta)
+    assert block["ppi_faithfulness"]["ci"] == pytest.approx([theta - half, theta + half])
+
+    assert block["gold_only_faithfulness"]["n"] == 40
+    assert block["gold_only_faithfulness"]["value"] == pytest.approx(pos / 40)
+    assert block["gold_only_faithfulness"]["ci"] == pytest.approx(wilson(pos, 40))
+
+    widths = {
+        key: block[key]["ci"][1] - block[key]["ci"][0]
+        for key in ("gold_only_faithfulness", "debiased_faithfulness", "ppi_faithfulness")
+    }
+    assert block["headline_estimate"] == min(widths, key=widths.get)
+    assert block["headline_reason"]
+
+
+def _ece(confidence: np.ndarray, outcome: np.ndarray) -> float:
+    """Equal-width bins (lo, hi], the first taking 0, weighted by bin size."""
+    index = np.clip(np.ceil(confidence * 10).astype(int) - 1, 0, 9)
+    total = 0.0
+    for b in range(10):
+        mask = index == b
+        if mask.any():
+            total += (
+                mask.sum() / confidence.size * abs(confidence[mask].mean() - outcome[mask].mean())
+            )
+    return total
+
+
+def test_report_calibration_out_of_fold_grouped_by_answer(report):
+    y = (np.array(GOLD) == S).astype(float)
+    conf = np.array(CONF)
+    answers = np.repeat(np.arange(10), 4)
+    block = report["judge"]
+    assert block["ece"]["raw"] == pytest.approx(_ece(conf, y))
+    for method in ("platt", "isotonic"):
+        calibrated = stats.cross_fitted_calibration(
+            conf, y, method, folds=5, seed=0, groups=answers
+        )
+        assert block["ece"][method] == pytest.approx(_ece(calibrated, y))
+    raw_bins = block["calibration"]["bins"]["raw"]
+    assert sum(row["count"] for row in raw_bins) == 40
+    assert block["calibration"]["used_for_frontier"] in ("platt", "isotonic")
+
+
+def test_report_frontier_and_crc_on_seeded_answer_split(report):
+    block = report["judge"]
+    y = np.array(GOLD) == S
+    answers = np.repeat(np.arange(10), 4)
+    method = block["calibration"]["used_for_frontier"]
+    calibrated = np.round(
+        stats.cross_fitted_calibration(
+            np.array(CONF), y.astype(float), method, folds=5, seed=0, groups=answers
+        ),
+        4,
+    )
+    # The frontier at τ = 0 keeps everything: faithfulness = the gold rate.
+    first = block["frontier"][0]
+    assert first["tau"] == 0.0
+    assert first["claims_retained"] == 40
+    assert first["faithfulness"] == pytest.approx(y.mean())
+    for row in block["frontier"]:
+        keep = calibrated >= row["tau"]
+        assert row["claims_retained"] == int(keep.sum())
+    # CRC: answers shuffled with seed 0, first half calibrates, the rest is held out.
+    calibration_answers = set(np.random.default_rng(0).permutation(np.arange(10))[:5].tolist())
+    cal = [a for a in range(10) if a in calibration_answers]
+    test = [a for a in range(10) if a not in calibration_answers]
+    lambda_hat = stats.crc_threshold(
+        [calibrated[answers == a] for a in cal], [y[answers == a] for a in cal], 0.10
+    )
+    crc = block["crc"]
+    assert crc["alpha"] == 0.10
+    assert crc["calibration_answers"] == 5
+    assert crc["test_answers"] == 5
+    if math.isinf(lambda_hat):
+        assert crc["lambda_hat"] is None
+        assert crc["retains_nothing"]
+    else:
+        assert crc["lambda_hat"] == pytest.approx(lambda_hat)
+    losses = [np.sum((calibrated[answers == a] >= lambda_hat) & ~y[answers == a]) / 4 for a in test]
+    assert crc["realized_false_claim_rate"] == pytest.approx(np.mean(losses))
+    assert crc["retained"] == int(sum(np.sum(calibrated[answers == a] >= lambda_hat) for a in test))
+    assert "expectation over the calibration draw" in crc["caveat"]
+
+
+def test_report_failures_by_tag_and_risk(report):
+    gold, judge = _judge_expectations()
+    failures = report["judge"]["failures"]
+    by_tag = {row["group"]: row for row in failures["by_tag"]}
+    numeric = [i for i, tags in TAGS.items() if "numeric" in tags]
+    assert by_tag["numeric"]["n"] == len(numeric)
+    assert by_tag["numeric"]["agreement"] == pytest.approx(np.mean(gold[numeric] == judge[numeric]))
+    by_risk = {row["group"]: row for row in failures["by_risk_category"]}
+    assert by_risk["health"]["agreement"] == pytest.approx(np.mean(gold[:20] == judge[:20]))
+    agreements = [row["agreement"] for row in failures["by_risk_category"]]
+    assert agreements == sorted(agreements)  # worst first
+
+
+def test_report_each_instrument_audited_apart(planted):
+    add_second_instrument(planted)
+    report = report_compute(project=planted.project, judge=planted.judge)
+    versions = [block["prompt_version"] for block in report["instruments"]]
+    assert versions == ["p-2", "p-1"]  # the newest instrument first, and it is `judge`
+    assert report["judge"]["prompt_version"] == "p-2"
+    assert report["judge"]["n_audited"] == 8
+    assert report["judge"]["n_judged"] == 8
+    # p-2 says SUPPORTED for claims 0–7: agreement = gold-SUPPORTED share of those, < 80%.
+    share = GOLD[:8].count(S) / 8
+    assert report["judge"]["agreement"] == pytest.approx(share)
+    assert "not measuring this project's definition" in report["judge"]["agreement_warning"]
+    assert report["instruments"][1]["n_audited"] == 40
+
+
+def test_report_empty_project_is_valid_json_with_nulls():
+    project = ProjectFactory()
+    judge = JudgeFactory(project=project)
+    report = report_compute(project=project, judge=judge)
+    text = json.dumps(report, allow_nan=False)
+    assert report["claims"]["total"] == 0
+    assert report["faithfulness"]["pooled"]["value"] is None
+    assert report["faithfulness"]["pooled"]["ci"] == [None, None]
+    assert report["coverage"]["value"] is None
+    assert not report["coverage"]["measured"]
+    assert report["citation_accuracy"]["status"] == "not measured"
+    assert "Not measured" in report["method"]["citation_accuracy"]
+    assert report["judge"]["n_audited"] == 0
+    assert report["judge"]["kappa"] is None
+    assert report["judge"]["headline_estimate"] is None
+    assert report["judge"]["crc"]["lambda_hat"] is None
+    assert "NaN" not in text
