@@ -1,0 +1,203 @@
+"""Dashboard, recompute, progress polling and downloads, with and without htmx."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotate.models import LabelHistory, Role
+from annotate.services.labels import label_save
+from metrics.models import ReportSnapshot
+from metrics.services import crc_from_inputs, snapshot_compute, snapshot_create
+from tests.factories import PASSWORD, ClaimFactory, MembershipFactory, UserFactory
+from tests.metrics.factories_report import GOLD, build_planted_project
+
+pytestmark = pytest.mark.django_db
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def planted(client):
+    planted = build_planted_project()
+    client.login(username="lead", password=PASSWORD)
+    return planted
+
+
+@pytest.fixture
+def computed(planted):
+    snapshot = snapshot_create(project=planted.project, judge=planted.judge)
+    snapshot_compute(snapshot_id=snapshot.pk)
+    snapshot.refresh_from_db()
+    return snapshot
+
+
+def url(name, planted, *args):
+    return reverse(f"metrics:{name}", args=[planted.project.slug, *args])
+
+
+def test_dashboard_lead_sees_the_stored_report_with_charts_and_tables(client, planted, computed):
+    response = client.get(url("dashboard", planted), {"judge": planted.judge.pk})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" in html
+    faith = GOLD.count("SUPPORTED") / 40
+    assert f"{100 * faith:.1f}%" in html
+    assert html.count("<svg") == 3  # confusion heat map, reliability diagram, frontier
+    assert "confusion-table" in html
+    assert "frontier-table" in html
+    assert "lenient · m-1 · prompt p-1" in html
+    assert "no labels since this report" in html
+    assert 'class="headline"' in html
+    assert 'class="strike"' in html  # the naive judge rate, struck through
+
+
+def test_dashboard_htmx_renders_only_the_report_partial(client, planted, computed):
+    response = client.get(url("dashboard", planted), {"judge": planted.judge.pk}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in html
+    assert html.lstrip().startswith('<div id="report">')
+
+
+def test_dashboard_alpha_form_recuts_crc_from_the_snapshot(client, planted, computed):
+    response = client.get(
+        url("dashboard", planted),
+        {"judge": planted.judge.pk, "alpha": "0.3"},
+        HTTP_HX_TARGET="crc",
+        **HTMX,
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="crc"')
+    expected = crc_from_inputs(computed.data["_instrument_crc_inputs"][0], alpha=0.3)
+    assert 'value="0.3"' in html
+    assert f"{expected['retained']} of {expected['test_claims']}" in html
+
+
+def test_dashboard_counts_labels_saved_since_the_snapshot(client, planted, computed):
+    assert computed.labels_at_compute == (
+        LabelHistory.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    )
+    claim = ClaimFactory(answer=planted.answers[0])
+    label_save(claim=claim, annotator=planted.analyst, verdict="NOT_IN_PILE")
+    response = client.get(url("dashboard", planted), {"judge": planted.judge.pk})
+    assert "1 label since this report" in response.content.decode()
+
+
+def test_dashboard_without_snapshot_invites_recompute(client, planted):
+    response = client.get(url("dashboard", planted), {"judge": "none"})
+    assert response.status_code == 200
+    assert "Press <strong>Recompute</strong>" in response.content.decode()
+
+
+@pytest.mark.parametrize("role", [Role.ANALYST, None])
+def test_dashboard_is_404_for_analysts_and_strangers(client, planted, computed, role):
+    user = UserFactory(username=f"u-{role}")
+    if role:
+        MembershipFactory(project=planted.project, user=user, role=role)
+    client.force_login(user)
+    for name, args in [
+        ("dashboard", []),
+        ("report-download", []),
+        ("audit-card", []),
+        ("snapshot-progress", [computed.pk]),
+    ]:
+        assert client.get(url(name, planted, *args)).status_code == 404
+    assert client.post(url("recompute", planted)).status_code == 404
+    assert not ReportSnapshot.objects.exclude(pk=computed.pk).exists()
+
+
+def test_dashboard_unknown_judge_is_404(client, planted):
+    assert client.get(url("dashboard", planted), {"judge": "99999"}).status_code == 404
+
+
+def test_recompute_enqueues_and_computes_a_snapshot(
+    client, planted, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = client.post(url("recompute", planted), {"judge": planted.judge.pk})
+    assert response.status_code == 302
+    assert len(callbacks) == 1
+    snapshot = ReportSnapshot.objects.get(project=planted.project, judge=planted.judge)
+    assert snapshot.status == ReportSnapshot.Status.DONE
+    assert snapshot.data["judge"]["n_audited"] == 40
+
+
+def test_recompute_htmx_returns_the_polling_progress_bar(client, planted):
+    response = client.post(url("recompute", planted), {"judge": planted.judge.pk}, **HTMX)
+    html = response.content.decode()
+    snapshot = ReportSnapshot.objects.get(project=planted.project)
+    assert snapshot.status == ReportSnapshot.Status.PENDING  # enqueued on commit
+    assert 'id="progress"' in html
+    assert url("snapshot-progress", planted, snapshot.pk) in html
+    assert 'hx-trigger="every 1s"' in html
+    # A second click while it is pending does not create a duplicate.
+    client.post(url("recompute", planted), {"judge": planted.judge.pk}, **HTMX)
+    assert ReportSnapshot.objects.filter(project=planted.project).count() == 1
+
+
+def test_progress_polls_while_running_and_stops_when_done(client, planted):
+    snapshot = snapshot_create(project=planted.project, judge=planted.judge)
+    ReportSnapshot.objects.filter(pk=snapshot.pk).update(
+        status="running", progress=0.4, stage="auditing"
+    )
+    response = client.get(url("snapshot-progress", planted, snapshot.pk), **HTMX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "auditing" in html
+    assert "40%" in html
+    assert "hx-get" in html
+    snapshot_compute(snapshot_id=snapshot.pk)
+    response = client.get(url("snapshot-progress", planted, snapshot.pk), **HTMX)
+    assert response.status_code == 286  # htmx: stop polling
+    assert response["HX-Refresh"] == "true"
+    plain = client.get(url("snapshot-progress", planted, snapshot.pk))
+    assert plain.status_code == 200
+    assert "<html" in plain.content.decode()
+
+
+def test_report_download_is_json_attachment_without_internal_arrays(client, planted, computed):
+    response = client.get(url("report-download", planted), {"judge": planted.judge.pk})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert response["Content-Disposition"].startswith(
+        'attachment; filename="report-planted-lenient-'
+    )
+    assert response["Content-Disposition"].endswith('.json"')
+    data = json.loads(response.content)
+    assert data["judge"]["n_audited"] == 40
+    assert "_instrument_crc_inputs" not in data
+
+
+def test_audit_card_downloads_json_and_csv_without_secrets(client, planted, computed, monkeypatch):
+    planted.judge.api_key_env = "PLANTED_JUDGE_KEY"
+    planted.judge.save()
+    monkeypatch.setenv("PLANTED_JUDGE_KEY", "sk-do-not-leak-123")
+    response = client.get(url("audit-card", planted), {"judge": planted.judge.pk, "format": "json"})
+    assert response["Content-Type"] == "application/json"
+    assert 'filename="audit-card-planted-lenient-' in response["Content-Disposition"]
+    card = json.loads(response.content)
+    for key in (
+        "judge", "backend", "model", "prompt_version", "date", "audit_sample_size",
+        "gold_source", "sensitivity", "specificity", "agreement", "kappa",
+        "naive_faithfulness", "debiased_faithfulness", "ppi_faithfulness",
+        "gold_only_faithfulness", "headline_estimate", "ece", "crc", "canary_pass_rate", "method",
+    ):  # fmt: skip
+        assert key in card
+    assert card["audit_sample_size"] == 40
+    assert card["gold_source"] == {"unanimous": 36, "adjudicated": 4}
+    response = client.get(url("audit-card", planted), {"judge": planted.judge.pk, "format": "csv"})
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"].endswith('.csv"')
+    rows = dict(csv.reader(io.StringIO(response.content.decode())))
+    assert rows["audit_sample_size"] == "40"
+    assert rows["sensitivity.n"] == str(GOLD.count("SUPPORTED"))
+    for content in (json.dumps(card), response.content.decode()):
+        assert "sk-do-not-leak-123" not in content
+        assert "PLANTED_JUDGE_KEY" not in content
+
+
+def test_downloads_404_before_any_report(client, planted):
+    assert client.get(url("report-download", planted), {"judge": "none"}).status_code == 404
+    assert client.get(url("audit-card", planted), {"judge": planted.judge.pk}).status_code == 404
