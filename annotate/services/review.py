@@ -44,7 +44,8 @@ def _role_of(*, project, user) -> str | None:
 def _require_role(*, project, user, role: str, action: str) -> str:
     current = _role_of(project=project, user=user)
     if current is None or ROLE_RANK[Role(current)] < ROLE_RANK[Role(role)]:
-        raise ReviewError(f"Only a {role} of this project can {action}.")
+        who = "a member" if role == Role.ANALYST else f"a {role}"
+        raise ReviewError(f"Only {who} of this project can {action}.")
     return current
 
 
@@ -256,6 +257,33 @@ def text_marked(text: str, start: int | None, end: int | None) -> Marked:
     if start is None or end is None or not 0 <= start <= end <= len(text):
         return Marked(text, "", "")
     return Marked(text[:start], text[start:end], text[end:])
+
+
+@dataclass(frozen=True)
+class TextSegment:
+    """A run of text and what marks it (claims, facts): templates highlight runs with marks."""
+
+    text: str
+    marks: tuple
+
+
+def text_segments(text: str, spans: Iterable[tuple[int, int, object]]) -> list[TextSegment]:
+    """Cut `text` at every span boundary; each run lists the payloads of the spans over it.
+
+    Spans are (start, end, payload) in code points; empty or out-of-range spans are ignored,
+    overlapping ones are fine (a run under two spans carries both payloads).
+    """
+    spans = [
+        (s, e, p)
+        for s, e, p in spans
+        if s is not None and e is not None and 0 <= s < e <= len(text)
+    ]
+    cuts = sorted({0, len(text), *(s for s, _, _ in spans), *(e for _, e, _ in spans)})
+    return [
+        TextSegment(text[a:b], tuple(p for s, e, p in spans if s <= a and b <= e))
+        for a, b in zip(cuts, cuts[1:], strict=False)
+        if a < b
+    ]
 
 
 def passage_line(text: str, start: int, end: int) -> Marked:
