@@ -56,11 +56,16 @@ class ImportResult:
         return asdict(self)
 
     def __str__(self) -> str:
+        def count(n: int, noun: str) -> str:
+            return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
         return (
-            f"Imported {self.answers} answers ({self.format}, {self.container}): "
-            f"{self.passages} passages, {self.claims} claims, {self.labels} labels, "
-            f"{self.gold} gold, {self.judge_verdicts} judge verdicts in {self.judge_runs} "
-            f"judge runs; {self.users_created} analysts created."
+            f"Imported {count(self.answers, 'answer')} ({self.format}, {self.container}): "
+            f"{count(self.passages, 'passage')}, {count(self.claims, 'claim')}, "
+            f"{count(self.labels, 'label')}, {self.gold} gold, "
+            f"{count(self.judge_verdicts, 'judge verdict')} in "
+            f"{count(self.judge_runs, 'judge run')}; "
+            f"{count(self.users_created, 'analyst')} created."
         )
 
 

@@ -99,7 +99,10 @@ def _import_handle(request, project, membership, cap: UploadCapHandler | None):
 
 
 def _import_render(request, project, membership, *, status=200, **context):
-    template = "annotate/import.html#import-result" if request.htmx else "annotate/import.html"
+    template = "annotate/import.html"
+    if request.htmx:
+        # htmx swaps only 2xx responses; the error list must replace the result region too.
+        template, status = "annotate/import.html#import-result", 200
     context.setdefault("form", ImportForm())
     context |= {
         "project": project,

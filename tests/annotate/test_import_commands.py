@@ -38,7 +38,7 @@ def test_import_answers_command_with_explicit_format():
         "import_answers", str(DATA / "ragchecker.json"), "--project", "rc", "--format", "ragchecker"
     )
     assert "Imported 2 answers (ragchecker, json)" in out
-    assert "4 judge verdicts in 1 judge runs" in out
+    assert "4 judge verdicts in 1 judge run;" in out
 
 
 def test_import_answers_command_creates_the_project():
