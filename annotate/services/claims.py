@@ -7,6 +7,8 @@ its analysts re-label it or a lead decides. Nothing here deletes a label unless 
 for exactly that (`claim_delete(..., discard_labels=True)`).
 """
 
+import re
+
 from django.db import transaction
 from django.db.models import Count, F, Q
 
@@ -115,6 +117,16 @@ def _locate(*, answer_text: str, text: str, within: tuple[int | None, int | None
     if index < 0:
         return None, None
     return start + index, start + index + len(needle)
+
+
+def _trim_span(answer_text: str, start: int, end: int) -> tuple[int | None, int | None]:
+    """[start, end) without edge whitespace, punctuation and coordinators ("and", "but")."""
+    piece = answer_text[start:end]
+    lead = re.match(r"^[\s,;:]*(?:(?:and|but|or)\b)?[\s,;:]*", piece).end()
+    tail = re.search(r"[\s,;:]*(?:\b(?:and|but|or))?[\s,;:]*$", piece[lead:]).start()
+    if tail == 0:
+        return None, None
+    return start + lead, start + lead + tail
 
 
 @transaction.atomic
@@ -233,13 +245,16 @@ def claim_split_at(*, claim: Claim, at: int, user) -> tuple[Claim, Claim]:
     within = (claim.span_start, claim.span_end)
     first_span = _locate(answer_text=answer.text, text=first, within=within)
     second_span = _locate(answer_text=answer.text, text=second, within=within)
+    if claim.span_start is not None:
+        # A part not found verbatim (a carried subject) takes the rest of the old span.
+        if first_span[0] is not None and second_span[0] is None:
+            second_span = _trim_span(answer.text, first_span[1], claim.span_end)
+        elif second_span[0] is not None and first_span[0] is None:
+            first_span = _trim_span(answer.text, claim.span_start, second_span[0])
     claim.text = first
     claim.tags = claim_tags(first)
     claim.origin = ORIGIN_MANUAL
-    if first_span[0] is not None:
-        claim.span_start, claim.span_end = first_span
-    elif second_span[0] is not None and claim.span_start is not None:
-        claim.span_end = max(claim.span_start, second_span[0])
+    claim.span_start, claim.span_end = first_span
     claim.save(update_fields=["text", "tags", "origin", "span_start", "span_end"])
     answer.claims.filter(position__gt=claim.position).update(position=F("position") + 1)
     position = claim.position + 1

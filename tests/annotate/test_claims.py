@@ -345,3 +345,13 @@ def test_claims_split_by_llm_through_a_real_openai_compatible_endpoint(answer, l
         "Refunds are issued to the original card.",
     ]
     assert all(c.origin.startswith("llm:") and len(c.origin) > 4 for c in claims)
+
+
+def test_split_at_after_a_merge_gives_each_part_its_source_span_back(answer, lead):
+    first, second = claims_split(answer=answer, user=lead)
+    merged = claims_merge(first=first, second=second, user=lead)
+    at = merged.text.index(" Refunds are")
+    kept, new = claim_split_at(claim=merged, at=at, user=lead)
+    assert ANSWER[kept.span_start : kept.span_end] == "Refunds take 14 days"
+    # "Refunds are issued ..." is not verbatim in the answer: it takes the rest of the span.
+    assert ANSWER[new.span_start : new.span_end] == "are issued to the original card."
