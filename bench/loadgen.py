@@ -1,0 +1,175 @@
+"""Measurement 1: save-and-next under gunicorn, driven by simulated analysts over loopback.
+
+`gunicorn_start()` serves the product as in production (`gunicorn config.wsgi -w 2
+--threads 4`) against the bench database; `save_next_run()` logs `analysts` members in through
+the real login form and has each do: GET the labelling screen, then repeatedly POST the
+screen's save form as htmx does (HX-Request, X-CSRFToken), which saves the label and answers
+with the next claim's screen — the one request an analyst waits for. Every POST's latency is
+measured at the client (loopback, so it is server time plus a fraction of a millisecond of
+socket and HTTP parsing); the app sends no Server-Timing header, so no server-side split is
+claimed. Loops are bounded by a count and a deadline, and only 127.0.0.1 is ever contacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen
+    base_url: str
+    log: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def gunicorn_start(*, workers: int = 2, threads: int = 4, log: Path) -> Server:
+    port = free_port()
+    env = dict(os.environ)
+    command = [
+        str(Path(sys.executable).parent / "gunicorn"),
+        "config.wsgi",
+        "-w",
+        str(workers),
+        "--threads",
+        str(threads),
+        "-b",
+        f"{HOST}:{port}",
+        "--log-level",
+        "warning",
+    ]
+    handle = open(log, "w")  # noqa: SIM115 - closed when the process is reaped
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=handle)
+    base_url = f"http://{HOST}:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gunicorn exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{base_url}/login/", timeout=2).status_code == 200:
+                return Server(process, base_url, log)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    process.kill()
+    raise RuntimeError("gunicorn did not answer within 60 s")
+
+
+_CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def _save_url_re(slug: str) -> re.Pattern:
+    return re.compile(rf"/p/{re.escape(slug)}/label/(\d+)/save/")
+
+
+@dataclass
+class Analyst:
+    username: str
+    client: httpx.AsyncClient
+    claim_id: int | None = None
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+async def _login(base_url: str, username: str, password: str) -> httpx.AsyncClient:
+    client = httpx.AsyncClient(base_url=base_url, timeout=30, follow_redirects=False)
+    page = await client.get("/login/")
+    token = _CSRF_INPUT.search(page.text).group(1)
+    answer = await client.post(
+        "/login/",
+        data={"username": username, "password": password, "csrfmiddlewaretoken": token},
+    )
+    if answer.status_code != 302:
+        raise RuntimeError(f"login of {username} failed ({answer.status_code})")
+    return client
+
+
+async def analysts_login(base_url: str, usernames: list[str], password: str) -> list[Analyst]:
+    clients = []
+    for name in usernames:  # one at a time: password hashing is slow by design
+        clients.append(Analyst(name, await _login(base_url, name, password)))
+    return clients
+
+
+async def _open_screen(analyst: Analyst, slug: str) -> None:
+    page = await analyst.client.get(f"/p/{slug}/label/")
+    if page.status_code != 200:
+        raise RuntimeError(f"{analyst.username}: labelling screen answered {page.status_code}")
+    found = _save_url_re(slug).search(page.text)
+    analyst.claim_id = int(found.group(1)) if found else None
+
+
+async def _work(analyst: Analyst, slug: str, *, saves: int, deadline: float) -> None:
+    pattern = _save_url_re(slug)
+    done = 0
+    while analyst.claim_id is not None and done < saves and time.monotonic() < deadline:
+        token = analyst.client.cookies.get("csrftoken", "")
+        started = time.perf_counter()
+        response = await analyst.client.post(
+            f"/p/{slug}/label/{analyst.claim_id}/save/",
+            data={"verdict": "NOT_IN_PILE", "note": ""},
+            headers={"HX-Request": "true", "X-CSRFToken": token, "HX-Target": "screen"},
+        )
+        elapsed = time.perf_counter() - started
+        if response.status_code != 200:
+            analyst.errors.append(f"HTTP {response.status_code}")
+        analyst.latencies.append(elapsed)
+        found = pattern.search(response.text)
+        saved = found is None or int(found.group(1)) != analyst.claim_id
+        if not saved:
+            analyst.errors.append("same claim served again (save refused)")
+        analyst.claim_id = int(found.group(1)) if found else None
+        done += 1
+
+
+async def save_next_run(analysts: list[Analyst], slug: str, *, saves: int, seconds: float) -> dict:
+    """Each analyst opens the screen, then saves up to `saves` claims within `seconds`."""
+    for analyst in analysts:
+        analyst.latencies.clear()
+        analyst.errors.clear()
+    await asyncio.gather(*(_open_screen(a, slug) for a in analysts))
+    deadline = time.monotonic() + seconds
+    started = time.perf_counter()
+    await asyncio.gather(*(_work(a, slug, saves=saves, deadline=deadline) for a in analysts))
+    wall = time.perf_counter() - started
+    latencies = sorted(x for a in analysts for x in a.latencies)
+    errors = [e for a in analysts for e in a.errors]
+    return {"latencies": latencies, "errors": errors, "wall": wall}
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """The q-quantile (0–1) by linear interpolation, as numpy's default."""
+    if not sorted_values:
+        return float("nan")
+    position = (len(sorted_values) - 1) * q
+    low = int(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)

@@ -1,0 +1,260 @@
+"""The measurements that run inside a child process (`bench.child`), each once per call.
+
+Each function calls the product's own code path (the service a view, command or task calls)
+and returns plain numbers; peak memory is read by the parent from the child's rusage.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+import uuid
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from annotate.models import Membership, Project, Role
+
+
+def _owner(project: Project):
+    membership = (
+        Membership.objects.select_related("user").filter(project=project, role=Role.OWNER).first()
+    )
+    return membership.user
+
+
+# --- 2. import ---------------------------------------------------------------------------------
+
+
+def measure_import(*, path: str, slug: str) -> dict:
+    """`answers_import` of a native JSON Lines file into a new, empty project; timed whole
+    (reading, checking, writing, and the COMMIT with its deferred foreign-key checks)."""
+    from annotate.services.imports import answers_import
+    from bench.datagen import project_delete
+
+    project_delete(slug=slug)
+    user = get_user_model().objects.get_or_create(username="bench-importer")[0]
+    project = Project.objects.create(slug=slug, name=f"Benchmark import {slug}")
+    Membership.objects.create(project=project, user=user, role=Role.OWNER)
+    size = os.path.getsize(path)
+    started = time.perf_counter()
+    result = answers_import(project=project, path_or_file=path, format="native", user=user)
+    seconds = time.perf_counter() - started
+    out = {
+        "seconds": seconds,
+        "answers": result.answers,
+        "claims": result.claims,
+        "passages": result.passages,
+        "bytes": size,
+        "answers_per_s": result.answers / seconds,
+        "mb_per_s": size / 1e6 / seconds,
+    }
+    project_delete(slug=slug)
+    return out
+
+
+# --- 5. export ---------------------------------------------------------------------------------
+
+
+def measure_export(*, slug: str, path: str) -> dict:
+    """`claims_export(format="csv")` of a whole project into a file, as the command does."""
+    from annotate.services.exports import claims_export
+
+    project = Project.objects.get(slug=slug)
+    started = time.perf_counter()
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        claims_export(project=project, format="csv", out=out)
+    seconds = time.perf_counter() - started
+    size = Path(path).stat().st_size
+    with open(path, "rb") as handle:
+        rows = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    Path(path).unlink()
+    return {"seconds": seconds, "bytes": size, "lines": rows}
+
+
+# --- 3. report ---------------------------------------------------------------------------------
+
+
+class _Timer:
+    """Wraps a module's public functions to add up the time spent in them (outermost calls)."""
+
+    def __init__(self, module, skip=()):
+        self.seconds = 0.0
+        self.calls = 0
+        self._depth = 0
+        for name in dir(module):
+            value = getattr(module, name)
+            if (
+                name.startswith("_")
+                or name in skip
+                or not callable(value)
+                or isinstance(value, type)
+            ):
+                continue
+            if getattr(value, "__module__", "") and not value.__module__.startswith(
+                module.__name__
+            ):
+                continue
+            setattr(module, name, self._wrap(value))
+
+    def _wrap(self, function):
+        @functools.wraps(function)
+        def timed(*args, **kwargs):
+            if self._depth:
+                return function(*args, **kwargs)
+            self._depth += 1
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - started
+                self.calls += 1
+                self._depth -= 1
+
+        return timed
+
+
+def measure_report(*, slug: str) -> dict:
+    """The snapshot task's body (`snapshot_compute`) on a project, with its default judge.
+
+    `stats_seconds` is the time inside `metrics.stats` functions, `reads_seconds` inside
+    `metrics.selectors` column reads (both measured by wrapping the module functions the
+    report calls); the rest is assembly in pandas/numpy and saving the snapshot row.
+    """
+    from judges.models import Judge
+    from metrics import selectors, stats
+    from metrics.models import ReportSnapshot
+    from metrics.services import snapshot_compute, snapshot_create
+
+    project = Project.objects.get(slug=slug)
+    judge = Judge.objects.filter(project=project).order_by("id").first()
+    stats_timer = _Timer(stats)
+    reads_timer = _Timer(selectors)
+    snapshot = snapshot_create(project=project, judge=judge)
+    started = time.perf_counter()
+    snapshot_compute(snapshot_id=snapshot.pk)
+    seconds = time.perf_counter() - started
+    snapshot.refresh_from_db()
+    if snapshot.status != ReportSnapshot.Status.DONE:
+        raise RuntimeError(f"the snapshot did not finish: {snapshot.status} {snapshot.error}")
+    claims = snapshot.data.get("claims", {}).get("in_project")
+    return {
+        "seconds": seconds,
+        "stats_seconds": stats_timer.seconds,
+        "stats_calls": stats_timer.calls,
+        "reads_seconds": reads_timer.seconds,
+        "claims": claims,
+        "snapshot_id": snapshot.pk,
+    }
+
+
+# --- 6. dashboard and project page -------------------------------------------------------------
+
+
+def _snapshot_ensure(project, judge) -> bool:
+    """A finished snapshot for the dashboard to read; computed here (untimed) if missing."""
+    from metrics.models import ReportSnapshot
+    from metrics.services import snapshot_compute, snapshot_create
+
+    done = ReportSnapshot.objects.filter(
+        project=project, judge=judge, status=ReportSnapshot.Status.DONE
+    ).exists()
+    if not done:
+        snapshot = snapshot_create(project=project, judge=judge)
+        snapshot_compute(snapshot_id=snapshot.pk)
+    return not done
+
+
+def measure_pages(*, slug: str, requests: int = 30, warmup: int = 3) -> dict:
+    """Server time of the dashboard and the project page: the Django test Client in-process
+    against PostgreSQL (the whole middleware stack, view, queries and template; no network)."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from judges.models import Judge
+
+    project = Project.objects.get(slug=slug)
+    judge = Judge.objects.filter(project=project).order_by("id").first()
+    computed = _snapshot_ensure(project, judge)
+    client = Client()
+    client.force_login(_owner(project))
+    urls = {
+        "dashboard": reverse("metrics:dashboard", args=[slug]),
+        "project": reverse("annotate:project-detail", args=[slug]),
+    }
+    times: dict[str, list[float]] = {}
+    queries: dict[str, int] = {}
+    for name, url in urls.items():
+        for _ in range(warmup):
+            response = client.get(url)
+            if response.status_code != 200:
+                raise RuntimeError(f"GET {url} answered {response.status_code}")
+        if name == "dashboard" and b"Rogan" not in response.content:
+            raise RuntimeError("the dashboard shows no report: the snapshot was not read")
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(connection) as captured:
+            client.get(url)
+        queries[name] = len(captured.captured_queries)
+        times[name] = []
+        for _ in range(requests):
+            started = time.perf_counter()
+            response = client.get(url)
+            times[name].append(time.perf_counter() - started)
+        times[name + "_bytes"] = len(response.content)
+    return {"times": times, "queries": queries, "snapshot_computed_first": computed}
+
+
+# --- 4. judge throughput -----------------------------------------------------------------------
+
+
+def measure_judge(*, slug: str, base_url: str, concurrency: int, latency_s: float) -> dict:
+    """A verify run of an OpenAI-compatible judge over every claim of `slug`, started with
+    `judge_run_start` and executed by the `run_judge` task body (eagerly, in this process:
+    the parent runs this child without a broker). Throughput is claims / (finished_at −
+    started_at) as the run records it."""
+    from django.conf import settings
+
+    from judges.models import JudgeRun
+    from judges.services import judge_create, judge_run_start
+
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        raise RuntimeError("measure_judge runs the task eagerly: start it without a broker")
+    project = Project.objects.get(slug=slug)
+    judge = judge_create(
+        project=project,
+        name=f"loopback C{concurrency} {uuid.uuid4().hex[:6]}",
+        backend="openai",
+        model="loopback",
+        base_url=base_url,
+        max_concurrency=concurrency,
+        timeout_seconds=30.0,
+        max_retries=5,
+    )
+    started = time.perf_counter()
+    run = judge_run_start(judge=judge)
+    wall = time.perf_counter() - started
+    run = JudgeRun.objects.get(pk=run.pk)
+    if run.status != JudgeRun.Status.DONE:
+        raise RuntimeError(f"the judge run ended {run.status}: {run.error}")
+    seconds = (run.finished_at - run.started_at).total_seconds()
+    verdicts = run.verdicts.values_list("verdict", flat=True)
+    tally: dict[str, int] = {}
+    for verdict in verdicts:
+        tally[verdict] = tally.get(verdict, 0) + 1
+    return {
+        "claims": run.total,
+        "done": run.done,
+        "failed": run.failed,
+        "unparseable": run.unparseable,
+        "seconds": seconds,
+        "wall_seconds": wall,
+        "claims_per_s": run.done / seconds,
+        "limit_per_s": concurrency / latency_s,
+        "prompt_tokens": run.prompt_tokens,
+        "completion_tokens": run.completion_tokens,
+        "verdicts": tally,
+        "run_id": run.pk,
+    }
