@@ -71,7 +71,11 @@ def labelling_progress(*, project: Project, user) -> dict:
     key = f"labelling:claims-total:{project.pk}:{project.created_at.timestamp()}"
     total = cache.get(key)
     if total is None:
-        total = Claim.objects.filter(project=project, answer__abstention=False).count()
+        # Two index scans (all claims; the few of abstentions) beat one join over every claim.
+        total = (
+            Claim.objects.filter(project=project).count()
+            - Claim.objects.filter(project=project, answer__abstention=True).count()
+        )
         cache.set(key, total, PROJECT_TOTAL_CACHE_SECONDS)
     complete = min(row["project__claims_complete"], total)
     return {

@@ -216,6 +216,7 @@ def label_undo(*, user, project: Project) -> Claim | None:
         label.delete()
         _counters_add(claim=claim, annotator=user, step=-1)
         undone.save()
+        _gold_recompute(claim=claim)
         return claim
     before = (
         LabelHistory.objects.filter(claim=claim, annotator=user, id__lt=target.id)
@@ -236,4 +237,11 @@ def label_undo(*, user, project: Project) -> Claim | None:
     label.correct = before.correct
     label.save()
     _history_row(label, LabelHistory.Action.UNDONE).save()
+    _gold_recompute(claim=claim)
     return claim
+
+
+def _gold_recompute(*, claim: Claim) -> None:
+    from annotate.services.review import gold_recompute_for_claim
+
+    gold_recompute_for_claim(claim=claim)

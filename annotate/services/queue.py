@@ -102,13 +102,18 @@ def _candidates(*, project: Project, user, condition: Q, now) -> QuerySet[Claim]
     )
 
 
-def _reserve(*, claim: Claim, user, now) -> Reservation:
-    reservation, _ = Reservation.objects.update_or_create(
-        claim=claim,
-        user=user,
-        defaults={"expires_at": now + timedelta(minutes=RESERVATION_MINUTES)},
+def _reserve(*, claim: Claim, user, now) -> None:
+    # One upsert (INSERT … ON CONFLICT DO UPDATE) instead of a read, a savepoint and a write.
+    Reservation.objects.bulk_create(
+        [
+            Reservation(
+                claim=claim, user=user, expires_at=now + timedelta(minutes=RESERVATION_MINUTES)
+            )
+        ],
+        update_conflicts=True,
+        unique_fields=["claim", "user"],
+        update_fields=["expires_at"],
     )
-    return reservation
 
 
 @transaction.atomic
@@ -158,16 +163,17 @@ def claim_next_for_user(*, project: Project, user, stratum: dict | None = None) 
 
 
 @transaction.atomic
-def claim_reserve(*, claim: Claim, user) -> Reservation | None:
-    """Hold `claim` for `user` (after an undo, say) if the quota leaves room; else None."""
+def claim_reserve(*, claim: Claim, user) -> bool:
+    """Hold `claim` for `user` (after an undo, say) if the quota leaves room; say whether."""
     now = timezone.now()
     locked = Claim.objects.select_for_update().get(pk=claim.pk)
     if Label.objects.filter(claim=locked, annotator=user).exists():
-        return None
+        return False
     held = Reservation.objects.filter(claim=locked, expires_at__gt=now).exclude(user=user).count()
     if locked.label_count + held >= locked.labels_required:
-        return None
-    return _reserve(claim=locked, user=user, now=now)
+        return False
+    _reserve(claim=locked, user=user, now=now)
+    return True
 
 
 def reservation_stratum_for_label(*, claim: Claim, user, membership: Membership | None) -> dict:

@@ -152,6 +152,7 @@ def label_claim(request, project, membership, claim_id: int):
 @project_view(Role.ANALYST)
 def label_claim_save(request, project, membership, claim_id: int):
     claim = claim_get_for_project(project=project, claim_id=claim_id)
+    claim.project = project  # already fetched with the membership: spare label_save a query
     form = LabelForm(request.POST)
     try:
         if not form.is_valid():

@@ -5,7 +5,16 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.models import Claim, Label, LabelHistory, Membership, Project, Reservation, Verdict
+from annotate.models import (
+    Claim,
+    Gold,
+    Label,
+    LabelHistory,
+    Membership,
+    Project,
+    Reservation,
+    Verdict,
+)
 from annotate.queue_order import claim_labels_required, claim_queue_key
 from annotate.selectors import labelling_progress
 from annotate.services.labels import LabelError, label_save, label_undo
@@ -273,5 +282,15 @@ def test_claim_reserve_refuses_when_the_quota_is_taken():
     project = seeded_project(answers=1, claims_per_answer=1)
     claim = project.claims.get()
     alice, bob = analyst(project), UserFactory()
-    assert claim_reserve(claim=claim, user=alice) is not None
-    assert claim_reserve(claim=claim, user=bob) is None
+    assert claim_reserve(claim=claim, user=alice) is True
+    assert claim_reserve(claim=claim, user=bob) is False
+
+
+def test_undo_takes_back_the_unanimous_gold_the_save_made():
+    project = seeded_project(answers=1, claims_per_answer=1)
+    claim = project.claims.get()
+    user = analyst(project)
+    label_save(claim=claim, annotator=user, verdict=Verdict.NOT_IN_PILE)
+    assert Gold.objects.filter(claim=claim, verdict=Verdict.NOT_IN_PILE).exists()
+    label_undo(user=user, project=project)
+    assert not Gold.objects.filter(claim=claim).exists()
