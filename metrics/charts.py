@@ -156,7 +156,7 @@ def reliability_diagram(bins: dict) -> SafeString:
         colour = SERIES_COLOURS[name]
         body += _polyline(points, colour, dashed=name == "raw")
         legend.append((name.capitalize() if name != "raw" else "Raw", colour))
-    body += _legend(legend, _x(0) + 8, _y(1) + 12)
+    body += _legend(legend, _x(0.62), _y(0.2))
     return _svg("Reliability diagram: raw, Platt and isotonic (out of fold)", body)
 
 

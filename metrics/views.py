@@ -141,11 +141,14 @@ def recompute(request, project, membership):
     snapshot = snapshot_request(project=project, judge=judge)
     if request.htmx:
         snapshot.refresh_from_db()
-        return render(
+        response = render(
             request,
             "metrics/dashboard.html#progress",
             {"project": project, "pending": snapshot, "judge_param": _judge_param(judge)},
         )
+        if snapshot.status == ReportSnapshot.Status.DONE:
+            response["HX-Refresh"] = "true"  # computed in-process already: show it
+        return response
     return redirect(
         f"{reverse('metrics:dashboard', args=[project.slug])}?judge={_judge_param(judge)}"
     )
