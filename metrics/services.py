@@ -35,6 +35,10 @@ _CODE = {verdict: code for code, verdict in enumerate(VERDICTS)}
 SUPPORTED, CONTRADICTED, NOT_IN_PILE = 0, 1, 2
 
 DEFAULT_ALPHA = 0.10
+# Above this many audited claims a snapshot stores the CRC cut for a grid of α instead of the
+# per-claim arrays, so the page stays a small read; the α form then snaps to the grid.
+CRC_INPUTS_MAX_CLAIMS = 50_000
+CRC_ALPHA_GRID = (0.01, 0.02, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30)
 CRC_SEED = 0
 CALIBRATION_FOLDS = 5
 FRONTIER_CUTS = np.round(np.linspace(0.0, 1.0, 21), 2)
@@ -683,6 +687,15 @@ def _calibration(
         "enough": bool(enough),
     }
     crc = crc_from_inputs(crc_inputs, alpha=DEFAULT_ALPHA)
+    if c.size > CRC_INPUTS_MAX_CLAIMS:
+        crc_inputs = {
+            "grid": {
+                f"{alpha:.2f}": crc
+                if alpha == DEFAULT_ALPHA
+                else crc_from_inputs(crc_inputs, alpha=alpha)
+                for alpha in CRC_ALPHA_GRID
+            }
+        }
     return {"ece": ece, "detail": detail, "frontier": frontier, "crc": crc}, crc_inputs
 
 
@@ -707,8 +720,15 @@ def crc_from_inputs(inputs: dict, *, alpha: float) -> dict:
     """λ̂ on the calibration half, the retained claims and realized false-claim rate on the test
     half, and the claims retained project-wide, from the compact arrays stored in a snapshot.
 
-    Cheap enough to run on a page load for the α a lead types.
+    Cheap enough to run on a page load for the α a lead types. For a large audit the snapshot
+    holds only a grid of precomputed cuts: the nearest α of the grid is returned.
     """
+    if "grid" in inputs:
+        nearest = min(inputs["grid"], key=lambda key: abs(float(key) - alpha))
+        result = dict(inputs["grid"][nearest])
+        result["alpha_requested"] = float(alpha)
+        result["alpha_snapped"] = True
+        return result
     confidence = np.asarray(inputs.get("confidence", []), dtype=float)
     supported = np.asarray(inputs.get("supported", []), dtype=bool)
     answer = np.asarray(inputs.get("answer", []), dtype=np.int64)

@@ -382,3 +382,18 @@ def test_report_empty_project_is_valid_json_with_nulls():
     assert report["judge"]["headline_estimate"] is None
     assert report["judge"]["crc"]["lambda_hat"] is None
     assert "NaN" not in text
+
+
+def test_report_large_audit_stores_a_grid_of_crc_cuts(planted, monkeypatch):
+    from metrics import services
+
+    monkeypatch.setattr(services, "CRC_INPUTS_MAX_CLAIMS", 10)
+    report = report_compute(project=planted.project, judge=planted.judge)
+    inputs = report["_instrument_crc_inputs"][0]
+    assert "confidence" not in inputs  # no per-claim arrays in the snapshot
+    assert set(inputs["grid"]) == {f"{a:.2f}" for a in services.CRC_ALPHA_GRID}
+    assert inputs["grid"]["0.10"] == report["judge"]["crc"]
+    snapped = services.crc_from_inputs(inputs, alpha=0.22)
+    assert snapped["alpha"] == 0.2
+    assert snapped["alpha_snapped"]
+    assert snapped["alpha_requested"] == 0.22

@@ -166,3 +166,25 @@ def test_worker_killed_mid_compute_then_redelivered_completes_once(celery_worker
     time.sleep(2)
     assert ReportSnapshot.objects.get(pk=snapshot.pk).computed_at == first
     assert ReportSnapshot.objects.filter(project=project).count() == 1
+
+
+@pytest.mark.django_db
+def test_snapshot_request_reenqueues_a_stale_unfinished_snapshot_into_the_same_row(
+    django_capture_on_commit_callbacks,
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    project = ProjectFactory()
+    stale = services.snapshot_create(project=project)
+    ReportSnapshot.objects.filter(pk=stale.pk).update(
+        status="running", created_at=timezone.now() - services.SNAPSHOT_STALE_AFTER - timedelta(1)
+    )
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        again = snapshot_request(project=project)
+    assert again.pk == stale.pk
+    assert len(callbacks) == 1
+    stale.refresh_from_db()
+    assert stale.status == ReportSnapshot.Status.DONE
+    assert ReportSnapshot.objects.filter(project=project).count() == 1
