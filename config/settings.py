@@ -131,15 +131,6 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
-if os.environ.get("CELERY_VISIBILITY_TIMEOUT"):
-    # A task whose worker died is redelivered after this many seconds (tests use a few); the
-    # unacked sweep must then run about as often, or redelivery waits for its 100 s default.
-    _visibility = int(os.environ["CELERY_VISIBILITY_TIMEOUT"])
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": _visibility,
-        "unacked_restore_interval": max(1, min(10, _visibility // 2)),
-        "unacked_restore_throttle": 1,
-    }
 CELERY_TASK_IGNORE_RESULT = True
 
 # Security: production turns these on (see README, "Deploying").

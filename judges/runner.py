@@ -11,13 +11,12 @@ Why it is safe to deliver the task twice, or to kill its worker at any moment:
 - *A lease on the run row*: an execution takes the run by writing its own random token in
   `lease_owner` and touches `heartbeat_at` every lease/3 seconds while it works. A second
   delivery of the task (Redis redelivers an unacknowledged task after the broker's
-  visibility timeout, even while the first is still alive) finds a live lease and retries
-  later instead of working alongside. When the owner dies its heartbeat goes stale after
+  visibility timeout, even while the first is still alive) finds a live lease and leaves the
+  run to its owner. When the owner dies its heartbeat goes stale after
   JUDGE_RUN_LEASE_SECONDS (default 60) and the next delivery takes over where it stopped.
-- *Ways a dead worker's run comes back*: with `acks_late` and `reject_on_worker_lost` the
-  broker redelivers the task (after `CELERY_VISIBILITY_TIMEOUT`, one hour by default); and
-  `python manage.py resume_runs` (cron or beat) or the run page's Resume button re-enqueue
-  any run whose heartbeat is stale, without waiting for the broker.
+- *How a dead worker's run comes back*: a per-run watchdog task and a sweep when a worker
+  starts re-enqueue runs whose heartbeat is stale (judges/tasks.py); `python manage.py
+  resume_runs` and the run page's Resume button do the same by hand.
 
 Per chunk the database sees: one query for the next items, one for their passages, one
 transaction that locks the run row, inserts the verdicts and failures in bulk and updates the

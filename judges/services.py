@@ -160,9 +160,13 @@ def judge_run_start(
 
 
 def _enqueue(run_id: int) -> None:
-    from judges.tasks import run_judge_task
+    from judges.tasks import run_judge_task, watch_run_schedule
 
-    transaction.on_commit(lambda: run_judge_task.delay(run_id))
+    def send() -> None:
+        run_judge_task.delay(run_id)
+        watch_run_schedule(run_id)  # resumes the run if its worker dies
+
+    transaction.on_commit(send)
 
 
 @transaction.atomic

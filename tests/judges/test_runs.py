@@ -212,3 +212,23 @@ def test_scopes_gold_and_unjudged(openai_judge, project, llm, django_capture_on_
     unjudged = start(openai_judge, django_capture_on_commit_callbacks, scope="unjudged")
     assert unjudged.total == 2
     assert set(unjudged.verdicts.values_list("claim_id", flat=True)) == {claims[0].pk, claims[2].pk}
+
+
+def test_watchdog_resumes_a_run_whose_heartbeat_is_stale(
+    openai_judge, project, llm, django_capture_on_commit_callbacks
+):
+    from judges.tasks import watch_run
+
+    make_claims(project, [SUPPORTED])
+    with django_capture_on_commit_callbacks(execute=False):
+        run = judge_run_start(judge=openai_judge)
+    JudgeRun.objects.filter(pk=run.pk).update(
+        status="running", lease_owner="alive", heartbeat_at=timezone.now()
+    )
+    assert watch_run.apply(args=[run.pk]).get() == "alive"
+    JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert watch_run.apply(args=[run.pk]).get() == "resumed"
+    run.refresh_from_db()
+    assert (run.status, run.done) == (JudgeRun.Status.DONE, 1)
+    assert watch_run.apply(args=[run.pk]).get() == "finished"

@@ -1,0 +1,49 @@
+"""add_judge and run_judge from the shell (in-process, no broker)."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from judges.models import Judge, JudgeRun
+from tests.judges.conftest import make_claims
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_add_judge_then_run_judge_wait_prints_progress(project, llm):
+    base_url, ctl = llm
+    make_claims(project, ["Refunds are processed within 14 days", "Shoes fly"])
+    out = StringIO()
+    call_command(
+        "add_judge",
+        project=project.slug,
+        name="loop",
+        backend="openai",
+        base_url=base_url,
+        model="loopback",
+        max_concurrency=2,
+        timeout=3,
+        stdout=out,
+    )
+    judge = Judge.objects.get(name="loop")
+    assert judge.max_concurrency == 2
+    assert judge.timeout_seconds == 3
+    assert f"prompt version {judge.prompt_version}" in out.getvalue()
+
+    out = StringIO()
+    call_command("run_judge", project=project.slug, judge="loop", wait=True, poll=0.1, stdout=out)
+    run = JudgeRun.objects.get()
+    assert run.status == "done"
+    assert "2/2 processed — done 2, failed 0, unparseable 0, status done" in out.getvalue()
+    assert ctl.total_calls == 2
+
+
+def test_run_judge_names_a_missing_judge(project):
+    with pytest.raises(CommandError, match="no judge named 'nope'"):
+        call_command("run_judge", project=project.slug, judge="nope")
+
+
+def test_add_judge_refuses_an_openai_judge_without_model(project):
+    with pytest.raises(CommandError, match="model"):
+        call_command("add_judge", project=project.slug, name="x", backend="openai")
