@@ -1,0 +1,120 @@
+"""Statistics core: every number the product reports, as pure functions over numpy arrays.
+
+No Django import anywhere in this package (a test scans the source): workers, views, management
+commands and notebooks all call the same code. Verdicts are the strings ``"SUPPORTED"``,
+``"CONTRADICTED"``, ``"NOT_IN_PILE"``; any other value (``"UNPARSEABLE"``, None) is never counted as
+a verdict. Edge cases return ``nan`` (empty input, n = 0, an undefined statistic), never a made-up
+0 or 1 and never a ZeroDivisionError.
+
+Libraries do the work where they fit: statsmodels (binomial intervals), the ``krippendorff``
+package (alpha), scikit-learn (PAVA for isotonic), scipy (normal quantiles, expit). Four things are
+written by hand, each for a stated reason in its docstring and each checked in the tests against
+the library it replaces: Cohen's kappa and Platt scaling (sklearn's versions cost 10× more on a
+million claims), PPI++ (``ppi_py`` drags in numba and a dataset downloader for five closed-form
+lines), and the fold assignment for cross-fitting.
+
+=============================  ===============================================  ==========================================
+function                       formula                                          source (library used)
+=============================  ===============================================  ==========================================
+wilson_interval                (p̂ + z²/2n ± z√(p̂(1−p̂)/n + z²/4n²))/(1 + z²/n)  Wilson 1927; Newcombe 1998 (statsmodels)
+clopper_pearson_interval       beta quantiles B(α/2; k, n−k+1), B(1−α/2; k+1,   Clopper & Pearson 1934 (statsmodels)
+                               n−k)
+agreement                      A_o = mean 1[a = b]                              Artstein & Poesio 2008 §2.2
+cohen_kappa                    (A_o − A_e)/(1 − A_e), A_e = Σ p_a(k)p_b(k)      Cohen 1960 (numpy; tested = sklearn)
+pairwise_kappas                cohen_kappa for every pair of coders             Cohen 1960
+krippendorff_alpha             1 − D_o/D_e over the coincidence matrix          Krippendorff 2011 (krippendorff pkg)
+confusion                      3×3 counts, rows gold, columns judge             DESIGN.md (numpy.bincount)
+sensitivity_specificity        se = TP/(TP+FN), sp = TN/(TN+FP), Wilson CIs,    Yerushalmy 1947; Youden 1950
+                               J = se + sp − 1
+asymmetry                      off-diagonal SUPPORTED cells: over / under       DESIGN.md
+rogan_gladen                   (p + sp − 1)/(se + sp − 1), clipped; nan if J≤0  Rogan & Gladen 1978
+rogan_gladen_variance          [p(1−p)/n + π²se(1−se)/n_se + (1−π)²sp(1−sp)     Rogan & Gladen 1978; Greiner & Gardner 2000
+                               /n_sp] / J²
+rogan_gladen_interval          adjusted Wald (+z²/2, +1/+1 pseudo-counts,       Lang & Reiczigel 2014; delta method;
+                               shift d) | delta | parametric bootstrap          parametric bootstrap (numpy)
+ppi_mean_interval              θ̂ = λ̂·mean f_N + mean(Y − λ̂f_n), λ̂ =            Angelopoulos et al. 2023 (Science);
+                               Cov(Y,f)/((1+n/N)Var f) ∈ [0,1]                  Angelopoulos, Duchi & Zrnic 2023 (PPI++)
+headline_estimate              narrowest valid interval of the three            DESIGN.md "Three estimates"
+reliability_bins               per (lo, hi] bin: count, mean conf, rate         DeGroot & Fienberg 1983
+expected_calibration_error     Σ_b (n_b/n)|conf_b − rate_b|                     Naeini et al. 2015; Guo et al. 2017
+platt_calibrator               σ(a·c + b), Platt's soft targets, Newton         Platt 1999; Lin, Lin & Weng 2007 (numpy)
+isotonic_calibrator            monotone least squares (PAVA)                    Zadrozny & Elkan 2002 (scikit-learn)
+cross_fitted_calibration       out-of-fold predictions, K folds (groups kept)   Chernozhukov et al. 2018 (numpy folds)
+crc_threshold                  inf{λ : n/(n+1)R̂(λ) + B/(n+1) ≤ α}, L = #(conf   Angelopoulos et al. 2024, Conformal Risk
+                               ≥ λ ∧ unsupported)/k                             Control, Thm 1
+crc_evaluate                   held-out mean loss at λ̂, claims retained         Angelopoulos et al. 2024
+frontier                       per cut τ: retained, precision, recall, loss     seed 000, Def. 1 and Alg. 5
+claim_rates                    supported/n, contradicted/n, not_in_pile/n       DESIGN.md; Min et al. 2023 (FActScore)
+answer_rates                   mean_a supported_a/claims_a; share of answers    DESIGN.md
+                               with ≥ 1 unsupported claim
+coverage                       |grounded ∩ F| / |F|                             seed 000, Def. 1; Es et al. 2024 (RAGAS)
+f1                             2FC/(F + C)                                      van Rijsbergen 1979
+method_string                  "70% of claims supported across 27 claims …"     DESIGN.md "method string"
+=============================  ===============================================  ==========================================
+"""
+
+from ._common import CONTRADICTED, NOT_IN_PILE, SUPPORTED, VERDICTS
+from .agreement import (
+    agreement,
+    asymmetry,
+    cohen_kappa,
+    confusion,
+    krippendorff_alpha,
+    pairwise_kappas,
+    sensitivity_specificity,
+)
+from .calibration import (
+    IsotonicCalibrator,
+    PlattCalibrator,
+    cross_fitted_calibration,
+    expected_calibration_error,
+    isotonic_calibrator,
+    platt_calibrator,
+    reliability_bins,
+)
+from .conformal import crc_evaluate, crc_threshold, frontier
+from .intervals import clopper_pearson_interval, wilson_interval
+from .prevalence import (
+    headline_estimate,
+    ppi_mean_interval,
+    rogan_gladen,
+    rogan_gladen_interval,
+    rogan_gladen_variance,
+)
+from .rates import answer_rates, claim_rates, coverage, f1, method_string
+
+__all__ = [
+    "CONTRADICTED",
+    "NOT_IN_PILE",
+    "SUPPORTED",
+    "VERDICTS",
+    "IsotonicCalibrator",
+    "PlattCalibrator",
+    "agreement",
+    "answer_rates",
+    "asymmetry",
+    "claim_rates",
+    "clopper_pearson_interval",
+    "cohen_kappa",
+    "confusion",
+    "coverage",
+    "crc_evaluate",
+    "crc_threshold",
+    "cross_fitted_calibration",
+    "expected_calibration_error",
+    "f1",
+    "frontier",
+    "headline_estimate",
+    "isotonic_calibrator",
+    "krippendorff_alpha",
+    "method_string",
+    "pairwise_kappas",
+    "platt_calibrator",
+    "ppi_mean_interval",
+    "reliability_bins",
+    "rogan_gladen",
+    "rogan_gladen_interval",
+    "rogan_gladen_variance",
+    "sensitivity_specificity",
+    "wilson_interval",
+]

@@ -1,0 +1,95 @@
+"""Claim and answer rates, coverage, F1 and the method string."""
+
+import math
+
+import pytest
+
+from metrics import stats
+
+S, C, N = "SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"
+
+
+def test_claim_rates_hand_worked_and_unparseable_excluded():
+    out = stats.claim_rates([S, S, S, C, N, "UNPARSEABLE", None])
+    assert (out[S], out[C], out[N], out["n"], out["excluded"]) == (3, 1, 1, 5, 2)
+    assert out["faithfulness"] == pytest.approx(0.6)
+    assert out["contradiction_rate"] == pytest.approx(0.2)
+    assert out["not_in_pile_rate"] == pytest.approx(0.2)
+    assert out["hallucination_rate"] == pytest.approx(0.4)
+
+
+def test_claim_rates_empty_is_nan_not_zero():
+    out = stats.claim_rates([])
+    assert out["n"] == 0
+    for key in ("faithfulness", "contradiction_rate", "not_in_pile_rate", "hallucination_rate"):
+        assert math.isnan(out[key])
+    assert math.isnan(stats.claim_rates(["UNPARSEABLE"])["faithfulness"])
+
+
+def test_claim_rates_all_supported_is_exactly_one():
+    out = stats.claim_rates([S] * 4)
+    assert out["faithfulness"] == 1.0
+    assert out["hallucination_rate"] == 0.0
+
+
+def test_answer_rates_hand_worked():
+    # a1: S S C (2/3), a2: S (1), a3: N N (0), a4: only UNPARSEABLE -> not counted
+    ids = ["a1", "a1", "a1", "a2", "a3", "a3", "a4"]
+    verdicts = [S, S, C, S, N, N, "UNPARSEABLE"]
+    out = stats.answer_rates(ids, verdicts)
+    assert out["n_answers"] == 3
+    assert out["mean_per_answer_faithfulness"] == pytest.approx((2 / 3 + 1 + 0) / 3)
+    assert out["answers_with_unsupported"] == 2
+    assert out["answers_with_unsupported_rate"] == pytest.approx(2 / 3)
+
+
+def test_answer_rates_empty_is_nan():
+    out = stats.answer_rates([], [])
+    assert out["n_answers"] == 0
+    assert math.isnan(out["mean_per_answer_faithfulness"])
+    assert math.isnan(out["answers_with_unsupported_rate"])
+
+
+def test_coverage_and_f1_hand_worked():
+    # Seed 000, Proposition 2: a terse answer of one supported claim covers 1 of 3 facts.
+    assert stats.coverage(["f1"], ["f1", "f2", "f3"]) == pytest.approx(1 / 3)
+    assert stats.coverage(["f1", "f1", "zz"], ["f1", "f2"]) == pytest.approx(0.5)
+    assert math.isnan(stats.coverage(["f1"], []))
+    assert stats.f1(1.0, 1 / 3) == pytest.approx(0.5)
+    assert stats.f1(0.53, 1.0) == pytest.approx(2 * 0.53 / 1.53)
+    assert stats.f1(0.0, 0.0) == 0.0
+    assert math.isnan(stats.f1(float("nan"), 0.5))
+
+
+def test_method_string_matches_design_example_exactly():
+    # DESIGN.md "Metrics: definitions": 19/27 = 70.4%
+    assert stats.method_string(19, 27, 5, 1) == (
+        "70% of claims supported across 27 claims in 5 answers; 1 contradicted. "
+        "Method: manual, claim level, against the retrieved pile."
+    )
+
+
+def test_method_string_pluralises_and_names_the_method():
+    text = stats.method_string(1, 1, 1, 0, source="llm:abc123", level="answer level")
+    assert text == (
+        "100% of claims supported across 1 claim in 1 answer; 0 contradicted. "
+        "Method: llm:abc123, answer level, against the retrieved pile."
+    )
+
+
+def test_method_string_zero_claims_says_so():
+    assert stats.method_string(0, 0, 3, 0) == (
+        "No claims assessed yet (0 claims in 3 answers). "
+        "Method: manual, claim level, against the retrieved pile."
+    )
+
+
+def test_method_string_never_rounds_to_all_or_none():
+    assert stats.method_string(999, 1000, 10, 1).startswith(">99% of claims supported")
+    assert stats.method_string(1, 1000, 10, 0).startswith("<1% of claims supported")
+    assert stats.method_string(0, 1000, 10, 0).startswith("0% of claims supported")
+
+
+def test_method_string_rejects_inconsistent_counts():
+    with pytest.raises(ValueError, match="counts must be"):
+        stats.method_string(5, 3, 1, 0)
