@@ -267,3 +267,39 @@ def test_contradiction_rows_include_contradicted_labels_before_gold_but_not_over
     lead = _member(claim.project, Role.LEAD)
     gold_adjudicate(claim=claim, verdict=Verdict.SUPPORTED, reason="b is right", user=lead)
     assert contradiction_rows(project=claim.project) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_analysts_saving_at_once_still_make_unanimous_gold():
+    """Gold is recomputed under the claim's row lock (label_save takes it, and so does
+    gold_recompute_for_claim for other callers), so the second save sees the first one's
+    committed label: however the two interleave, the claim ends with its unanimous gold."""
+    import threading
+
+    from django.db import connection
+
+    for round_ in range(3):
+        claim = ClaimFactory(labels_required=2)
+        users = [_member(claim.project), _member(claim.project)]
+        barrier = threading.Barrier(2)
+        errors = []
+
+        def save(user, claim=claim, barrier=barrier, errors=errors):
+            try:
+                barrier.wait()
+                label_save(claim=claim, annotator=user, verdict=Verdict.NOT_IN_PILE)
+            except Exception as error:  # surfaced below
+                errors.append(error)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=save, args=(user,)) for user in users]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert errors == [], round_
+        assert claim.labels.count() == 2
+        gold = Gold.objects.get(claim=claim)
+        assert gold.verdict == Verdict.NOT_IN_PILE
