@@ -349,3 +349,18 @@ def test_after_saving_nothing_is_revealed_by_default(client):
         html = response.content.decode()
         for secret in SECRETS:
             assert secret not in html
+
+
+def test_queue_restricted_to_a_stratum_records_it_on_labels_saved_from_the_screen(client):
+    project, user, claims, _ = build()
+    other = AnswerFactory(project=project, risk_category="health", question="Is it safe?")
+    PassageFactory(answer=other, rank=1)
+    health_claim = ClaimFactory(answer=other, text="It is safe.", position=0, queue_key=99)
+    user.memberships.filter(project=project).update(queue_stratum={"risk_category": "health"})
+    client = logged_in(client, user)
+    html = client.get(reverse("annotate:label-next", args=[project.slug])).content.decode()
+    assert "It is safe." in html  # the health claim, though it is last in the seeded order
+    client.post(save_url(project, health_claim), {"verdict": "NOT_IN_PILE"})
+    assert Label.objects.get(annotator=user).stratum == {"risk_category": "health"}
+    html = client.get(reverse("annotate:label-next", args=[project.slug])).content.decode()
+    assert "Your queue is empty" in html

@@ -50,7 +50,9 @@ def browser_page(chromium, live_server, fast_passwords):
         user.set_password(PASSWORD)  # hashed with the fast test hasher
         user.save(update_fields=["password"])
         context = chromium.new_context(viewport={"width": width, "height": height})
-        context.set_default_timeout(15_000)
+        # Generous: six engineers share two cores, and a slow page is not a failing one.
+        context.set_default_timeout(30_000)
+        context.set_default_navigation_timeout(60_000)
         contexts.append(context)
         page = context.new_page()
         page.base_url = live_server.url

@@ -59,6 +59,13 @@ def test_analyst_labels_a_claim_with_the_keyboard_alone_and_undoes_it(browser_pa
     project, user, first, second = labelling_project()
     page = browser_page(user)
     page.goto(f"{page.base_url}/p/{project.slug}/label/")
+    # A 1366-px laptop: still side by side, and nothing wider than the window.
+    pile, answer = (
+        page.locator(".label-pile").bounding_box(),
+        page.locator(".label-answer").bounding_box(),
+    )
+    assert pile["x"] > answer["x"] + answer["width"] - 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1366
     claim_text = page.get_by_test_id("claim-text")
     assert claim_text.inner_text() == first.text
 
@@ -91,10 +98,19 @@ def test_analyst_labels_a_claim_with_the_keyboard_alone_and_undoes_it(browser_pa
     screenshot(page, "labelling-after-undo.png")
 
 
-def test_keys_do_not_fire_while_typing_and_help_and_answer_navigation_work(browser_page):
+def test_keys_do_not_fire_while_typing_and_help_and_answer_navigation_work(
+    browser_page, screenshot
+):
     project, user, first, second = labelling_project()
     page = browser_page(user, width=1920, height=1080)
     page.goto(f"{page.base_url}/p/{project.slug}/label/")
+    # Wide screen: the pile sits beside the answer, not below it.
+    pile, answer = (
+        page.locator(".label-pile").bounding_box(),
+        page.locator(".label-answer").bounding_box(),
+    )
+    assert pile["x"] > answer["x"] + answer["width"] - 1
+    screenshot(page, "labelling-wide.png")
     page.get_by_label("Note").click()
     page.keyboard.type("s1 c2 n3 u j k")
     assert page.get_by_label("Note").input_value() == "s1 c2 n3 u j k"
