@@ -117,3 +117,40 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
         .order_by("created_at", "id")
     )
     return {"judge_verdicts": list(judge_verdicts), "colleague_labels": list(colleagues)}
+
+
+def label_screen_get(*, project: Project, user, claim: Claim) -> dict:
+    """What the labelling screen shows for `claim`: its answer with the claim marked, the pile
+    in rank order, the claim's neighbours in the answer, the user's own label, and (only once
+    that label exists, and only if the project reveals) the judges' and colleagues' verdicts.
+    """
+    from annotate.models import Label
+
+    answer = claim.answer
+    siblings = claim_siblings(claim=claim)
+    index = next(i for i, sibling in enumerate(siblings) if sibling.pk == claim.pk)
+    has_span = claim.span_start is not None and claim.span_end is not None
+    has_span = has_span and claim.span_end <= len(answer.text)
+    return {
+        "answer": answer,
+        "passages": list(answer.passages.order_by("rank")),
+        "own_label": (
+            Label.objects.select_related("evidence_passage")
+            .filter(claim=claim, annotator=user)
+            .first()
+        ),
+        "siblings": siblings,
+        "position": index + 1,
+        "previous": siblings[index - 1] if index > 0 else None,
+        "following": siblings[index + 1] if index + 1 < len(siblings) else None,
+        "answer_parts": (
+            (
+                answer.text[: claim.span_start],
+                answer.text[claim.span_start : claim.span_end],
+                answer.text[claim.span_end :],
+            )
+            if has_span
+            else None
+        ),
+        "reveal": claim_reveal_for_user(claim=claim, user=user, project=project),
+    }

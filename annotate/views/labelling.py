@@ -18,7 +18,7 @@ from annotate.models import Claim, Correctness, Label, Role, Verdict
 from annotate.selectors import (
     claim_get_for_project,
     claim_reveal_for_user,
-    claim_siblings,
+    label_screen_get,
     labelling_progress,
 )
 from annotate.services.labels import LabelError, label_evidence_from_browser, label_save, label_undo
@@ -78,36 +78,8 @@ def _screen(request, project, membership, claim: Claim | None, *, data=None, **e
     context = {"project": project, "membership": membership, "claim": claim, **extra}
     context["progress"] = labelling_progress(project=project, user=request.user)
     if claim is not None:
-        answer = claim.answer
-        own = (
-            Label.objects.select_related("evidence_passage")
-            .filter(claim=claim, annotator=request.user)
-            .first()
-        )
-        siblings = claim_siblings(claim=claim)
-        index = next(i for i, sibling in enumerate(siblings) if sibling.pk == claim.pk)
-        span = claim.span_start is not None and claim.span_end is not None
-        span = span and claim.span_end <= len(answer.text)
-        context.update(
-            answer=answer,
-            passages=list(answer.passages.order_by("rank")),
-            own_label=own,
-            values=_form_values(data=data, label=own),
-            siblings=siblings,
-            position=index + 1,
-            previous=siblings[index - 1] if index > 0 else None,
-            following=siblings[index + 1] if index + 1 < len(siblings) else None,
-            answer_parts=(
-                (
-                    answer.text[: claim.span_start],
-                    answer.text[claim.span_start : claim.span_end],
-                    answer.text[claim.span_end :],
-                )
-                if span
-                else None
-            ),
-            reveal=claim_reveal_for_user(claim=claim, user=request.user, project=project),
-        )
+        context.update(label_screen_get(project=project, user=request.user, claim=claim))
+        context["values"] = _form_values(data=data, label=context["own_label"])
     saved = extra.get("saved")
     if saved is not None:
         context["saved_reveal"] = claim_reveal_for_user(

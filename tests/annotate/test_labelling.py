@@ -364,3 +364,36 @@ def test_queue_restricted_to_a_stratum_records_it_on_labels_saved_from_the_scree
     assert Label.objects.get(annotator=user).stratum == {"risk_category": "health"}
     html = client.get(reverse("annotate:label-next", args=[project.slug])).content.decode()
     assert "Your queue is empty" in html
+
+
+def test_own_label_is_shown_with_browser_offsets_and_saving_it_again_keeps_the_quote(client):
+    project, user, claims, (first, _) = build()
+    quote = "are paid within 14 days."
+    start = EMOJI_PASSAGE.index(quote)
+    label_save(
+        claim=claims[0],
+        annotator=user,
+        verdict=Verdict.SUPPORTED,
+        passage=first,
+        start=start,
+        end=start + len(quote),
+        quote=quote,
+    )
+    client = logged_in(client, user)
+    html = client.get(reverse("annotate:label-claim", args=[project.slug, claims[0].pk]))
+    html = html.content.decode()
+    assert f'name="start_utf16" value="{start + 1}"' in html  # the emoji: two UTF-16 units
+    assert 'value="SUPPORTED" checked' in html
+    client.post(
+        save_url(project, claims[0]),
+        {
+            "verdict": "SUPPORTED",
+            "passage": first.pk,
+            "start_utf16": start + 1,
+            "end_utf16": start + 1 + len(quote),
+            "quote": quote,
+        },
+    )
+    label = Label.objects.get(annotator=user)
+    assert (label.evidence_start, label.evidence_quote) == (start, quote)
+    assert label.claim.label_history.count() == 2
