@@ -265,7 +265,7 @@ _NUMBER_WORDS = (
     "hundred thousand million billion trillion dozen twice half percent"
 )
 _NUMERIC_RE = re.compile(
-    r"\d|[$£€¥₹%]|\bper\s*cent\b|\b(?:" + "|".join(_NUMBER_WORDS.split()) + r")\b|"
+    r"\d|[$£€¥₹%]|\bper\s*cent\b|\b(?:" + "|".join(_NUMBER_WORDS.split()) + r")\b(?!-)|"
     r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b|"
     r"\bMay\s+\d|\b(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.\s*\d",
     re.IGNORECASE,
@@ -381,6 +381,9 @@ def _carried_prefix(left: _Clause, right_text: str) -> str:
         return ""
     first = right_words[0] if right_words else ""
     chain_words = [w.lower() for w in _words(left.aux_chain)]
+    if first in ("have", "be") and chain_words[0] in MODALS:
+        # "must be 18 and have lived here": the modal carries over, the rest of the chain not.
+        return f"{left.subject} {' '.join(_modal_part(left.aux_chain))}"
     if first in AUXILIARIES or not chain_words:
         return left.subject
     last_aux = next((w for w in reversed(chain_words) if w in AUXILIARIES), "")
@@ -389,6 +392,13 @@ def _carried_prefix(left: _Clause, right_text: str) -> str:
     if first in _lexicon()[1] and (set(chain_words) & MODALS):
         return f"{left.subject} {left.aux_chain}"
     return left.subject
+
+
+def _modal_part(chain: str) -> list[str]:
+    """The leading modal of an auxiliary chain: "must" of "must not be". A restarted verb
+    ("must not be opened and be returned") does not inherit the "not"."""
+    words = chain.split()
+    return words[:1] if words and _clean(words[0]) in MODALS else []
 
 
 def _split_clauses(segment: Segment, carried: str = "") -> list[tuple[Segment, str]]:

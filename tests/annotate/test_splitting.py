@@ -66,6 +66,21 @@ def test_split_rule_splits_coordinated_clauses_and_carries_the_subject():
             ],
         ),
         (
+            "Applicants must be at least 18 years old and have lived here for 12 months.",
+            [
+                "Applicants must be at least 18 years old.",
+                "Applicants must have lived here for 12 months.",
+            ],
+        ),
+        (
+            "Items must not be opened and be returned within 30 days.",
+            ["Items must not be opened.", "Items must be returned within 30 days."],
+        ),
+        (
+            "Contact support and ask for a refund.",
+            ["Contact support.", "Ask for a refund."],
+        ),
+        (
             "The policy does not cover water damage, but claims must be filed within 30 days.",
             ["The policy does not cover water damage.", "Claims must be filed within 30 days."],
         ),
@@ -136,6 +151,7 @@ def test_split_rule_leaves_out_abstention_sentences():
         ("We cover shoes, bags and hats.", ["multi-part"]),
         ("Refunds take 3 days or are issued as store credit.", ["numeric", "multi-part"]),
         ("Fees and charges apply.", []),
+        ("Support can disable two-factor authentication.", []),
         ("Refunds are issued to the original card.", []),
     ],
 )
