@@ -22,6 +22,16 @@ def judge_get_for_project(*, project: Project, judge_id: int) -> Judge:
     return judge
 
 
+def judge_latest_canary_run(*, judge: Judge) -> JudgeRun | None:
+    """The judge's latest finished canary run: its pass rate is shown beside the audit."""
+    return (
+        judge.runs.filter(kind=JudgeRun.Kind.CANARY, status=JudgeRun.Status.DONE)
+        .exclude(canary_pass_rate__isnull=True)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+
+
 def judge_run_get_for_project(*, project: Project, run_id: int) -> JudgeRun:
     run = JudgeRun.objects.select_related("judge").filter(project=project, pk=run_id).first()
     if run is None:

@@ -63,6 +63,7 @@ def judge_detail(request, project, membership, judge_id: int):
         "membership": membership,
         "judge": judge,
         "runs": judge.runs.order_by("-created_at"),
+        "canary_run": selectors.judge_latest_canary_run(judge=judge),
         "form": RunStartForm(),
     }
     return render(request, "judges/judge_detail.html", context)

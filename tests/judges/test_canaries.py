@@ -2,17 +2,18 @@
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
 from judges.models import Canary, JudgeRun, JudgeVerdict
 from judges.services import canaries_transplant, canary_add, claims_decompose, judge_run_start
-from tests.factories import AnswerFactory, ClaimFactory, GoldFactory, PassageFactory
+from tests.factories import PASSWORD, AnswerFactory, ClaimFactory, GoldFactory, PassageFactory
 from tests.judges.conftest import make_claims
 
 pytestmark = pytest.mark.django_db
 
 
 def test_canary_run_pass_rate_and_kept_out_of_verify_figures(
-    project, openai_judge, llm, django_capture_on_commit_callbacks
+    client, lead, project, openai_judge, llm, django_capture_on_commit_callbacks
 ):
     claims = make_claims(project, ["Refunds are processed within 14 days"])
     answer = claims[0].answer
@@ -29,6 +30,12 @@ def test_canary_run_pass_rate_and_kept_out_of_verify_figures(
     assert not JudgeVerdict.objects.filter(run=run, claim__isnull=False).exists()
     # Verify figures come from verify runs only, and those hold claims, never canaries.
     assert not JudgeVerdict.objects.filter(run__kind="verify", canary__isnull=False).exists()
+    client.login(username=lead.username, password=PASSWORD)
+    page = client.get(reverse("judges:judge-detail", args=[project.slug, openai_judge.pk]))
+    assert "50% NOT_IN_PILE" in page.content.decode()  # shown beside the judge
+    page = client.get(reverse("judges:run-detail", args=[project.slug, run.pk])).content.decode()
+    assert "Canary pass rate" in page
+    assert "Agreement with gold" not in page
 
 
 def test_canary_add_is_all_or_nothing_with_the_line_named(project):
