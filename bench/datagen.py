@@ -593,11 +593,12 @@ def project_generate(
         )
         rows["verdicts"] = n_claims
 
-    if n_claims >= 50_000:
-        # Planner statistics for the grown tables (autovacuum would get there later).
-        with connection.cursor() as cursor:
-            for model in (Answer, Passage, Claim, Label, LabelHistory, Gold, JudgeVerdict):
-                cursor.execute(f"ANALYZE {model._meta.db_table}")
+    # Planner statistics for the grown tables, as autovacuum would eventually have them: a
+    # new project is invisible to stale statistics, and the queue's plan then degrades (see
+    # RESULTS.md).
+    with connection.cursor() as cursor:
+        for model in (Answer, Passage, Claim, Label, LabelHistory, Gold, JudgeVerdict):
+            cursor.execute(f"ANALYZE {model._meta.db_table}")
     seconds = time.perf_counter() - started
     say(f"{slug}: generated in {seconds:.1f} s")
     return GeneratedProject(
