@@ -490,6 +490,8 @@ def split_rule(text: str) -> list[ClaimDraft]:
         for clause, prefix in _split_clauses(sentence):
             if abstention_phrase(clause.text) or is_filler(clause.text):
                 continue
+            if not any(char.isalnum() for char in clause.text):
+                continue  # stray punctuation or an emoji alone is not a claim
             claim = _claim_text(clause.text, prefix)
             drafts.append(ClaimDraft(claim, clause.start, clause.end, tuple(claim_tags(claim))))
     return drafts

@@ -1,6 +1,8 @@
 """Rule-based claim splitting, abstention detection and tags (pure functions, no database)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotate.splitting import (
     abstention_detect,
@@ -211,3 +213,56 @@ def test_align_claims_finds_verbatim_and_paraphrased_sources():
     assert answer[drafts[1].span_start : drafts[1].span_end].startswith("Refunds take 14 days and")
     assert (drafts[2].span_start, drafts[2].span_end) == (None, None)
     assert drafts[0].tags == ("numeric",)
+
+
+_WORDS = [
+    "Refunds",
+    "take",
+    "14",
+    "days",
+    "and",
+    "are",
+    "issued",
+    "to",
+    "the",
+    "card",
+    "💳",
+    "Dr.",
+    "12.5%",
+    "$4.2",
+    "bn",
+    ",",
+    ";",
+    ".",
+    "!",
+    "?",
+    "but",
+    "not",
+    "I",
+    "don't",
+    "know",
+    "\n",
+    "- ",
+    "Sure!",
+    "fees",
+    "charges",
+    "apply",
+    "退款",
+    "يومًا",
+    "  ",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_WORDS), max_size=40))
+def test_split_rule_spans_always_lie_in_the_answer_in_order(words):
+    answer = " ".join(words)
+    drafts = split_rule(answer)
+    previous_end = 0
+    for draft in drafts:
+        assert draft.text.strip()
+        assert 0 <= draft.span_start < draft.span_end <= len(answer)
+        assert draft.span_start >= previous_end  # in order, never overlapping
+        source = answer[draft.span_start : draft.span_end]
+        assert source == source.strip()
+        previous_end = draft.span_end
