@@ -2,6 +2,7 @@
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.http import Http404
 
 from annotate.models import Membership, Project, Role
 
@@ -37,7 +38,11 @@ def membership_set(*, project: Project, username: str, role: str) -> Membership:
 
 @transaction.atomic
 def membership_remove(*, project: Project, membership_id: int) -> None:
-    membership = Membership.objects.select_for_update().get(project=project, pk=membership_id)
+    membership = (
+        Membership.objects.select_for_update().filter(project=project, pk=membership_id).first()
+    )
+    if membership is None:  # another project's member, or none: not found, never a 500
+        raise Http404("No such member.")
     _keep_an_owner(project=project, leaving=membership)
     membership.delete()
 
