@@ -129,7 +129,6 @@ def _trim_span(answer_text: str, start: int, end: int) -> tuple[int | None, int 
     return start + lead, start + lead + tail
 
 
-@transaction.atomic
 def claims_split(
     *, answer: Answer, method: str = "rule", judge=None, user=None, force: bool = False
 ) -> list[Claim]:
@@ -140,19 +139,14 @@ def claims_split(
     reproduces exactly is kept as it is, any other is kept and flagged for review, so a lead
     decides about it (never silently moved or deleted). Also records whether the answer looks
     like an abstention (`abstention_suggested`) for a lead to confirm.
+
+    The LLM is called before the transaction opens, so no row lock waits on the network.
     """
     if method not in METHODS:
         raise ClaimsError(f"Unknown split method {method!r}: use rule or llm.")
-    answer = Answer.objects.select_for_update().select_related("project").get(pk=answer.pk)
+    answer = Answer.objects.select_related("project").get(pk=answer.pk)
     _require_lead(project=answer.project, user=user)
-    existing = list(
-        answer.claims.select_related("gold").annotate(n_labels=Count("labels")).order_by("position")
-    )
-    if existing and not force:
-        raise ClaimsError(
-            f"Answer {answer.external_id} already has {len(existing)} claims; "
-            "re-split it only on purpose (force)."
-        )
+    _refuse_resplit(answer=answer, force=force)
     if method == "rule":
         drafts, origin = split_rule(answer.text), ORIGIN_RULE
     else:
@@ -162,7 +156,27 @@ def claims_split(
             raise ClaimsError(f"Judge {judge.name} belongs to another project.")
         texts, origin = _llm_decompose(judge=judge, answer_text=answer.text)
         drafts = align_claims(answer.text, texts)
+    return _claims_replace(answer=answer, drafts=drafts, origin=origin, force=force)
 
+
+def _refuse_resplit(*, answer: Answer, force: bool) -> None:
+    count = answer.claims.count()
+    if count and not force:
+        raise ClaimsError(
+            f"Answer {answer.external_id} already has {count} claims; "
+            "re-split it only on purpose (force)."
+        )
+
+
+@transaction.atomic
+def _claims_replace(
+    *, answer: Answer, drafts: list[ClaimDraft], origin: str, force: bool
+) -> list[Claim]:
+    answer = Answer.objects.select_for_update().select_related("project").get(pk=answer.pk)
+    _refuse_resplit(answer=answer, force=force)  # again, under the lock: a split may have won
+    existing = list(
+        answer.claims.select_related("gold").annotate(n_labels=Count("labels")).order_by("position")
+    )
     kept = [claim for claim in existing if _protected(claim)]
     Claim.objects.filter(pk__in=[c.pk for c in existing if not _protected(c)]).delete()
     reproduced = {(c.text, c.span_start, c.span_end) for c in kept}
