@@ -39,15 +39,16 @@ class JsonRecords:
     # -- buffer -------------------------------------------------------------------------------
 
     def _fill(self, at_least: int = CHUNK_CHARS) -> bool:
+        """Read more; offsets into the buffer stay valid when this returns False."""
         if self.eof:
             return False
-        if self.pos > CHUNK_CHARS:
-            self.buf = self.buf[self.pos :]
-            self.pos = 0
         chunk = self.stream.read(max(at_least, CHUNK_CHARS))
         if not chunk:
             self.eof = True
             return False
+        if self.pos > CHUNK_CHARS:
+            self.buf = self.buf[self.pos :]
+            self.pos = 0
         self.buf += chunk
         return True
 
@@ -96,8 +97,10 @@ class JsonRecords:
                 raise JsonStreamError(
                     line, f"bad JSON: {error.msg} (column {column})", record
                 ) from error
-            # A number at the very end of the buffer may continue in the next chunk.
-            if end == len(self.buf) and not self.eof and self._fill():
+            # A bare number near the end of the buffer may continue in the next chunk
+            # ("-1.5" of "-1.5e-7"); objects, lists and strings end with their own delimiter.
+            is_number = isinstance(value, int | float) and not isinstance(value, bool)
+            if is_number and end >= len(self.buf) - 32 and not self.eof and self._fill():
                 continue
             self._advance(end)
             return value

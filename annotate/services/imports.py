@@ -60,7 +60,7 @@ class ImportResult:
             return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
         return (
-            f"Imported {count(self.answers, 'answer')} ({self.format}, {self.container}): "
+            f"{count(self.answers, 'answer')} ({self.format}, {self.container}): "
             f"{count(self.passages, 'passage')}, {count(self.claims, 'claim')}, "
             f"{count(self.labels, 'label')}, {self.gold} gold, "
             f"{count(self.judge_verdicts, 'judge verdict')} in "

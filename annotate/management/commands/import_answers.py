@@ -46,7 +46,7 @@ class Command(BaseCommand):
             raise CommandError(str(failed)) from failed
         except FileNotFoundError as error:
             raise CommandError(f"No such file: {path}") from error
-        self.stdout.write(self.style.SUCCESS(str(result)))
+        self.stdout.write(self.style.SUCCESS(f"Imported {result}"))
 
     def _progress(self, done: int) -> None:
         self.stderr.write(f"  {done} answers read and checked…")
