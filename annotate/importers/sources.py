@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,9 +107,8 @@ def _csv(stream: TextIO, issues: IssueLog) -> Iterator[RawRecord]:
     except StopIteration:
         return
     header = [cell.strip() for cell in header]
-    if len(set(header)) != len(header):
-        seen: set[str] = set()
-        twice = sorted({cell for cell in header if cell in seen or seen.add(cell)})
+    twice = sorted(name for name, n in Counter(header).items() if n > 1)
+    if twice:
         issues.add("line 1", "", f"the header names a column twice: {', '.join(twice)}")
         return
     previous_end = reader.line_num

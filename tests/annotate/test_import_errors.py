@@ -361,3 +361,25 @@ def test_not_utf8(project, tmp_path):
     path.write_bytes("user_input,response,retrieved_contexts\nq,café,[]\n".encode("latin-1"))
     (problem,) = failed_import(project, path)
     assert "is not UTF-8 text" in problem
+
+
+def test_csv_row_with_more_cells_than_the_header(project, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text("user_input,response,retrieved_contexts\nq,a,[],extra\n", encoding="utf-8")
+    assert failed_import(project, path) == ["line 2: has 4 cells but the header names 3 columns"]
+
+
+def test_csv_header_naming_a_column_twice(project, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text("user_input,response,response\nq,a,b\n", encoding="utf-8")
+    assert failed_import(project, path) == ["line 1: the header names a column twice: response"]
+
+
+def test_explicit_format_that_does_not_fit_the_file(project, tmp_path):
+    problems = failed_import(project, jsonl(tmp_path, good("a1")), format="ragchecker")
+    assert problems == [
+        "line 1, field query_id: missing (this field is required)",
+        "line 1, field query: missing (this field is required)",
+        "line 1, field response: missing (this field is required)",
+        "line 1, field retrieved_context: missing (this field is required)",
+    ]
