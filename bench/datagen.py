@@ -597,7 +597,7 @@ def project_generate(
     # new project is invisible to stale statistics, and the queue's plan then degrades (see
     # RESULTS.md).
     with connection.cursor() as cursor:
-        for model in (Answer, Passage, Claim, Label, LabelHistory, Gold, JudgeVerdict):
+        for model in (Answer, Claim, Label, Gold, JudgeVerdict):
             cursor.execute(f"ANALYZE {model._meta.db_table}")
     seconds = time.perf_counter() - started
     say(f"{slug}: generated in {seconds:.1f} s")

@@ -41,6 +41,22 @@ class Server:
     base_url: str
     log: Path
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) used so far by the gunicorn master and its workers."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        pids = [self.process.pid]
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        if children.exists():
+            pids += [int(p) for p in children.read_text().split()]
+        total = 0.0
+        for pid in pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        return total
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)

@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import os
+import sys
 import time
 import warnings
 from collections import Counter
@@ -101,7 +102,10 @@ def main() -> int:
         ),
         flush=True,
     )
-    return 0
+    # RAGAS leaves non-daemon worker threads behind that keep the interpreter alive until
+    # the server closes its connections; the result is printed, so leave now.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -35,8 +35,8 @@ DATAGEN_VERSION = 1
 SIZES: dict[str, dict] = {
     "small": {
         "queue_claims": 10_000,
-        "one_saves": 60,
-        "many_seconds": 6.0,
+        "one_saves": 30,
+        "many_seconds": 5.0,
         "import_answers": 2_000,
         "big_claims": 20_000,
         "small_claims": 2_000,
@@ -47,12 +47,12 @@ SIZES: dict[str, dict] = {
     },
     "default": {
         "queue_claims": 100_000,
-        "one_saves": 150,
+        "one_saves": 100,
         "many_seconds": 12.0,
         "import_answers": 5_000,
         "big_claims": 1_000_000,
         "small_claims": 10_000,
-        "judge_claims": 3_000,
+        "judge_claims": 1_000,
         "ragas_answers": 25,
         "stats_claims": 1_000_000,
         "page_requests": 20,
@@ -313,6 +313,9 @@ def bench_save_next(ctx: Context) -> list[Row]:
         )
     }
     rows["rate_16"] = Row(1, "saves per second, 16 analysts", size, "saves/s")
+    rows["cpu"] = Row(
+        1, "gunicorn CPU per request (workers' user + system time / requests)", size, "CPU-ms"
+    )
     slug = slug_for("queue", claims)
     # Reused between runs: a run labels a few thousand of its ~70k open claims, which does not
     # change what the queue's queries cost.
@@ -335,6 +338,7 @@ def bench_save_next(ctx: Context) -> list[Row]:
                 # Warm up both workers' connections and caches.
                 await save_next_run(team[:4], slug, saves=5, seconds=5)
                 for run in ctx.repeats("save_next"):
+                    cpu_before = server.cpu_seconds()
                     one = await save_next_run(
                         team[:1], slug, saves=ctx.cfg["one_saves"], seconds=60
                     )
@@ -347,6 +351,8 @@ def bench_save_next(ctx: Context) -> list[Row]:
                         for q in (50, 95, 99):
                             rows[f"p{q}_{key}"].values.append(percentile(lat, q / 100))
                     rows["rate_16"].values.append(len(many["latencies"]) / many["wall"])
+                    served = len(one["latencies"]) + len(many["latencies"]) + 1 + len(team)
+                    rows["cpu"].values.append(1000 * (server.cpu_seconds() - cpu_before) / served)
                     ctx.say(
                         f"save-and-next run {run + 1}: 1 analyst p50 "
                         f"{rows['p50_1'].values[-1]:.1f} ms, 16 analysts p95 "
@@ -596,9 +602,10 @@ def bench_pages(ctx: Context) -> list[Row]:
 class LlmServer:
     """bench.llmproc in a process of its own, driven over its stdin."""
 
-    def __init__(self, latency: float):
+    def __init__(self, latency: float, *, ragas: bool = False):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bench.llmproc", "--latency", str(latency)],
+            [sys.executable, "-m", "bench.llmproc", "--latency", str(latency)]
+            + (["--ragas"] if ragas else []),
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -715,7 +722,9 @@ def bench_ragas(ctx: Context) -> list[Row]:
     OUT.mkdir(parents=True, exist_ok=True)
     sample_path = OUT / "ragas-samples.json"
     sample_path.write_text(json.dumps(samples))
-    server = LlmServer(LATENCY_S)
+    # The same loopback server and latency, also answering RAGAS's JSON prompts (see
+    # bench.llmproc): on verdict words alone RAGAS fails to parse every reply.
+    server = LlmServer(LATENCY_S, ragas=True)
     try:
         for run in ctx.repeats("ragas"):
             server.command("reset")
@@ -830,8 +839,11 @@ def run_all(*, size: str, only: list[str], runs: int, write: bool) -> tuple[list
     OUT.mkdir(parents=True, exist_ok=True)
     chosen = [m for m in MEASUREMENTS if not only or m in only]
     rows: list[Row] = []
+    loads = []
     for name in chosen:
         say(f"measuring {name}")
+        load_before = os.getloadavg()[0]
+        measure_started = time.perf_counter()
         try:
             if name == "stats":
                 rows += bench_stats(ctx, write)
@@ -840,6 +852,14 @@ def run_all(*, size: str, only: list[str], runs: int, write: bool) -> tuple[list
         except Exception as error:
             traceback.print_exc()
             rows.append(Row(MEASUREMENTS.index(name) + 1, name, size, "", skipped=_why(error)))
+        loads.append(
+            f"{name} {time.perf_counter() - measure_started:.0f} s "
+            f"(load {load_before:.1f} → {os.getloadavg()[0]:.1f})"
+        )
+    ctx.notes.append(
+        f"time per measurement, with the machine's 1-minute load average before → after "
+        f"(2 cores; above 2 the measured processes waited for a CPU): {'; '.join(loads)}"
+    )
     ctx.notes.append(f"whole run: {time.perf_counter() - started:.0f} s")
     (OUT / f"results-{size}.json").write_text(
         json.dumps(
