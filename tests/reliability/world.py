@@ -1,0 +1,177 @@
+"""A small project with one of everything a URL can point at, for the reliability tests.
+
+`world_build(marker)` puts `marker` into every text a user can write or import (question,
+answer, passage, claim, label note, fact, gold reason, judge name, canary), so a test can look
+for one project's marker in another project's pages and exports.
+"""
+
+from dataclasses import dataclass
+
+from annotate.models import (
+    Answer,
+    Claim,
+    Fact,
+    Gold,
+    Label,
+    LabelHistory,
+    Membership,
+    Passage,
+    Project,
+    Verdict,
+)
+from judges.models import Canary, Judge, JudgeRun, JudgeVerdict
+from metrics.models import ReportSnapshot
+from tests.factories import UserFactory
+
+ROLES = ("owner", "lead", "analyst")
+
+
+@dataclass
+class World:
+    project: Project
+    users: dict  # role -> User (members of this project)
+    answer: Answer
+    passage: Passage
+    claims: list
+    label: Label
+    fact: Fact
+    judge: Judge
+    run: JudgeRun
+    snapshot: ReportSnapshot
+    canary: Canary
+    memberships: dict  # role -> Membership
+
+    def ids(self) -> dict[str, int]:
+        """The object id each URL keyword names."""
+        return {
+            "answer_id": self.answer.pk,
+            "claim_id": self.claims[0].pk,
+            "membership_id": self.memberships["analyst"].pk,
+            "fact_id": self.fact.pk,
+            "judge_id": self.judge.pk,
+            "run_id": self.run.pk,
+            "snapshot_id": self.snapshot.pk,
+        }
+
+
+def world_build(marker: str, *, slug: str | None = None, users: dict | None = None) -> World:
+    """A project full of `marker`; `users` (role -> User) reuses existing accounts."""
+    slug = slug or marker.lower().replace("_", "-")
+    project = Project.objects.create(
+        slug=slug, name=f"Project {marker}", description=f"About {marker}", queue_seed=3
+    )
+    users = dict(users or {})
+    memberships = {}
+    for role in ROLES:
+        user = users.get(role) or UserFactory(username=f"{slug}-{role}")
+        users[role] = user
+        memberships[role] = Membership.objects.create(project=project, user=user, role=role)
+    passage_text = f"The {marker} policy says refunds take 14 days. Gift cards are final."
+    answer = Answer.objects.create(
+        project=project,
+        external_id=f"{marker}-a1",
+        question=f"How long do {marker} refunds take?",
+        text=f"{marker} refunds take 14 days. Gift cards are final.",
+        risk_category="financial",
+    )
+    passage = Passage.objects.create(
+        answer=answer,
+        rank=1,
+        source_id=f"{marker}-doc",
+        title=f"{marker} policy",
+        text=passage_text,
+    )
+    claims = [
+        Claim.objects.create(
+            project=project,
+            answer=answer,
+            text=f"{marker} refunds take 14 days.",
+            position=0,
+            queue_key=11,
+            labels_required=2,
+        ),
+        Claim.objects.create(
+            project=project,
+            answer=answer,
+            text=f"{marker} gift cards are final.",
+            position=1,
+            queue_key=22,
+            labels_required=2,
+        ),
+    ]
+    quote = "refunds take 14 days"
+    start = passage_text.index(quote)
+    label = Label.objects.create(
+        claim=claims[0],
+        annotator=users["analyst"],
+        verdict=Verdict.SUPPORTED,
+        evidence_passage=passage,
+        evidence_start=start,
+        evidence_end=start + len(quote),
+        evidence_quote=quote,
+        note=f"note by {marker}",
+    )
+    LabelHistory.objects.create(
+        label_id_at_time=label.pk,
+        claim=claims[0],
+        annotator=users["analyst"],
+        action=LabelHistory.Action.CREATED,
+        verdict=label.verdict,
+        note=label.note,
+    )
+    Label.objects.create(
+        claim=claims[0], annotator=users["lead"], verdict=Verdict.NOT_IN_PILE, note=marker
+    )
+    # The counters label_save keeps (so undo and the progress bar stay consistent).
+    Claim.objects.filter(pk=claims[0].pk).update(label_count=2)
+    Membership.objects.filter(pk__in=[memberships["analyst"].pk, memberships["lead"].pk]).update(
+        labels_saved=1
+    )
+    Project.objects.filter(pk=project.pk).update(claims_complete=1)
+    Gold.objects.create(
+        claim=claims[1], verdict=Verdict.SUPPORTED, source="adjudicated", reason=f"{marker} gold"
+    )
+    fact = Fact.objects.create(
+        answer=answer,
+        passage=passage,
+        start=start,
+        end=start + len(quote),
+        text=quote,
+        created_by=users["analyst"],
+    )
+    judge = Judge.objects.create(
+        project=project, name=f"judge-{marker}", backend="baseline", model="lexical-baseline"
+    )
+    run = JudgeRun.objects.create(
+        judge=judge,
+        project=project,
+        backend="baseline",
+        model="lexical-baseline",
+        prompt_text=f"prompt {marker}",
+        prompt_version="v-world",
+        status=JudgeRun.Status.DONE,
+        total=2,
+        done=2,
+    )
+    for claim in claims:
+        JudgeVerdict.objects.create(
+            run=run, claim=claim, verdict="SUPPORTED", confidence=0.8, raw_response=marker
+        )
+    snapshot = ReportSnapshot.objects.create(project=project, judge=judge)
+    canary = Canary.objects.create(
+        project=project, text=f"{marker} canary statement", pile_answer=answer, source="list"
+    )
+    return World(
+        project=project,
+        users=users,
+        answer=answer,
+        passage=passage,
+        claims=claims,
+        label=label,
+        fact=fact,
+        judge=judge,
+        run=run,
+        snapshot=snapshot,
+        canary=canary,
+        memberships=memberships,
+    )
