@@ -88,7 +88,22 @@ class FieldReader:
         if max_length is not None and isinstance(value, str) and len(value) > max_length:
             self.fail(path, f"is {len(value)} characters long; at most {max_length} fit")
             return None
+        if isinstance(value, str) and not self.storable(value, path):
+            return None
         return value
+
+    def storable(self, value: Any, path: str) -> bool:
+        """Text the database can store: no NUL character, no unpaired surrogate half."""
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if "\x00" in text or "\\u0000" in text:
+            self.fail(path, "contains a NUL character (\\u0000), which cannot be stored")
+            return False
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail(path, "contains an unpaired surrogate (a broken \\uD800–\\uDFFF escape)")
+            return False
+        return True
 
     def verdict(self, obj: dict, key: str, prefix: str, allowed: list[str]) -> str | None:
         raw = self.get(obj, key, prefix, "string")

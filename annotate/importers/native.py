@@ -377,6 +377,8 @@ def native_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | No
     answerable = reader.get(record, "answerable", "", "boolean", required=False)
     abstention = reader.get(record, "abstention", "", "boolean", required=False, default=False)
     metadata = reader.get(record, "metadata", "", "object", required=False, default={})
+    if metadata and not reader.storable(metadata, "metadata"):
+        metadata = None
     if None in (external_id, question, text, pile, reference, metadata) or reader.issues:
         return None, reader
     answer = AnswerIn(

@@ -80,6 +80,8 @@ def ragas_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | Non
         for key, value in record.items()
         if key not in KNOWN and (value is None or isinstance(value, str | int | float | bool))
     }
+    if not reader.storable(metadata, ""):
+        return None, reader
     metadata["source_format"] = "ragas"
     return (
         AnswerIn(

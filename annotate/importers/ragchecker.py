@@ -146,8 +146,10 @@ def ragchecker_parse(
     metadata: dict[str, Any] = {"source_format": "ragchecker"}
     if correctness is not None:
         metadata["answer2response"] = correct_labels
-    if isinstance(record.get("metrics"), dict):
+    if isinstance(record.get("metrics"), dict) and reader.storable(record["metrics"], "metrics"):
         metadata["ragchecker_metrics"] = record["metrics"]
+    if reader.issues:
+        return None, reader
     answer = AnswerIn(
         location=raw.location,
         external_id=external_id,

@@ -383,3 +383,18 @@ def test_explicit_format_that_does_not_fit_the_file(project, tmp_path):
         "line 1, field response: missing (this field is required)",
         "line 1, field retrieved_context: missing (this field is required)",
     ]
+
+
+def test_text_the_database_cannot_store(project, tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text(
+        '{"id": "a1", "question": "q\\u0000", "answer": "a", "pile": []}\n'
+        '{"id": "a2", "question": "q", "answer": "\\ud800", "pile": []}\n'
+        '{"id": "a3", "question": "q", "answer": "a", "pile": [], "metadata": {"k": "\\u0000"}}\n',
+        encoding="utf-8",
+    )
+    assert failed_import(project, path) == [
+        "line 1, field question: contains a NUL character (\\u0000), which cannot be stored",
+        "line 2, field answer: contains an unpaired surrogate (a broken \\uD800–\\uDFFF escape)",
+        "line 3, field metadata: contains a NUL character (\\u0000), which cannot be stored",
+    ]
