@@ -25,9 +25,9 @@ from django.utils import timezone
 from annotate.models import Claim, Label, Membership, Project, Reservation
 
 RESERVATION_MINUTES = 10
-# How many stale candidates one "next" re-tries before giving up on this round (each retry is
-# a fresh statement, so it sees what the other analysts committed meanwhile).
-MAX_ATTEMPTS = 8
+# A candidate that fails the re-check stays locked by us and fails every later statement too,
+# so each retry rules out one more claim; the cap only guards against a pathological storm.
+MAX_ATTEMPTS = 50
 
 
 class QueueError(ValueError):
