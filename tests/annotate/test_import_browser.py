@@ -8,14 +8,19 @@ from pathlib import Path
 import pytest
 
 from annotate.models import Answer, Membership, Role
-from tests.browser.conftest import browser_page, chromium, fast_passwords  # noqa: F401
+from tests.browser.conftest import (  # noqa: F401
+    browser_page,
+    chromium,
+    fast_passwords,
+    screenshot,
+)
 from tests.factories import ProjectFactory, UserFactory
 
 DATA = Path(__file__).parent / "data"
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_lead_uploads_a_file_and_then_a_bad_one(browser_page, live_server, tmp_path):  # noqa: F811
+def test_lead_uploads_a_file_and_then_a_bad_one(browser_page, live_server, tmp_path, screenshot):  # noqa: F811
     from playwright.sync_api import expect
 
     # The live server's first request loads the whole app; on a busy machine that alone can
@@ -37,6 +42,7 @@ def test_lead_uploads_a_file_and_then_a_bad_one(browser_page, live_server, tmp_p
     expect(result).to_contain_text("5 labels, by 3 new analysts")
     assert page.evaluate("window.samePage") is True
     assert Answer.objects.filter(project=project).count() == 3
+    screenshot(page, "import-result.png")
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text(
@@ -55,3 +61,4 @@ def test_lead_uploads_a_file_and_then_a_bad_one(browser_page, live_server, tmp_p
     )
     assert page.evaluate("window.samePage") is True
     assert Answer.objects.filter(project=project).count() == 3
+    screenshot(page, "import-errors.png")
