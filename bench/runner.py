@@ -37,17 +37,17 @@ SIZES: dict[str, dict] = {
         "queue_claims": 10_000,
         "one_saves": 30,
         "many_seconds": 5.0,
-        "import_answers": 2_000,
-        "big_claims": 20_000,
-        "small_claims": 2_000,
-        "judge_claims": 400,
-        "ragas_answers": 5,
-        "stats_claims": 100_000,
-        "page_requests": 10,
+        "import_answers": 500,
+        "big_claims": 5_000,
+        "small_claims": 1_000,
+        "judge_claims": 200,
+        "ragas_answers": 3,
+        "stats_claims": 50_000,
+        "page_requests": 5,
     },
     "default": {
         "queue_claims": 100_000,
-        "one_saves": 100,
+        "one_saves": 50,
         "many_seconds": 12.0,
         "import_answers": 5_000,
         "big_claims": 1_000_000,
@@ -197,7 +197,10 @@ class Context:
         budget = BUDGETS[self.size][name]
         started = time.perf_counter()
         for run in range(self.runs):
-            if run and time.perf_counter() - started > budget:
+            elapsed = time.perf_counter() - started
+            # Another run while the budget lasts; towards the 3 the issue asks for, while the
+            # next one would still end within twice the budget.
+            if run and elapsed > budget and (run >= 3 or elapsed / run * (run + 1) > 2 * budget):
                 self.notes.append(
                     f"{name}: {run} of {self.runs} runs (its {budget:.0f} s budget was spent)"
                 )
@@ -474,7 +477,7 @@ def bench_report(ctx: Context) -> list[Row]:
 # --- 5. export ---------------------------------------------------------------------------------
 
 
-EXPORT_LIMIT_S = {"small": 60.0, "default": 120.0, "full": 900.0}
+EXPORT_LIMIT_S = {"small": 20.0, "default": 120.0, "full": 900.0}
 
 
 def bench_export(ctx: Context) -> list[Row]:
