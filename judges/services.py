@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import Answer, Claim, Passage, Project, Verdict
 from judges.backends import backend_for_spec
@@ -166,7 +167,25 @@ def _enqueue(run_id: int) -> None:
         run_judge_task.delay(run_id)
         watch_run_schedule(run_id)  # resumes the run if its worker dies
 
-    transaction.on_commit(send)
+    transaction.on_commit(lambda: _send_or_fail(run_id, send))
+
+
+QUEUE_DOWN = (
+    "The task queue (Redis) could not be reached, so the run was not started and nothing was "
+    "judged. Press Resume once the queue is back."
+)
+
+
+def _send_or_fail(run_id: int, send) -> None:
+    """Enqueue; with the broker down, fail the run with a clear message instead of leaving it
+    pending with no task (and the request with a 500)."""
+    try:
+        send()
+    except BrokerUnreachable:
+        logger.exception("could not enqueue judge run %s", run_id)
+        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.PENDING).update(
+            status=JudgeRun.Status.FAILED, finished_at=timezone.now(), error=QUEUE_DOWN
+        )
 
 
 @transaction.atomic
