@@ -277,9 +277,9 @@ def measure_judge(*, slug: str, base_url: str, concurrency: int, latency_s: floa
         timeout_seconds=30.0,
         max_retries=5,
     )
-    started = time.perf_counter()
+    started, mono_start = time.perf_counter(), time.monotonic()
     run = judge_run_start(judge=judge)
-    wall = time.perf_counter() - started
+    wall, mono_end = time.perf_counter() - started, time.monotonic()
     run = JudgeRun.objects.get(pk=run.pk)
     if run.status != JudgeRun.Status.DONE:
         raise RuntimeError(f"the judge run ended {run.status}: {run.error}")
@@ -295,6 +295,9 @@ def measure_judge(*, slug: str, base_url: str, concurrency: int, latency_s: floa
         "unparseable": run.unparseable,
         "seconds": seconds,
         "wall_seconds": wall,
+        # CLOCK_MONOTONIC is system-wide on Linux: comparable with the server's arrival times.
+        "mono_start": mono_start,
+        "mono_end": mono_end,
         "claims_per_s": run.done / seconds,
         "limit_per_s": concurrency / latency_s,
         "prompt_tokens": run.prompt_tokens,

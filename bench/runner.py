@@ -655,6 +655,19 @@ def bench_judge(ctx: Context) -> list[Row]:
     rate = Row(4, "judge throughput", size, "claims/s")
     calls = Row(4, "judge: endpoint calls per claim", size, "calls")
     tokens = Row(4, "judge: tokens per claim (prompt + completion)", size, "tokens")
+    flowing = Row(
+        4,
+        "judge: calls per second while calls flow (first to last arrival at the server), "
+        "as share of C/L",
+        size,
+        "%",
+    )
+    outside = Row(
+        4,
+        "judge: seconds of the run before the first and after the last endpoint call",
+        size,
+        "s",
+    )
     slug = slug_for("judge", claims)
     project_ensure(ctx, slug, claims, labelled=0.0, gold=False, judge=False)
     server = LlmServer(LATENCY_S)
@@ -678,6 +691,12 @@ def bench_judge(ctx: Context) -> list[Row]:
             tokens.values.append(
                 (result["prompt_tokens"] + result["completion_tokens"]) / max(result["done"], 1)
             )
+            if seen["first"] is not None and "mono_start" in result:
+                span = max(seen["last"] - seen["first"], 1e-9)
+                flowing.values.append(100 * seen["calls"] / span / result["limit_per_s"])
+                outside.values.append(
+                    (seen["first"] - result["mono_start"]) + (result["mono_end"] - seen["last"])
+                )
             ctx.say(
                 f"judge run {run + 1}: {result['claims_per_s']:.0f} claims/s "
                 f"({share.values[-1]:.0f}% of C/L), {seen['calls']} calls, "
@@ -685,7 +704,7 @@ def bench_judge(ctx: Context) -> list[Row]:
             )
     finally:
         server.stop()
-    rows = [share, rate, calls, tokens]
+    rows = [share, rate, flowing, outside, calls, tokens]
     try:
         rows += bench_ragas(ctx)
     except Exception as error:  # RAGAS is a peer comparison; its failure must not hide ours
@@ -864,13 +883,55 @@ def run_all(*, size: str, only: list[str], runs: int, write: bool) -> tuple[list
         f"(2 cores; above 2 the measured processes waited for a CPU): {'; '.join(loads)}"
     )
     ctx.notes.append(f"whole run: {time.perf_counter() - started:.0f} s")
-    (OUT / f"results-{size}.json").write_text(
+    saved = OUT / f"results-{size}.json"
+    if only and saved.exists():
+        rows = _merge_previous(rows, chosen, json.loads(saved.read_text()), ctx)
+    saved.write_text(
         json.dumps(
             {"rows": [r.as_dict() for r in rows], "notes": ctx.notes, "generated": ctx.generated},
             indent=2,
         )
     )
     return rows, ctx
+
+
+def _measurement_of(row: dict) -> str:
+    return "stats" if "bench.stats" in row["what"] else MEASUREMENTS[row["number"] - 1]
+
+
+def _merge_previous(rows: list[Row], chosen: list[str], previous: dict, ctx: Context) -> list[Row]:
+    """With --only, the other measurements' rows (and notes) of the last run of this size."""
+    kept = []
+    for data in previous.get("rows", []):
+        if _measurement_of(data) in chosen:
+            continue
+        row = Row(
+            data["number"],
+            data["what"],
+            data["size"],
+            data["unit"],
+            data["values"],
+            data["target"],
+            None,
+            data["note"],
+            data["skipped"],
+        )
+        if data.get("met") is not None:
+            row.meets = lambda _v, met=data["met"]: met
+        kept.append(row)
+    ctx.notes[:0] = [
+        note for note in previous.get("notes", []) if not note.startswith("re-measured")
+    ]
+    ctx.notes.append(
+        f"re-measured in this run: {', '.join(chosen)}; other rows from the "
+        "previous run of this size"
+    )
+    for slug, seconds in previous.get("generated", {}).items():
+        ctx.generated.setdefault(slug, seconds)
+    order = {name: i for i, name in enumerate(MEASUREMENTS)}
+    merged = kept + rows
+    merged.sort(key=lambda r: order[_measurement_of(r.as_dict())])
+    return merged
 
 
 # --- RESULTS.md --------------------------------------------------------------------------------
