@@ -233,6 +233,7 @@ def git_commit() -> str:
 
 
 def run(size: int, repeats: int) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     data = make_data(size)
     gen = time.perf_counter() - t0
@@ -281,6 +282,7 @@ def run(size: int, repeats: int) -> tuple[list[dict[str, Any]], dict[str, Any], 
         "generate_seconds": gen,
         "peak_mb": peak_rss_mb(),
         "repeats": repeats,
+        "load": (load_before, os.getloadavg()[0]),
     }
     return rows, meta, memo
 
@@ -319,6 +321,10 @@ def section(
             f"- command: `{cmd}`",
             f"- data: {meta['claims']:,} synthetic claims in {meta['answers']:,} answers "
             f"(generated in {meta['generate_seconds']:.1f} s, not timed)",
+            f"- 1-minute load average: {meta['load'][0]:.1f} at start, {meta['load'][1]:.1f} at end "
+            f"({os.cpu_count()} cores). Above the core count the machine was shared: wall times "
+            "then include waiting for a CPU, and the CPU column (this process's own time, "
+            "`time.process_time`) is the better measure of the code.",
             "",
             table(rows, meta),
             "",

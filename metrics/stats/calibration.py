@@ -214,13 +214,13 @@ def platt_calibrator(confidence: Iterable[Any], outcome: Iterable[Any]) -> Platt
     Formula: p = σ(a·c + b), (a, b) maximising Σ tᵢ log pᵢ + (1 − tᵢ) log(1 − pᵢ) with Platt's
     targets t = (N₊+1)/(N₊+2) for supported and 1/(N₋+2) for unsupported claims. The raw
     confidence itself is the score, as ``sklearn.calibration.CalibratedClassifierCV`` does for a
-    classifier that only has ``predict_proba``; for a = a positive slope the ranking is preserved.
+    classifier that only has ``predict_proba``; with a positive slope a the ranking is preserved.
     Source: Platt (1999), "Probabilistic outputs for SVMs"; Lin, Lin & Weng (2007), Machine
     Learning 68:267–276 (the Newton solver used here); Niculescu-Mizil & Caruana (2005).
 
     Solved by a two-parameter Newton iteration in numpy rather than sklearn's
     ``LogisticRegression``: that needs every row duplicated to express Platt's soft targets and
-    took ~0.8 s per 800k-claim fit here (vs ~0.1 s), which breaks the 10 s budget for cross-fitted
+    took ~0.8 s per 800k-claim fit here (this: ~0.25 s), too much of the 10 s budget for cross-fitted
     calibration of a million claims. The tests check the coefficients against sklearn's
     ``LogisticRegression`` on the duplicated rows. An empty fit returns a calibrator that maps
     everything to nan.

@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import norm
 
 from metrics import stats
@@ -140,3 +142,17 @@ def test_ppi_mean_interval_faithbench_like_is_about_as_tight_as_gold_only():
     lo, hi = stats.wilson_interval(int(y.sum()), 150)
     assert (out["ci"][1] - out["ci"][0]) == pytest.approx(hi - lo, rel=0.05)
     assert out["ci"][1] - out["ci"][0] < 0.17  # about ±0.08
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    gold=st.lists(st.tuples(st.booleans(), st.floats(0, 1)), min_size=1, max_size=80),
+    rest=st.lists(st.floats(0, 1), min_size=0, max_size=200),
+)
+def test_ppi_mean_interval_contains_estimate_and_stays_in_unit_interval(gold, rest):
+    y = [float(g) for g, _ in gold]
+    fg = [f for _, f in gold]
+    out = stats.ppi_mean_interval(y, fg, rest)
+    lo, hi = out["ci"]
+    assert 0.0 <= lo <= out["value"] <= hi <= 1.0
+    assert 0.0 <= out["lambda"] <= 1.0
