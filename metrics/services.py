@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from django.db import transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import ClaimTag, Project, RiskCategory
 from judges.models import Judge
@@ -976,8 +977,21 @@ def snapshot_request(*, project: Project, judge: Judge | None = None) -> ReportS
     if existing is not None and existing.created_at > timezone.now() - SNAPSHOT_STALE_AFTER:
         return existing
     snapshot = existing or snapshot_create(project=project, judge=judge)
-    transaction.on_commit(lambda: compute_report_task.delay(snapshot.pk))
+    transaction.on_commit(lambda: _enqueue_or_fail(compute_report_task, snapshot.pk))
     return snapshot
+
+
+def _enqueue_or_fail(task, snapshot_id: int) -> None:
+    """With the broker down, fail the snapshot with a clear message (the dashboard shows it)
+    instead of a 500 and a snapshot pending forever."""
+    try:
+        task.delay(snapshot_id)
+    except BrokerUnreachable:
+        logger.exception("could not enqueue report snapshot %s", snapshot_id)
+        ReportSnapshot.objects.filter(pk=snapshot_id, status=ReportSnapshot.Status.PENDING).update(
+            status=ReportSnapshot.Status.FAILED,
+            error="the task queue (Redis) could not be reached; press Recompute once it is back",
+        )
 
 
 def snapshot_compute(*, snapshot_id: int) -> ReportSnapshot | None:
