@@ -86,7 +86,7 @@ def json_safe(value: Any) -> Any:
 
 def _codes(verdicts: pd.Series) -> np.ndarray:
     """Verdict strings → 0 SUPPORTED, 1 CONTRADICTED, 2 NOT_IN_PILE, −1 anything else."""
-    return verdicts.map(_CODE).fillna(-1).to_numpy(dtype=np.int8)
+    return pd.Categorical(verdicts, categories=VERDICTS).codes.astype(np.int8)
 
 
 def _proportion(successes: int, n: int) -> dict:
@@ -136,6 +136,7 @@ class _Data:
         )
         progress(0.12, "reading gold verdicts")
         gold = selectors.gold_columns(project=project)
+        self.gold_sources = gold.set_index("claim_id")["source"]
         claims = claims.merge(gold, on="claim_id", how="left")
         claims["gold"] = _codes(claims["verdict"])
         claims = claims.drop(columns=["verdict"])
@@ -153,13 +154,22 @@ class _Data:
         }
         progress(0.24, "reading labels")
         self.labels = selectors.label_columns(project=project)
+        self.annotators = selectors.annotator_names(
+            user_ids=self.labels["annotator_id"].unique().tolist()
+        )
         self.labels["code"] = _codes(self.labels["verdict"])
         progress(0.3, "reading facts and citations")
         facts = selectors.fact_columns(project=project)
         abstaining = answers.loc[answers["abstention"], "answer_id"]
         self.facts = facts[~facts["answer_id"].isin(abstaining)].reset_index(drop=True)
         self.facts = self.facts.merge(answers[["answer_id", "risk_category"]], on="answer_id")
-        self.cited = np.intersect1d(selectors.cited_claim_ids(project=project), self.claim_ids)
+        # Evidence quotes only matter where facts are marked.
+        self.evidence = (
+            selectors.supported_evidence_columns(project=project)
+            if len(self.facts)
+            else pd.DataFrame({"claim_id": [], "passage_id": [], "start": [], "end": []})
+        )
+        self.cited = np.isin(self.claim_ids, selectors.cited_claim_ids(project=project))
 
     def gold_mask(self) -> np.ndarray:
         return self.claims["gold"].to_numpy() >= 0
@@ -207,8 +217,7 @@ def _abstention(answers: pd.DataFrame) -> dict:
 
 def _fact_links(data: _Data) -> pd.DataFrame:
     """(fact_id, claim_id) pairs: a gold-SUPPORTED claim's SUPPORTED-label quote overlaps the fact."""
-    labels = data.labels
-    evidence = labels[(labels["code"] == SUPPORTED) & labels["passage_id"].notna()]
+    evidence = data.evidence
     supported_ids = data.claim_ids[data.claims["gold"].to_numpy() == SUPPORTED]
     evidence = evidence[evidence["claim_id"].isin(supported_ids)]
     if evidence.empty or data.facts.empty:
@@ -267,10 +276,10 @@ def _self_knowledge(data: _Data, mask: np.ndarray) -> dict:
 
 
 def _citation(data: _Data, citations: pd.DataFrame, mask: np.ndarray) -> dict:
-    cited_ids = np.intersect1d(data.cited, data.claim_ids[mask])
+    cited_ids = data.claim_ids[data.cited & mask]
     measured = not citations.empty
     newest = _newest_per_claim(citations)
-    newest = newest[newest["claim_id"].isin(cited_ids)]
+    newest = newest[newest["claim_id"].isin(cited_ids)] if len(newest) else newest
     supported = int((newest["verdict"] == "SUPPORTED").sum())
     out = _proportion(supported, len(newest))
     out.update(
@@ -298,7 +307,7 @@ def _group_block(data: _Data, mask: np.ndarray, grounded: np.ndarray, citations)
 def _analysts(data: _Data) -> dict:
     """Inter-analyst agreement: Krippendorff's alpha, per-analyst agreement with gold, kappas."""
     labels = data.labels[data.labels["code"] >= 0]
-    names = labels.drop_duplicates("annotator_id").set_index("annotator_id")["annotator"]
+    names = data.annotators
     per_claim = labels.groupby("claim_id")["annotator_id"].transform("size")
     multi = labels[per_claim >= 2]
     if not multi.empty:
@@ -319,7 +328,7 @@ def _analysts(data: _Data) -> dict:
                 "annotator": names.get(annotator_id, str(annotator_id)),
                 "n": len(part),
                 "agreement": float(np.mean(a == b)),
-                "kappa": stats.cohen_kappa([VERDICTS[i] for i in a], [VERDICTS[i] for i in b]),
+                "kappa": stats.cohen_kappa(a, b),
             }
         )
     pairs = multi.merge(multi, on="claim_id", suffixes=("_a", "_b"))
@@ -430,8 +439,8 @@ def _instrument_block(
     judged_supported = int(np.sum(judge_codes == SUPPORTED))
     p_obs = judged_supported / n_judged if n_judged else math.nan
 
-    g_a = np.array([VERDICTS[c] for c in gold_codes[audited]], dtype=object)
-    j_a = np.array([VERDICTS[c] for c in judge_codes[audited]], dtype=object)
+    names = np.asarray(VERDICTS, dtype=object)
+    g_a, j_a = names[gold_codes[audited]], names[judge_codes[audited]]
     n_audited = int(audited.sum())
     matrix = stats.confusion(g_a, j_a).to_numpy()
     agree = int(np.trace(matrix))
@@ -650,8 +659,8 @@ def _calibration(
     claim_facts = [facts_of_claim.get(claim_id, ()) for claim_id in ids[order]]
     has_facts = bool(facts_of_answer)
     table = stats.frontier(
-        np.split(calibrated[order], cuts) if c.size else [],
-        np.split(y[order].astype(bool), cuts) if c.size else [],
+        _slices(calibrated[order], cuts) if c.size else [],
+        _slices(y[order].astype(bool), cuts) if c.size else [],
         facts_grounded=_split_list(claim_facts, cuts) if has_facts and c.size else None,
         cuts=FRONTIER_CUTS,
         facts_total=[facts_of_answer.get(a, []) for a in audited_answers]
@@ -687,13 +696,14 @@ def _calibration(
         "folds": CALIBRATION_FOLDS,
         "enough": bool(enough),
     }
-    crc = crc_from_inputs(crc_inputs, alpha=DEFAULT_ALPHA)
+    parts = _crc_parts(crc_inputs)
+    crc = crc_from_inputs(crc_inputs, alpha=DEFAULT_ALPHA, parts=parts)
     if c.size > CRC_INPUTS_MAX_CLAIMS:
         crc_inputs = {
             "grid": {
                 f"{alpha:.2f}": crc
                 if alpha == DEFAULT_ALPHA
-                else crc_from_inputs(crc_inputs, alpha=alpha)
+                else crc_from_inputs(crc_inputs, alpha=alpha, parts=parts)
                 for alpha in CRC_ALPHA_GRID
             }
         }
@@ -717,7 +727,31 @@ def _apply_calibrator(method: str, c: np.ndarray, y: np.ndarray, values: np.ndar
     return out
 
 
-def crc_from_inputs(inputs: dict, *, alpha: float) -> dict:
+def _slices(values: np.ndarray, cuts: np.ndarray) -> list[np.ndarray]:
+    """`values` cut at `cuts` into views (much faster than numpy.split for many pieces)."""
+    bounds = [0, *cuts.tolist(), values.size]
+    return [values[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _crc_parts(inputs: dict) -> tuple[list, list, list, list]:
+    """Per-answer confidence and supported arrays of the calibration and the test half."""
+    confidence = np.asarray(inputs.get("confidence", []), dtype=float)
+    supported = np.asarray(inputs.get("supported", []), dtype=bool)
+    answer = np.asarray(inputs.get("answer", []), dtype=np.int64)
+    half = np.asarray(inputs.get("calibration_half", []), dtype=bool)
+
+    def per_answer(mask: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        if not mask.any():
+            return [], []
+        order = np.argsort(answer[mask], kind="stable")
+        a, c, s = answer[mask][order], confidence[mask][order], supported[mask][order]
+        cuts = np.flatnonzero(np.diff(a)) + 1
+        return _slices(c, cuts), _slices(s, cuts)
+
+    return (*per_answer(half), *per_answer(~half))
+
+
+def crc_from_inputs(inputs: dict, *, alpha: float, parts: tuple | None = None) -> dict:
     """λ̂ on the calibration half, the retained claims and realized false-claim rate on the test
     half, and the claims retained project-wide, from the compact arrays stored in a snapshot.
 
@@ -730,23 +764,9 @@ def crc_from_inputs(inputs: dict, *, alpha: float) -> dict:
         result["alpha_requested"] = float(alpha)
         result["alpha_snapped"] = True
         return result
-    confidence = np.asarray(inputs.get("confidence", []), dtype=float)
-    supported = np.asarray(inputs.get("supported", []), dtype=bool)
-    answer = np.asarray(inputs.get("answer", []), dtype=np.int64)
-    half = np.asarray(inputs.get("calibration_half", []), dtype=bool)
     judged_values = np.asarray(inputs.get("judged_values", []), dtype=float)
     judged_counts = np.asarray(inputs.get("judged_counts", []), dtype=np.int64)
-
-    def per_answer(mask: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        if not mask.any():
-            return [], []
-        order = np.argsort(answer[mask], kind="stable")
-        a, c, s = answer[mask][order], confidence[mask][order], supported[mask][order]
-        cuts = np.flatnonzero(np.diff(a)) + 1
-        return np.split(c, cuts), np.split(s, cuts)
-
-    cal_c, cal_s = per_answer(half)
-    test_c, test_s = per_answer(~half)
+    cal_c, cal_s, test_c, test_s = parts or _crc_parts(inputs)
     lambda_hat = float(stats.crc_threshold(cal_c, cal_s, alpha)) if cal_c else math.nan
     held_out = stats.crc_evaluate(test_c, test_s, lambda_hat)
     if math.isnan(lambda_hat):
@@ -828,7 +848,7 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
         progress(0.62, "reading the judge's verdicts")
         verdicts = selectors.judge_verify_columns(judge=judge)
         canaries = selectors.canary_columns(judge=judge)
-        sources = selectors.gold_columns(project=project).set_index("claim_id")["source"]
+        sources = data.gold_sources
         instruments = []
         keys = (
             verdicts.groupby(["model", "prompt_version"], sort=False)["verdict_id"]
