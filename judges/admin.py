@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from judges.models import Canary, Judge, JudgeRun, JudgeVerdict
+from judges.models import Canary, Judge, JudgeFailure, JudgeRun, JudgeVerdict
 
 
 @admin.register(Judge)
@@ -27,3 +27,9 @@ class JudgeVerdictAdmin(admin.ModelAdmin):
 class CanaryAdmin(admin.ModelAdmin):
     list_display = ["project", "source", "text"]
     raw_id_fields = ["project", "pile_answer", "source_claim"]
+
+
+@admin.register(JudgeFailure)
+class JudgeFailureAdmin(admin.ModelAdmin):
+    list_display = ["run", "claim", "canary", "error"]
+    raw_id_fields = ["run", "claim", "canary"]

@@ -49,10 +49,14 @@ def lease_seconds() -> float:
     return float(os.environ.get("JUDGE_RUN_LEASE_SECONDS", "60"))
 
 
-def chunk_size(max_concurrency: int) -> int:
+def chunk_size(max_concurrency: int, *, backend: str = "openai") -> int:
+    """Items per chunk: small for an endpoint (a killed worker loses at most one chunk of
+    paid calls), large for the offline baseline (nothing to lose, fewer round trips)."""
     configured = os.environ.get("JUDGE_CHUNK_SIZE")
     if configured:
         return max(1, int(configured))
+    if backend == "baseline":
+        return 512
     return max(16, min(128, 4 * max_concurrency))
 
 
@@ -217,7 +221,7 @@ def run_execute(run_id: int, *, owner: str) -> str:
         _finish(run, owner, JudgeRun.Status.FAILED, str(exc))
         return "failed"
     concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
-    size = chunk_size(concurrency)
+    size = chunk_size(concurrency, backend=run.backend)
     after = 0
     try:
         with ThreadPoolExecutor(

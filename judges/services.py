@@ -112,9 +112,10 @@ def run_spec(run: JudgeRun) -> dict:
 
 @transaction.atomic
 def judge_run_start(
-    *, judge: Judge, kind: str = "verify", scope: str = "all", user=None
+    *, judge: Judge, kind: str = "verify", scope: str = "all", user=None, enqueue: bool = True
 ) -> JudgeRun:
-    """Freeze the instrument, count the work, and enqueue the run once this transaction commits.
+    """Freeze the instrument, count the work, and enqueue the run once this transaction commits
+    (`enqueue=False`: the caller executes it, as `run_judge --wait` does without a broker).
 
     The set of items is frozen as an id bound: claims (or canaries) imported after the start
     are not part of this run.
@@ -156,7 +157,8 @@ def judge_run_start(
     # Counted after the run exists, so an "unjudged" scope excludes exactly what the run will.
     run.total = items.filter(pk__lte=bound).count()
     run.save(update_fields=["total"])
-    _enqueue(run.pk)
+    if enqueue:
+        _enqueue(run.pk)
     return run
 
 

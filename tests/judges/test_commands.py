@@ -47,3 +47,49 @@ def test_run_judge_names_a_missing_judge(project):
 def test_add_judge_refuses_an_openai_judge_without_model(project):
     with pytest.raises(CommandError, match="model"):
         call_command("add_judge", project=project.slug, name="x", backend="openai")
+
+
+def test_run_judge_wait_prints_progress_while_it_runs(project, llm):
+    base_url, ctl = llm
+    ctl.latency_s = 0.05
+    make_claims(project, [f"Claim {i}" for i in range(24)])
+    call_command(
+        "add_judge",
+        project=project.slug,
+        name="slow",
+        backend="openai",
+        base_url=base_url,
+        model="loopback",
+        max_concurrency=1,
+        stdout=StringIO(),
+    )
+    out = StringIO()
+    call_command("run_judge", project=project.slug, judge="slow", wait=True, poll=0.2, stdout=out)
+    lines = [line for line in out.getvalue().splitlines() if "processed —" in line]
+    assert "in this process" in out.getvalue()
+    assert lines[-1].strip().startswith("24/24 processed")
+    assert any(not line.strip().startswith(("0/24", "24/24")) for line in lines), lines
+
+
+def test_resume_runs_resumes_a_stale_run(project, llm):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from judges.services import judge_run_start
+    from tests.factories import JudgeFactory
+
+    make_claims(project, ["Refunds are processed within 14 days", "Shoes fly"])
+    judge = JudgeFactory(project=project, backend="baseline")
+    run = judge_run_start(judge=judge, enqueue=False)
+    JudgeRun.objects.filter(pk=run.pk).update(
+        status="running", lease_owner="dead", heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
+    out = StringIO()
+    call_command("resume_runs", stdout=out)
+    assert f"resumed 1 runs: {run.pk}" in out.getvalue()
+    run.refresh_from_db()
+    assert (run.status, run.done) == ("done", 2)
+    out = StringIO()
+    call_command("resume_runs", stdout=out)
+    assert "no stale runs" in out.getvalue()

@@ -1,9 +1,14 @@
+import threading
 import time
+import uuid
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
 
 from annotate.models import Project
+from config.celery import app
 from judges.models import Judge, JudgeRun
+from judges.runner import run_execute
 from judges.services import judge_run_start
 
 
@@ -30,13 +35,34 @@ class Command(BaseCommand):
         judge = Judge.objects.filter(project=project, name=opts["judge"]).first()
         if judge is None:
             raise CommandError(f"no judge named {opts['judge']!r} in {project.slug}")
-        run = judge_run_start(judge=judge, kind=opts["kind"], scope=opts["claims"])
+        in_process = bool(app.conf.task_always_eager) and opts["wait"]
+        run = judge_run_start(
+            judge=judge, kind=opts["kind"], scope=opts["claims"], enqueue=not in_process
+        )
         run.refresh_from_db()
-        self.stdout.write(f"run {run.pk} of {judge.name}: {run.total} items, status {run.status}")
+        where = "in this process" if in_process or app.conf.task_always_eager else "on a worker"
+        self.stdout.write(f"run {run.pk} of {judge.name}: {run.total} items, {where}")
         if not opts["wait"]:
+            self.stdout.write(f"run {run.pk} {run.status}")
             return
+        worker = None
+        crashed: list[BaseException] = []
+        if in_process:
+            # No broker: judge in a thread of this process so progress can be printed meanwhile.
+            def execute() -> None:
+                try:
+                    run_execute(run.pk, owner=uuid.uuid4().hex)
+                except BaseException as exc:  # reported below; the run stays resumable
+                    crashed.append(exc)
+                finally:
+                    connections.close_all()
+
+            worker = threading.Thread(target=execute, name=f"run-judge-{run.pk}", daemon=True)
+            worker.start()
         live = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
         while True:
+            # Read before the refresh: whatever a finished thread wrote is then visible.
+            thread_alive = worker is not None and worker.is_alive()
             run.refresh_from_db()
             processed = run.done + run.failed + run.unparseable
             self.stdout.write(
@@ -44,7 +70,14 @@ class Command(BaseCommand):
                 f"unparseable {run.unparseable}, status {run.status}"
             )
             if run.status not in live:
+                if worker is not None:
+                    worker.join()
                 break
+            if worker is not None and not thread_alive:
+                raise CommandError(
+                    f"run {run.pk} stopped in this process: {crashed[0] if crashed else 'unknown'}"
+                    "; `python manage.py resume_runs` carries it on"
+                )
             time.sleep(opts["poll"])
         if run.kind == JudgeRun.Kind.CANARY and run.canary_pass_rate is not None:
             self.stdout.write(f"canary pass rate: {run.canary_pass_rate:.1%} NOT_IN_PILE")
