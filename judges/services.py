@@ -80,6 +80,47 @@ def judge_create(
     return judge
 
 
+@transaction.atomic
+def judge_update(*, judge: Judge, **fields) -> Judge:
+    """Change a judge's configuration. Runs already made keep the instrument they froze; a new
+    prompt text is a new prompt version, audited afresh by the next run."""
+    allowed = {
+        "name",
+        "backend",
+        "model",
+        "base_url",
+        "api_key_env",
+        "temperature",
+        "max_concurrency",
+        "timeout_seconds",
+        "max_retries",
+        "verify_prompt",
+        "decompose_prompt",
+    }
+    unknown = set(fields) - allowed
+    if unknown:
+        raise ValidationError(f"Unknown judge fields: {', '.join(sorted(unknown))}.")
+    api_key_env = fields.get("api_key_env", judge.api_key_env)
+    if api_key_env and not _ENV_NAME.match(api_key_env):
+        raise ValidationError(
+            {
+                "api_key_env": "Give the name of an environment variable (e.g. OPENAI_API_KEY), "
+                "not the key itself."
+            }
+        )
+    for key, value in fields.items():
+        setattr(judge, key, value)
+    judge.verify_prompt = (judge.verify_prompt or "").strip() or DEFAULT_VERIFY_PROMPT
+    judge.decompose_prompt = (judge.decompose_prompt or "").strip() or DEFAULT_DECOMPOSE_PROMPT
+    if judge.backend == Backend.OPENAI and not judge.model:
+        raise ValidationError({"model": "An OpenAI-compatible judge needs a model name."})
+    if judge.backend == Backend.OPENAI and "{claim}" not in judge.verify_prompt:
+        raise ValidationError({"verify_prompt": "The verify prompt must contain {claim}."})
+    judge.full_clean()
+    judge.save()
+    return judge
+
+
 def judge_spec(judge: Judge) -> dict:
     """The instrument as a plain dict: what a run freezes. Holds the key variable's NAME only."""
     spec = {

@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db.models import Count
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
@@ -27,7 +28,7 @@ def _judge_list_page(request, project, membership, form, status=200):
     context = {
         "project": project,
         "membership": membership,
-        "judges": selectors.judge_list_for_project(project=project),
+        "judges": selectors.judge_list_for_project(project=project).annotate(n_runs=Count("runs")),
         "form": form,
     }
     return render(request, "judges/judge_list.html", context, status=status)
@@ -54,10 +55,20 @@ def judge_create(request, project, membership):
     return _judge_list_page(request, project, membership, form, status=400)
 
 
-@require_GET
-@project_view(Role.LEAD)
-def judge_detail(request, project, membership, judge_id: int):
-    judge = selectors.judge_get_for_project(project=project, judge_id=judge_id)
+def _judge_detail_page(request, project, membership, judge, *, edit_form=None, status=200):
+    fields = [
+        "name",
+        "backend",
+        "model",
+        "base_url",
+        "api_key_env",
+        "temperature",
+        "max_concurrency",
+        "timeout_seconds",
+        "max_retries",
+        "verify_prompt",
+        "decompose_prompt",
+    ]
     context = {
         "project": project,
         "membership": membership,
@@ -65,8 +76,38 @@ def judge_detail(request, project, membership, judge_id: int):
         "runs": judge.runs.order_by("-created_at"),
         "canary_run": selectors.judge_latest_canary_run(judge=judge),
         "form": RunStartForm(),
+        "edit_form": edit_form or JudgeForm(initial={f: getattr(judge, f) for f in fields}),
+        "editing": edit_form is not None,
     }
-    return render(request, "judges/judge_detail.html", context)
+    return render(request, "judges/judge_detail.html", context, status=status)
+
+
+@require_GET
+@project_view(Role.LEAD)
+def judge_detail(request, project, membership, judge_id: int):
+    judge = selectors.judge_get_for_project(project=project, judge_id=judge_id)
+    return _judge_detail_page(request, project, membership, judge)
+
+
+@require_POST
+@project_view(Role.LEAD)
+def judge_update(request, project, membership, judge_id: int):
+    judge = selectors.judge_get_for_project(project=project, judge_id=judge_id)
+    form = JudgeForm(request.POST)
+    if form.is_valid():
+        try:
+            services.judge_update(judge=judge, **form.cleaned_data)
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(
+                request,
+                f"Judge saved; prompt version now {judge.prompt_version}. "
+                "Earlier runs keep the instrument they ran with.",
+            )
+            return redirect("judges:judge-detail", project.slug, judge.pk)
+    judge.refresh_from_db()
+    return _judge_detail_page(request, project, membership, judge, edit_form=form, status=400)
 
 
 @require_POST
@@ -198,6 +239,7 @@ urlpatterns = [
     path("p/<slug:slug>/judges/", judge_list, name="judge-list"),
     path("p/<slug:slug>/judges/new/", judge_create, name="judge-create"),
     path("p/<slug:slug>/judges/<int:judge_id>/", judge_detail, name="judge-detail"),
+    path("p/<slug:slug>/judges/<int:judge_id>/edit/", judge_update, name="judge-update"),
     path("p/<slug:slug>/judges/<int:judge_id>/runs/", run_start, name="run-start"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/", run_detail, name="run-detail"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/progress/", run_progress, name="run-progress"),

@@ -177,3 +177,41 @@ def test_canary_list_form_errors_name_the_line(lead_client, project):
     response = lead_client.post(url, {"lines": lines.splitlines()[0]})
     assert response.status_code == 302
     assert project.canaries.get().text == "Paris is the capital of France."
+
+
+def test_editing_the_prompt_makes_a_new_version_and_old_runs_keep_theirs(
+    lead_client, project, django_capture_on_commit_callbacks
+):
+    from judges.services import judge_create, judge_run_start
+
+    judge = judge_create(
+        project=project, name="gpt", backend="openai", model="m", base_url="http://127.0.0.1:9/v1"
+    )
+    with django_capture_on_commit_callbacks(execute=False):
+        old_run = judge_run_start(judge=judge)
+    old_version = judge.prompt_version
+    assert old_run.prompt_version == old_version
+    new_prompt = "Context:\n{context}\n\nClaim: {claim}\n\nOne word: SUPPORTED, CONTRADICTED or NOT_MENTIONED."
+    url = reverse("judges:judge-update", args=[project.slug, judge.pk])
+    data = {
+        "name": "gpt",
+        "backend": "openai",
+        "model": "m",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "",
+        "temperature": 0,
+        "max_concurrency": 4,
+        "timeout_seconds": 10,
+        "max_retries": 2,
+        "verify_prompt": new_prompt,
+        "decompose_prompt": "",
+    }
+    response = lead_client.post(url, data)
+    assert response.status_code == 302
+    judge.refresh_from_db()
+    assert judge.prompt_version != old_version
+    old_run.refresh_from_db()
+    assert old_run.prompt_version == old_version  # the frozen instrument is untouched
+    response = lead_client.post(url, {**data, "verify_prompt": "Is it true? {context}"})
+    assert response.status_code == 400
+    assert "must contain {claim}" in response.content.decode()
