@@ -16,14 +16,11 @@ from annotate.access import project_view
 from annotate.models import Role
 from metrics import charts, selectors
 from metrics.models import ReportSnapshot
-from metrics.services import (
-    DEFAULT_ALPHA,
-    audit_card,
-    audit_card_rows,
-    crc_from_inputs,
-    report_public,
-    snapshot_request,
-)
+
+# metrics.services pulls in scikit-learn, SciPy and statsmodels through metrics.stats; the
+# URLconf imports this module on any page's first request, so the services are imported where
+# used and a labeller's first page does not pay for them.
+DEFAULT_ALPHA = 0.10  # metrics.services.DEFAULT_ALPHA
 
 NO_JUDGE = "none"
 
@@ -76,6 +73,8 @@ def _dashboard_context(project, judge, alpha: float | None, instrument: int) -> 
         block = instruments[instrument]
         crc = block["crc"]
         if alpha is not None and abs(alpha - crc["alpha"]) > 1e-12:
+            from metrics.services import crc_from_inputs
+
             inputs = (report.get("_instrument_crc_inputs") or [{}] * len(instruments))[instrument]
             crc = crc_from_inputs(inputs, alpha=alpha)
         context.update(
@@ -137,6 +136,8 @@ def dashboard(request, project, membership):
 @require_POST
 @project_view(Role.LEAD)
 def recompute(request, project, membership):
+    from metrics.services import snapshot_request
+
     judge = _judge_from(project, request.POST.get("judge"))
     snapshot = snapshot_request(project=project, judge=judge)
     if request.htmx:
@@ -189,6 +190,8 @@ def report_download(request, project, membership):
     snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
     if snapshot is None:
         raise Http404("No report has been computed yet: press Recompute on the dashboard.")
+    from metrics.services import report_public
+
     response = JsonResponse(report_public(snapshot.data), json_dumps_params={"indent": 2})
     filename = _filename(project, judge, "report", "json")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -198,6 +201,8 @@ def report_download(request, project, membership):
 @require_GET
 @project_view(Role.LEAD)
 def audit_card_download(request, project, membership):
+    from metrics.services import audit_card, audit_card_rows
+
     form = AuditCardForm(request.GET)
     if not form.is_valid():
         raise Http404("Bad audit card parameters.")

@@ -201,3 +201,22 @@ def test_audit_card_downloads_json_and_csv_without_secrets(client, planted, comp
 def test_downloads_404_before_any_report(client, planted):
     assert client.get(url("report-download", planted), {"judge": "none"}).status_code == 404
     assert client.get(url("audit-card", planted), {"judge": planted.judge.pk}).status_code == 404
+
+
+def test_dashboard_reads_the_snapshot_and_never_recounts(client, planted, computed):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url("dashboard", planted), {"judge": planted.judge.pk})
+    assert response.status_code == 200
+    sql = " ".join(query["sql"] for query in queries.captured_queries)
+    for table in ("annotate_gold", 'annotate_label"', "judges_judgeverdict", "annotate_fact"):
+        assert table not in sql
+    assert len(queries.captured_queries) <= 12
+
+
+def test_services_stay_default_alpha_in_step_with_the_view():
+    from metrics import services, views
+
+    assert views.DEFAULT_ALPHA == services.DEFAULT_ALPHA
