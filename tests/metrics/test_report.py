@@ -397,3 +397,28 @@ def test_report_large_audit_stores_a_grid_of_crc_cuts(planted, monkeypatch):
     assert snapped["alpha"] == 0.2
     assert snapped["alpha_snapped"]
     assert snapped["alpha_requested"] == 0.22
+
+
+def test_report_judge_without_confidences_uses_its_verdicts_for_ppi(planted):
+    from judges.models import JudgeVerdict
+
+    JudgeVerdict.objects.filter(run__judge=planted.judge).update(confidence=None)
+    report = report_compute(project=planted.project, judge=planted.judge)
+    json.dumps(report, allow_nan=False)
+    block = report["judge"]
+    y = (np.array(GOLD) == S).astype(float)
+    fg = (np.array(JUDGE) == S).astype(float)
+    fr = (np.array(REST) == S).astype(float)
+    n, big_n = y.size, fr.size
+    both = np.concatenate([fg, fr])
+    lam = np.mean((y - y.mean()) * (fg - fg.mean())) / ((1 + n / big_n) * np.var(both, ddof=1))
+    lam = min(max(lam, 0.0), 1.0)
+    assert block["ppi_faithfulness"]["lambda"] == pytest.approx(lam)
+    assert block["ppi_faithfulness"]["value"] == pytest.approx(
+        lam * fr.mean() + np.mean(y - lam * fg)
+    )
+    # Nothing to calibrate: the ECEs, the frontier and the CRC cut are empty, not invented.
+    assert block["ece"] == {"raw": None, "platt": None, "isotonic": None}
+    assert block["calibration"]["n"] == 0
+    assert block["crc"]["lambda_hat"] is None
+    assert block["crc"]["retained"] == 0
