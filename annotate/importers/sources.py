@@ -142,13 +142,26 @@ def raw_records(handle: BinaryIO, container: str, issues: IssueLog) -> Iterator[
         yield from reading
     except UnicodeDecodeError as error:
         issues.add(
-            "the file",
+            _undecodable_line(handle),
             "",
             f"is not UTF-8 text (byte {error.object[error.start]:#04x} cannot be read)",
         )
     finally:
         with contextlib.suppress(ValueError):
             stream.detach()  # leave the caller's file open
+
+
+def _undecodable_line(handle: BinaryIO) -> str:
+    """`line N` of the first line that is not UTF-8, read again line by line in binary."""
+    with contextlib.suppress(OSError, ValueError):
+        handle.seek(0)
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        for number, line in enumerate(handle, start=1):
+            try:
+                decoder.decode(line)
+            except UnicodeDecodeError:
+                return f"line {number}"
+    return "the file"
 
 
 def head_read(handle: BinaryIO) -> bytes:
