@@ -28,7 +28,8 @@ Faults are queued per claim (or for any claim with claim=None) and served in ord
 "429" (with Retry-After), "500", "401" (echoing the Authorization header back in its
 message, as OpenAI's "Incorrect API key provided: sk-..." does), "slow" (sleeps `delay` seconds before answering, past the
 client's timeout), "garbage" (a reply that is not a verdict), "no_logprobs" (a valid verdict
-without logprobs). `times=None` repeats a fault forever. Every request is recorded with its
+without logprobs), "refuse_logprobs" (HTTP 400 to a request asking for logprobs, as
+servers without logprob support answer). `times=None` repeats a fault forever. Every request is recorded with its
 claim, monotonic arrival time and the status served (`ctl.log`), so tests assert on what the
 server saw rather than on their own wall clock. Decompose prompts ("Split the answer into
 atomic factual claims") get one claim per sentence of the answer.
@@ -51,7 +52,7 @@ from typing import Any
 
 VERDICTS = ("SUPPORTED", "CONTRADICTED", "NOT_MENTIONED")
 FIRST_TOKEN = {"SUPPORTED": "SUP", "CONTRADICTED": "CON", "NOT_MENTIONED": "NOT"}
-FAULTS = ("429", "500", "401", "slow", "garbage", "no_logprobs")
+FAULTS = ("429", "500", "401", "slow", "garbage", "no_logprobs", "refuse_logprobs")
 
 _CLAIM_RE = re.compile(r"^Claim:\s*(.*?)\s*$", re.MULTILINE)
 _CONTEXT_RE = re.compile(r"Context:\s*\n(.*?)\n\s*Claim:", re.DOTALL)
@@ -256,6 +257,8 @@ def _make_handler(ctl: Controller):
                 status = 429
             elif fault and fault.kind in ("500", "401"):
                 status = int(fault.kind)
+            elif fault and fault.kind == "refuse_logprobs" and body.get("logprobs"):
+                status = 400
             with ctl._lock:
                 ctl.log.append(Call(claim, arrived, status, kind, auth))
 
@@ -269,6 +272,12 @@ def _make_handler(ctl: Controller):
                     429, {"error": {"message": "rate limited", "type": "rate_limit"}}, headers
                 )
                 return
+            if fault and fault.kind == "refuse_logprobs":
+                if body.get("logprobs"):
+                    message = "logprobs is not supported by this server"
+                    self._send(400, {"error": {"message": message, "type": "invalid_request"}})
+                    return
+                fault = None
             if fault and fault.kind == "401":
                 message = f"Incorrect API key provided: {auth.removeprefix('Bearer ')}"
                 self._send(401, {"error": {"message": message, "type": "invalid_request_error"}})

@@ -131,6 +131,7 @@ class OpenAIBackend:
     def __init__(self, spec: OpenAISpec):
         self.spec = spec
         self._key = self._api_key()
+        self._logprobs = True
         self.client = OpenAI(
             base_url=spec.base_url or None,
             api_key=self._key or "not-needed",
@@ -221,7 +222,20 @@ class OpenAIBackend:
 
     def verify(self, claim_text: str, passages) -> VerifyResult:
         prompt = verify_prompt_render(self.spec.verify_prompt, claim=claim_text, passages=passages)
-        response, latency_ms = self._create(prompt, max_tokens=self.spec.max_tokens, logprobs=True)
+        try:
+            response, latency_ms = self._create(
+                prompt, max_tokens=self.spec.max_tokens, logprobs=self._logprobs
+            )
+        except JudgeCallFailed as exc:
+            # Some servers refuse logprobs outright (HTTP 400): judge without them, and leave
+            # the confidence empty rather than fail every claim.
+            if not (self._logprobs and "HTTP 400" in str(exc) and "logprob" in str(exc).lower()):
+                raise
+            self._logprobs = False
+            logger.warning("judge endpoint refuses logprobs; confidences will be empty")
+            response, latency_ms = self._create(
+                prompt, max_tokens=self.spec.max_tokens, logprobs=False
+            )
         choice = response.choices[0] if response.choices else None
         raw = (choice.message.content or "") if choice is not None else ""
         usage = getattr(response, "usage", None)

@@ -143,3 +143,16 @@ def test_confidence_sums_token_variants_and_renormalises():
 def test_confidence_none_when_no_verdict_token():
     assert confidence_from_logprobs(_choice([("The", 0.7), ("A", 0.3)])) is None
     assert confidence_from_logprobs(SimpleNamespace(logprobs=None)) is None
+
+
+def test_a_server_refusing_logprobs_still_gets_judged_without_confidence(llm):
+    base_url, ctl = llm
+    ctl.fail("refuse_logprobs", times=None)
+    judge = backend(base_url)
+    first = judge.verify("Refunds take 14 days to arrive.", PILE)
+    second = judge.verify("Refunds take 30 days to arrive.", PILE)
+    assert (first.verdict, first.confidence) == ("SUPPORTED", None)
+    assert (second.verdict, second.confidence) == ("CONTRADICTED", None)
+    # One refused call, then it stops asking for logprobs.
+    assert [status for _, status in ctl.times_for("Refunds take 14 days to arrive.")] == [400, 200]
+    assert [status for _, status in ctl.times_for("Refunds take 30 days to arrive.")] == [200]
