@@ -7,7 +7,6 @@ and get the value or None, the problem (missing, wrong type) noted as
 
 import ast
 import json
-import math
 from typing import Any
 
 from annotate.importers.issues import ImportIssue
@@ -18,7 +17,8 @@ _KINDS = {
     "id": (lambda v: isinstance(v, str | int) and not isinstance(v, bool), "a string or number"),
     "integer": (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
     "number": (
-        lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+        # A comparison, not math.isfinite: that overflows on a huge integer (10**400).
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool) and -1e308 <= v <= 1e308,
         "a number",
     ),
     "boolean": (lambda v: isinstance(v, bool), "true or false"),
