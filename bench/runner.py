@@ -779,7 +779,8 @@ def bench_ragas(ctx: Context) -> list[Row]:
             tokens.values.append(result["tokens"] / n_claims)
             ctx.notes.append(
                 f"RAGAS run {run + 1}: {elapsed:.1f} s process wall, {result['seconds']:.1f} s "
-                f"evaluate(); scores {result['scores'][:6]}; {result.get('note', '')}"
+                f"evaluate(); scores {result['scores'][:6]}"
+                + (f"; {result['note']}" if result.get("note") else "")
             )
         # Ours on the same answers: claims of `answers` answers through a judge run.
         slug = slug_for("ragas-peer", 4 * answers)
@@ -919,8 +920,15 @@ def _merge_previous(rows: list[Row], chosen: list[str], previous: dict, ctx: Con
         if data.get("met") is not None:
             row.meets = lambda _v, met=data["met"]: met
         kept.append(row)
+
+    def belongs_to_rerun(note: str) -> bool:
+        head = note.split(":", 1)[0].split(" ", 1)[0].lower()
+        return head in chosen or (head == "ragas" and "judge" in chosen)
+
     ctx.notes[:0] = [
-        note for note in previous.get("notes", []) if not note.startswith("re-measured")
+        note if note.startswith("previous run") else f"previous run: {note}"
+        for note in previous.get("notes", [])
+        if not note.startswith("re-measured") and not belongs_to_rerun(note)
     ]
     ctx.notes.append(
         f"re-measured in this run: {', '.join(chosen)}; other rows from the "
