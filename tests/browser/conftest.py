@@ -22,7 +22,9 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API allows one instance per thread at a time,
+# and other test modules start their own; closing ours after each module leaves them room.
+@pytest.fixture(scope="module")
 def chromium():
     require("browser")
     from playwright.sync_api import sync_playwright
