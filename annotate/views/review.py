@@ -13,7 +13,7 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.access import project_view
-from annotate.models import Fact, Label, Passage, Role, Verdict
+from annotate.models import Claim, Fact, Label, Passage, Role, Verdict
 from annotate.quotes import QuoteError, quote_locate, utf16_to_codepoint_offset
 from annotate.selectors import answer_get_for_project, claim_get_for_project
 from annotate.services.review import (
@@ -98,10 +98,7 @@ def adjudicate(request, project, membership):
 def adjudicate_claim(request, project, membership, claim_id: int):
     claim = claim_get_for_project(project=project, claim_id=claim_id)
     claim = (
-        type(claim)
-        .objects.select_related("answer")
-        .prefetch_related(_labels_prefetch())
-        .get(pk=claim.pk)
+        Claim.objects.select_related("answer").prefetch_related(_labels_prefetch()).get(pk=claim.pk)
     )
     form, decided, status = None, None, 200
     if request.method == "POST":

@@ -131,9 +131,10 @@ def test_lead_adjudicates_a_disagreement_side_by_side(browser_page, screenshot):
     assert row.count() == 1
     assert "Refunds take 30 days." in row.locator("td.said").inner_text()
     assert "within 14 days" in row.locator("td.pile mark.quote").inner_text()
+    screenshot(page, "contradictions.png")
 
 
-def test_analyst_marks_a_fact_by_selecting_text_after_an_emoji(browser_page):
+def test_analyst_marks_a_fact_by_selecting_text_after_an_emoji(browser_page, screenshot):
     project = ProjectFactory()
     analyst = UserFactory(username="ana")
     MembershipFactory(project=project, user=analyst, role=Role.ANALYST)
@@ -159,3 +160,4 @@ def test_analyst_marks_a_fact_by_selecting_text_after_an_emoji(browser_page):
     assert fact.text == "are paid within 14 days"
     assert fact.start == PASSAGE.index("are paid")  # code points: the emoji counts once
     assert page.locator("mark.fact").inner_text() == "are paid within 14 days"
+    screenshot(page, "facts.png")
