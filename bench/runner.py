@@ -1023,8 +1023,8 @@ PREAMBLE = """# Benchmark results
 
 Not tests: CI never runs these. Reproduce on a machine with PostgreSQL and Redis on 127.0.0.1:
 
-    make bench                 # default size (python -m bench --size default)
-    make bench SIZE=small      # under 2 minutes
+    make bench                 # default size (python -m bench --size default), meant for < 15 min
+    make bench SIZE=small      # meant for < 2 min (both on an idle 2-core machine)
     .venv/bin/python -m bench --size full --write   # the issue's sizes where default is smaller
     .venv/bin/python -m bench --only import --runs 5
 
