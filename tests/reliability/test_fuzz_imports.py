@@ -1,0 +1,161 @@
+"""Property-based fuzzing of every import format (hypothesis): 1,000 generated files per format.
+
+For every file: no exception but ImportFailed escapes the import service; a rejected file names
+the line (or record) and field of each problem and leaves every table as it was (the valid
+record before the bad one is not half-imported); the mutations that must be refused are.
+A sample also goes through the upload view (never a server error) and through PostgreSQL.
+"""
+
+import os
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
+from django.test import Client
+from django.urls import reverse
+from hypothesis import HealthCheck, given, settings
+
+from annotate.models import Answer, Claim, Gold, Label, LabelHistory, Membership, Passage
+from annotate.services.imports import ImportFailed, answers_import
+from judges.models import Judge, JudgeRun, JudgeVerdict
+from tests.factories import MembershipFactory, ProjectFactory
+from tests.reliability.fuzzing import FORMATS, MUST_REJECT, file_strategy
+
+TABLES = [
+    Answer,
+    Passage,
+    Claim,
+    Label,
+    LabelHistory,
+    Gold,
+    Judge,
+    JudgeRun,
+    JudgeVerdict,
+    Membership,
+    get_user_model(),
+]
+LOCATION = re.compile(r"^(line \d+|record \d+( \(line \d+\))?)")
+FUZZ_EXAMPLES = int(os.environ.get("RELIABILITY_FUZZ_EXAMPLES", "1000"))
+
+
+def counts() -> dict:
+    return {model.__name__: model.objects.count() for model in TABLES}
+
+
+class _Rollback(Exception):
+    pass
+
+
+def check_file(project, content, name, mutation, path) -> str:
+    """Import one generated file; assert the properties; return "accepted" or "rejected"."""
+    before = counts()
+    issues, after_rejection = None, None
+    try:
+        with transaction.atomic():
+            try:
+                answers_import(project=project, path_or_file=SimpleUploadedFile(name, content))
+            except ImportFailed as failed:
+                issues, after_rejection = failed.issues, counts()
+            raise _Rollback  # keep the database as it was for the next example
+    except _Rollback:
+        pass
+    assert counts() == before
+    outcome = "accepted" if issues is None else "rejected"
+    if mutation in MUST_REJECT:
+        assert outcome == "rejected", f"{mutation} {path} was accepted"
+    if mutation == "none":
+        assert outcome == "accepted", "an unmutated file was refused"
+    if issues is None:
+        return outcome
+    shown = "\n".join(str(issue) for issue in issues)
+    assert after_rejection == before, f"{mutation} {path}: half-imported"
+    assert issues
+    for issue in issues:
+        assert LOCATION.match(issue.location), f"no line/record: {issue}"
+    if mutation in ("drop", "wrong_type", "verdict", "quote_outside"):
+        assert any(issue.field for issue in issues), f"{mutation} {path}: no field named: {shown}"
+        assert any(
+            issue.location.startswith(("line 2", "line 3", "record 2")) for issue in issues
+        ), f"{mutation} {path}: the bad record's line is not named: {shown}"
+    return outcome
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fuzz_import_service(fmt, figures):
+    project = ProjectFactory(slug=f"fuzz-{fmt}")
+    seen = {"accepted": 0, "rejected": 0}
+
+    @settings(
+        max_examples=FUZZ_EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(file_strategy(fmt))
+    def run(generated):
+        seen[check_file(project, *generated)] += 1
+
+    run()
+    assert seen["rejected"] > FUZZ_EXAMPLES / 4
+    assert seen["accepted"] > 0  # the controls
+    figures.add(
+        "fuzzing",
+        **{f"{fmt} files": sum(seen.values()), f"{fmt} rejected": seen["rejected"]},
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fuzz_through_the_upload_view(fmt, figures):
+    """A smaller sample through the HTTP upload: 200 or 400 with the error list, never 500."""
+    project = ProjectFactory(slug=f"fuzzview-{fmt}")
+    lead = MembershipFactory(project=project, role="lead").user
+    client = Client(raise_request_exception=False)
+    client.force_login(lead)
+    url = reverse("annotate:import", args=[project.slug])
+    n = {"files": 0}
+
+    @settings(max_examples=40, deadline=None, database=None)
+    @given(file_strategy(fmt))
+    def run(generated):
+        content, name, mutation, path = generated
+        before = counts()
+        response = client.post(url, {"file": SimpleUploadedFile(name, content), "format": "auto"})
+        n["files"] += 1
+        assert response.status_code in (200, 400), (mutation, path, response.status_code)
+        if response.status_code == 400:
+            assert counts() == before
+            assert re.search(r"(line|record) \d+", response.content.decode()), (mutation, path)
+        else:
+            Answer.objects.filter(project=project).delete()
+
+    run()
+    figures.add("fuzzing", **{f"{fmt} via upload view": n["files"]})
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("fmt", ["native-jsonl", "ragchecker-json"])
+def test_fuzz_sample_on_postgresql(fmt, transactional_db, figures):
+    """Real transactions (no wrapping test transaction): a rejected file commits nothing."""
+    project = ProjectFactory(slug=f"fuzzpg-{fmt}")
+    n = {"files": 0}
+
+    @settings(max_examples=60, deadline=None, database=None)
+    @given(file_strategy(fmt))
+    def run(generated):
+        content, name, mutation, path = generated
+        before = counts()
+        try:
+            answers_import(project=project, path_or_file=SimpleUploadedFile(name, content))
+        except ImportFailed:
+            assert counts() == before, (mutation, path)
+        else:
+            assert mutation not in MUST_REJECT
+            Answer.objects.filter(project=project).delete()
+        n["files"] += 1
+
+    run()
+    figures.add("fuzzing", **{f"{fmt} on PostgreSQL": n["files"]})
