@@ -5,33 +5,73 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('annotate', '0001_initial'),
-        ('judges', '0001_initial'),
+        ("annotate", "0001_initial"),
+        ("judges", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ReportSnapshot',
+            name="ReportSnapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=10)),
-                ('progress', models.FloatField(default=0.0, help_text='0–1 while computing.')),
-                ('stage', models.CharField(blank=True, max_length=200)),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('labels_at_compute', models.PositiveBigIntegerField(default=0, help_text="Label-history rows when computed: later ones are 'since'.")),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('computed_at', models.DateTimeField(blank=True, null=True)),
-                ('judge', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='judges.judge')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='annotate.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("progress", models.FloatField(default=0.0, help_text="0–1 while computing.")),
+                ("stage", models.CharField(blank=True, max_length=200)),
+                ("data", models.JSONField(blank=True, default=dict)),
+                (
+                    "labels_at_compute",
+                    models.PositiveBigIntegerField(
+                        default=0,
+                        help_text="Label-history rows when computed: later ones are 'since'.",
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("computed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="snapshots",
+                        to="judges.judge",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="snapshots",
+                        to="annotate.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'indexes': [models.Index(fields=['project', 'judge', '-created_at'], name='snapshot_idx')],
+                "ordering": ["-created_at"],
+                "indexes": [
+                    models.Index(fields=["project", "judge", "-created_at"], name="snapshot_idx")
+                ],
             },
         ),
     ]
