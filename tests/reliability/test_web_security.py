@@ -64,6 +64,8 @@ def test_check_deploy_is_clean_under_production_settings(figures):
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(64),
         "DJANGO_ALLOWED_HOSTS": "audit.example.org",
     }
+    # Set in this process for Playwright (tests/browser/conftest.py); never in a deployment.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
