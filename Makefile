@@ -41,3 +41,9 @@ bench: install
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles
+
+# Reruns tests/reliability/ and rewrites tests/RELIABILITY.md (set DATABASE_URL,
+# CELERY_BROKER_URL and REQUIRE_SERVICES=1 for the full run).
+.PHONY: reliability
+reliability: install
+	$(BIN)/python -m tests.reliability.report
