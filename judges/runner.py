@@ -192,7 +192,9 @@ def _finish(run: JudgeRun, owner: str, status: str, error: str = "") -> None:
         # What was actually processed: claims deleted mid-run are not "missing".
         update["total"] = fresh.done + fresh.failed + fresh.unparseable
         if run.kind == JudgeRun.Kind.CANARY:
-            judged = fresh.done + fresh.unparseable
+            # Over parsed verdicts: an UNPARSEABLE reply is never counted as any verdict (as
+            # metrics' canary figure does).
+            judged = fresh.done
             passed = run.verdicts.filter(verdict=JudgeVerdictChoice.NOT_IN_PILE).count()
             update["canary_pass_rate"] = passed / judged if judged else None
     JudgeRun.objects.filter(pk=run.pk, lease_owner=owner, status=JudgeRun.Status.RUNNING).update(

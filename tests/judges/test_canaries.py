@@ -20,12 +20,15 @@ def test_canary_run_pass_rate_and_kept_out_of_verify_figures(
     canary_add(
         project=project,
         lines=f"{answer.external_id} | Paris is the capital of France\n"
-        f"{answer.external_id} | Gift cards are not refundable\n",  # in the pile: a fail
+        f"{answer.external_id} | Gift cards are not refundable\n"  # in the pile: a fail
+        f"{answer.external_id} | Water boils at 100 C\n",  # answered with garbage
     )
+    llm[1].fail("garbage", claim="Water boils at 100 C")
     with django_capture_on_commit_callbacks(execute=True):
         run = judge_run_start(judge=openai_judge, kind="canary")
     run.refresh_from_db()
-    assert (run.status, run.total, run.done) == ("done", 2, 2)
+    assert (run.status, run.total, run.done, run.unparseable) == ("done", 3, 2, 1)
+    # Over the parsed verdicts: an unparseable reply is never counted as any verdict.
     assert run.canary_pass_rate == pytest.approx(0.5)
     assert not JudgeVerdict.objects.filter(run=run, claim__isnull=False).exists()
     # Verify figures come from verify runs only, and those hold claims, never canaries.
