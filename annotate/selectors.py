@@ -5,7 +5,8 @@ object does not exist and when the user may not see it, so another project's obj
 confirmed to exist.
 """
 
-from django.db.models import QuerySet
+from django.core.paginator import Paginator
+from django.db.models import Count, QuerySet
 from django.http import Http404
 
 from annotate.models import ROLE_RANK, Answer, Claim, Membership, Project, Role
@@ -154,3 +155,23 @@ def label_screen_get(*, project: Project, user, claim: Claim) -> dict:
         ),
         "reveal": claim_reveal_for_user(claim=claim, user=user, project=project),
     }
+
+
+def answers_page(*, project: Project, page, per_page: int = 50):
+    """One page of the project's answers, each with `n_claims`.
+
+    Claims are counted for the page's answers only, after paginating: counting for every answer
+    first made the page take seconds at 1M claims. The total comes from the indexed answer count.
+    """
+    answers = Answer.objects.filter(project=project).order_by("position", "id")
+    current = Paginator(answers, per_page).get_page(page)
+    ids = [answer.pk for answer in current.object_list]
+    counts = dict(
+        Claim.objects.filter(answer_id__in=ids)
+        .values("answer_id")
+        .annotate(n=Count("id"))
+        .values_list("answer_id", "n")
+    )
+    for answer in current.object_list:
+        answer.n_claims = counts.get(answer.pk, 0)
+    return current

@@ -1,7 +1,5 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.db.models import Count
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -9,7 +7,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate.access import project_view
 from annotate.forms import MembershipForm, ProjectCreateForm, ProjectSettingsForm
 from annotate.models import Role
-from annotate.selectors import answer_get_for_project, project_list_for_user
+from annotate.selectors import answer_get_for_project, answers_page, project_list_for_user
 from annotate.services.projects import (
     MembershipError,
     membership_remove,
@@ -39,8 +37,7 @@ def project_new(request):
 @require_GET
 @project_view(Role.ANALYST)
 def project_detail(request, project, membership):
-    answers = project.answers.annotate(n_claims=Count("claims")).order_by("position", "id")
-    page = Paginator(answers, 50).get_page(request.GET.get("page"))
+    page = answers_page(project=project, page=request.GET.get("page"))
     return render(
         request,
         "annotate/project_detail.html",
