@@ -5,6 +5,7 @@ import io
 import json
 
 from django import forms
+from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -189,7 +190,8 @@ def report_download(request, project, membership):
     judge = _judge_from(project, request.GET.get("judge"))
     snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
     if snapshot is None:
-        raise Http404("No report has been computed yet: press Recompute on the dashboard.")
+        messages.info(request, "No report has been computed yet: press Recompute.")
+        return redirect("metrics:dashboard", slug=project.slug)
     from metrics.services import report_public
 
     response = JsonResponse(report_public(snapshot.data), json_dumps_params={"indent": 2})
@@ -211,7 +213,8 @@ def audit_card_download(request, project, membership):
         raise Http404("An audit card belongs to a judge: choose one.")
     snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
     if snapshot is None or not snapshot.data.get("judge"):
-        raise Http404("No report of this judge has been computed yet: press Recompute.")
+        messages.info(request, "No report of this judge has been computed yet: press Recompute.")
+        return redirect("metrics:dashboard", slug=project.slug)
     instruments = snapshot.data.get("instruments") or [snapshot.data["judge"]]
     index = min(form.cleaned_data["instrument"] or 0, len(instruments) - 1)
     card = audit_card(report=snapshot.data, instrument=index)

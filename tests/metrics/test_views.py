@@ -198,9 +198,15 @@ def test_audit_card_downloads_json_and_csv_without_secrets(client, planted, comp
         assert "PLANTED_JUDGE_KEY" not in content
 
 
-def test_downloads_404_before_any_report(client, planted):
-    assert client.get(url("report-download", planted), {"judge": "none"}).status_code == 404
-    assert client.get(url("audit-card", planted), {"judge": planted.judge.pk}).status_code == 404
+def test_downloads_before_any_report_send_the_lead_to_recompute(client, planted):
+    dashboard = url("dashboard", planted)
+    for name, params in (
+        ("report-download", {"judge": "none"}),
+        ("audit-card", {"judge": planted.judge.pk}),
+    ):
+        response = client.get(url(name, planted), params, follow=True)
+        assert response.redirect_chain[0] == (dashboard, 302)
+        assert "has been computed yet: press Recompute" in response.content.decode()
 
 
 def test_dashboard_reads_the_snapshot_and_never_recounts(client, planted, computed):
