@@ -165,3 +165,24 @@ def test_fuzz_sample_on_postgresql(fmt, transactional_db, figures):
 
     run()
     figures.add("fuzzing", **{f"{fmt} on PostgreSQL": n["files"]})
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", ["ragas-jsonl", "native-json"])
+def test_a_nul_character_is_a_field_error_not_a_database_error(fmt):
+    """Found by the fuzzing above on PostgreSQL, which cannot store U+0000 in text."""
+    from tests.reliability.fuzzing import RECORD, serialise
+
+    project = ProjectFactory(slug=f"nul-{fmt}")
+    bad = RECORD[fmt](2)
+    key = "response" if fmt.startswith("ragas") else "question"
+    bad[key] = "fine\x00 not fine"
+    content, name = serialise(fmt, [RECORD[fmt](1), bad])
+    before = counts()
+    with pytest.raises(ImportFailed) as failed:
+        answers_import(project=project, path_or_file=SimpleUploadedFile(name, content))
+    assert counts() == before
+    (issue,) = failed.value.issues
+    assert issue.field == key
+    assert issue.location.startswith(("line 2", "record 2"))
+    assert "NUL" in issue.message

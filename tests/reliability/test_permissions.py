@@ -47,6 +47,7 @@ EXPECTED_ROLE = {
     "judges:judge-list": "lead",
     "judges:judge-create": "lead",
     "judges:judge-detail": "lead",
+    "judges:judge-update": "lead",
     "judges:run-start": "lead",
     "judges:run-detail": "lead",
     "judges:run-progress": "lead",
