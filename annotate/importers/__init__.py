@@ -7,9 +7,9 @@ Writing is `annotate.services.imports.answers_import`'s job.
 """
 
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from annotate.importers.fields import FieldReader, join
+from annotate.importers.fields import FieldReader
 from annotate.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
 from annotate.importers.native import native_parse
 from annotate.importers.ragas import ragas_parse
@@ -95,11 +95,6 @@ class AnswerReader:
     def __iter__(self) -> Iterator[AnswerIn]:
         parser: Parser | None = None
         for raw in raw_records(self.handle, self.container, self.issues):
-            nul = _nul_path(raw.value)
-            if nul is not None:
-                # PostgreSQL cannot store it: refused here, not as a server error at insert.
-                self.issues.add(raw.location, nul, "contains a NUL character (\\u0000)")
-                continue
             if parser is None:
                 if not isinstance(raw.value, dict):
                     self.issues.add(raw.location, "", "expected a JSON object (one answer)")
@@ -111,23 +106,3 @@ class AnswerReader:
             self.issues.extend(reader.issues)
             if answer is not None:
                 yield answer
-
-
-def _nul_path(value: Any, path: str = "") -> str | None:
-    """The field path of the first string (or key) holding a NUL character, or None."""
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, list):
-        items = enumerate(value)
-    else:
-        return None
-    for key, item in items:
-        here = join(path, key)
-        if isinstance(key, str) and "\x00" in key:
-            return here
-        found = _nul_path(item, here)
-        if found is not None:
-            return found
-    return None
