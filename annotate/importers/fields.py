@@ -53,7 +53,7 @@ class FieldReader:
     def check(self, value: Any, path: str, kind: str) -> bool:
         test, described = _KINDS[kind]
         if test(value):
-            return True
+            return not isinstance(value, str) or self.storable(value, path)
         self.fail(path, f"expected {described}, got {shown(value)}")
         return False
 

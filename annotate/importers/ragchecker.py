@@ -59,9 +59,10 @@ def _label(reader: FieldReader, value: Any, path: str) -> str | None:
 
 def _claim_text(reader: FieldReader, value: Any, path: str) -> str | None:
     if isinstance(value, str) and value.strip():
-        return value.strip()
+        return value.strip() if reader.storable(value, path) else None
     if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
-        return " ".join(part.strip() for part in value if part.strip())
+        text = " ".join(part.strip() for part in value if part.strip())
+        return text if reader.storable(text, path) else None
     reader.fail(path, f"expected a claim (a string or a list of strings), got {shown(value)}")
     return None
 

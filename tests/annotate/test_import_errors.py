@@ -398,3 +398,12 @@ def test_text_the_database_cannot_store(project, tmp_path):
         "line 2, field answer: contains an unpaired surrogate (a broken \\uD800–\\uDFFF escape)",
         "line 3, field metadata: contains a NUL character (\\u0000), which cannot be stored",
     ]
+
+
+def test_nul_in_a_ragas_context_is_refused(project, tmp_path):
+    path = jsonl(
+        tmp_path, {"user_input": "q", "response": "a", "retrieved_contexts": ["ok", "\x00"]}
+    )
+    assert failed_import(project, path) == [
+        "line 1, field retrieved_contexts[1]: contains a NUL character (\\u0000), which cannot be stored"
+    ]
