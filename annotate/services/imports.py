@@ -428,4 +428,16 @@ def answers_import(
     if result.answers == 0:
         raise ImportFailed([ImportIssue("the file", "", "holds no answers")])
     writer.finish()
+    if result.labels:
+        _labels_imported(project=project, result=result)
     return result
+
+
+def _labels_imported(*, project: Project, result: ImportResult) -> None:
+    """Labels came in by bulk insert: bring the labelling counters and unanimous gold up to
+    date, as `label_save` does one label at a time."""
+    from annotate.services.queue import labelling_counters_refresh
+    from annotate.services.review import gold_unanimous_bulk
+
+    labelling_counters_refresh(project=project)
+    result.gold += gold_unanimous_bulk(project=project)

@@ -129,6 +129,7 @@ def label_save(
     # quota check below is exact under concurrency (see annotate.services.queue).
     locked = Claim.objects.select_for_update().get(pk=claim.pk)
     label = Label.objects.filter(claim=claim, annotator=annotator).first()
+    complete_delta = 0
     action = LabelHistory.Action.UPDATED if label else LabelHistory.Action.CREATED
     if label is None:
         if locked.label_count >= locked.labels_required:
@@ -138,7 +139,7 @@ def label_save(
                 "your label was not saved. Take the next claim from your queue."
             )
         label = Label(claim=claim, annotator=annotator)
-        _counters_add(claim=locked, annotator=annotator, step=1)
+        complete_delta = _counters_add(claim=locked, annotator=annotator, step=1)
     label.verdict = verdict
     label.evidence_passage = passage
     label.evidence_start = start if passage else None
@@ -154,23 +155,36 @@ def label_save(
     from annotate.services.review import gold_recompute_for_claim
 
     gold_recompute_for_claim(claim=locked)
+    _project_complete_move(project_id=claim.project_id, delta=complete_delta)
     return label
 
 
-def _counters_add(*, claim: Claim, annotator, step: int) -> None:
-    """Move the labelling counters by one label; call holding `claim`'s row lock."""
+def _counters_add(*, claim: Claim, annotator, step: int) -> int:
+    """Move the claim's and the member's counters by one label; call holding `claim`'s row
+    lock. Returns the change to the project's `claims_complete`, for the caller to apply with
+    `_project_complete_move` as its transaction's last write: every save that completes a claim
+    writes that one project row, so holding its lock any longer serialises all analysts."""
     Claim.objects.filter(pk=claim.pk).update(label_count=F("label_count") + step)
     Membership.objects.filter(project_id=claim.project_id, user=annotator).update(
         labels_saved=F("labels_saved") + step
     )
     after = claim.label_count + step
+    delta = 0
     if step > 0 and after == claim.labels_required:
-        Project.objects.filter(pk=claim.project_id).update(claims_complete=F("claims_complete") + 1)
+        delta = 1
     elif step < 0 and claim.label_count == claim.labels_required:
-        Project.objects.filter(pk=claim.project_id, claims_complete__gt=0).update(
+        delta = -1
+    claim.label_count = after
+    return delta
+
+
+def _project_complete_move(*, project_id: int, delta: int) -> None:
+    if delta > 0:
+        Project.objects.filter(pk=project_id).update(claims_complete=F("claims_complete") + 1)
+    elif delta < 0:
+        Project.objects.filter(pk=project_id, claims_complete__gt=0).update(
             claims_complete=F("claims_complete") - 1
         )
-    claim.label_count = after
 
 
 _SAVES = (LabelHistory.Action.CREATED, LabelHistory.Action.UPDATED)
@@ -214,9 +228,10 @@ def label_undo(*, user, project: Project) -> Claim | None:
     )
     if target.action == LabelHistory.Action.CREATED:
         label.delete()
-        _counters_add(claim=claim, annotator=user, step=-1)
+        complete_delta = _counters_add(claim=claim, annotator=user, step=-1)
         undone.save()
         _gold_recompute(claim=claim)
+        _project_complete_move(project_id=claim.project_id, delta=complete_delta)
         return claim
     before = (
         LabelHistory.objects.filter(claim=claim, annotator=user, id__lt=target.id)

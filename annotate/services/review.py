@@ -94,6 +94,51 @@ def gold_recompute_for_claim(*, claim: Claim) -> Gold | None:
     return gold
 
 
+def gold_unanimous_bulk(*, project: Project) -> int:
+    """Give every claim of the project without gold its unanimous gold, in bulk; return how many.
+
+    The same rule as `gold_recompute_for_claim` (at least `labels_required` labels, all one
+    verdict, none flagged for review, the claim not flagged), for labels written in bulk by an
+    import. One pass over the labels of claims without gold, ordered by claim.
+    """
+    rows = (
+        Label.objects.filter(claim__project=project, claim__gold__isnull=True)
+        .order_by("claim_id")
+        .values_list(
+            "claim_id", "claim__labels_required", "claim__needs_review", "verdict", "needs_review"
+        )
+    )
+    golds: list[Gold] = []
+
+    def decide(claim_id, required, claim_review, verdicts, any_review) -> None:
+        if (
+            len(verdicts) >= max(required, 1)
+            and len(set(verdicts)) == 1
+            and not (claim_review or any_review)
+        ):
+            golds.append(
+                Gold(
+                    claim_id=claim_id,
+                    verdict=verdicts[0],
+                    source=Gold.Source.UNANIMOUS,
+                    reason=f"All {len(verdicts)} analysts labelled it {verdicts[0]}.",
+                )
+            )
+
+    current, verdicts, any_review, meta = None, [], False, (0, False)
+    for claim_id, required, claim_review, verdict, review in rows.iterator(chunk_size=5000):
+        if claim_id != current:
+            if current is not None:
+                decide(current, *meta, verdicts, any_review)
+            current, verdicts, any_review, meta = claim_id, [], False, (required, claim_review)
+        verdicts.append(verdict)
+        any_review = any_review or review
+    if current is not None:
+        decide(current, *meta, verdicts, any_review)
+    Gold.objects.bulk_create(golds, batch_size=2000)
+    return len(golds)
+
+
 @transaction.atomic
 def gold_adjudicate(*, claim: Claim, verdict: str, reason: str, user) -> Gold:
     """A lead's gold verdict for a claim, with the reason (required). Clears its review flag."""
