@@ -4,7 +4,7 @@
                                                   # colleagues' SIGKILL-mid-snapshot test)
     python -m tests.reliability.report -k fuzz    # extra pytest arguments are passed on
 
-It empties tests/artifacts/reliability.json, runs pytest in-process with a small plugin that
+It points the figures at a fresh file of its own, runs pytest in-process with a small plugin that
 records each test's outcome and duration, then writes the figures the tests added
 (`tests/reliability/figures.py`) with the date, the commit, the command and the services used.
 Services come from the environment, as for pytest: set DATABASE_URL and CELERY_BROKER_URL (and
@@ -15,13 +15,16 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-from tests.reliability.figures import FIGURES_FILE, ROOT, figures_load
+from tests.reliability import figures as figures_module
+from tests.reliability.figures import ROOT, figures_load
 
 OUTPUT = ROOT / "tests" / "RELIABILITY.md"
 # Tests outside tests/reliability/ that this report relies on (not duplicated here).
@@ -107,8 +110,9 @@ def render(outcomes: dict, figures: dict, *, command: str, seconds: float) -> st
 
 
 def main(argv: list[str]) -> int:
-    if FIGURES_FILE.exists():
-        FIGURES_FILE.unlink()
+    # A file of this run's own: a test suite running at the same time (tests/reliability is
+    # part of `make test`) must not add its figures to this report's.
+    figures_module.FIGURES_FILE = Path(tempfile.mkdtemp(prefix="reliability-")) / "figures.json"
     outcomes = Outcomes()
     args = ["-q", "-p", "no:cacheprovider", "tests/reliability", *BORROWED, *argv]
     started = time.monotonic()
