@@ -210,7 +210,8 @@ def audit_card_download(request, project, membership):
         raise Http404("Bad audit card parameters.")
     judge = _judge_from(project, form.cleaned_data["judge"])
     if judge is None:
-        raise Http404("An audit card belongs to a judge: choose one.")
+        messages.info(request, "An audit card belongs to a judge: choose one on the dashboard.")
+        return redirect("metrics:dashboard", slug=project.slug)
     snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
     if snapshot is None or not snapshot.data.get("judge"):
         messages.info(request, "No report of this judge has been computed yet: press Recompute.")
