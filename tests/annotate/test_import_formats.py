@@ -79,7 +79,9 @@ def test_answers_import_native_jsonl_writes_answers_pile_claims_labels_gold_and_
 
     assert (result.format, result.container) == ("native", "jsonl")
     assert (result.answers, result.passages, result.claims) == (3, 5, 3)
-    assert (result.labels, result.gold, result.judge_verdicts, result.judge_runs) == (5, 1, 3, 1)
+    # One gold comes with the file; the other two claims' labels are unanimous and complete
+    # (labels_required is 1 or 2 here), so they become gold as saved labels would.
+    assert (result.labels, result.gold, result.judge_verdicts, result.judge_runs) == (5, 3, 3, 1)
     assert result.users_created == 3
 
     refund = Answer.objects.get(project=project, external_id="refund-1")
@@ -117,6 +119,9 @@ def test_answers_import_native_jsonl_writes_answers_pile_claims_labels_gold_and_
 
     unfaithful = refund.claims.get(position=1)
     assert unfaithful.labels.get().correct == "no"
+    assert unfaithful.labels_required == 1  # seeded: not in the double-labelled half
+    assert unfaithful.gold.verdict == "NOT_IN_PILE"
+    assert unfaithful.gold.source == Gold.Source.UNANIMOUS
     assert unfaithful.labels.get().evidence_passage is None
 
     judge = Judge.objects.get(project=project, name="gpt-judge")
