@@ -322,10 +322,6 @@ class _DecomposeHandler(BaseHTTPRequestHandler):
 
 
 def test_claims_split_by_llm_through_a_real_openai_compatible_endpoint(answer, lead):
-    import judges.services
-
-    if not hasattr(judges.services, "claims_decompose"):
-        pytest.skip("judges.services.claims_decompose is not written yet (judges issue)")
     server = ThreadingHTTPServer(("127.0.0.1", 0), _DecomposeHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

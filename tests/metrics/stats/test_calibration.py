@@ -112,7 +112,8 @@ def test_platt_calibrator_matches_sklearn_logistic_regression_with_platt_targets
 
 
 def test_platt_calibrator_matches_sklearn_sigmoid_calibration():
-    sigmoid = pytest.importorskip("sklearn.calibration")._SigmoidCalibration
+    from sklearn.calibration import _SigmoidCalibration as sigmoid
+
     rng = np.random.default_rng(3)
     conf, y = _overconfident(rng, 3000)
     cal = stats.platt_calibrator(conf, y)
