@@ -493,7 +493,7 @@ def project_generate(
         "labels": len(label_rows),
     }
     complete = sum(1 for _ in required_of)  # every labelled claim got exactly its quota
-    Project.objects.filter(pk=project.pk).update(claims_complete=complete)
+    Project.objects.filter(pk=project.pk).update(claims_complete=complete, answers_count=n_answers)
     per_analyst: dict[int, int] = {}
     for row in label_rows:
         per_analyst[row[1]] = per_analyst.get(row[1], 0) + 1

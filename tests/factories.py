@@ -2,6 +2,7 @@
 
 import factory
 from django.contrib.auth import get_user_model
+from django.db.models import F
 
 from annotate.models import Answer, Claim, Gold, Label, Membership, Passage, Project, Role, Verdict
 from judges.models import Backend, Judge, JudgeRun, JudgeVerdict
@@ -45,6 +46,13 @@ class AnswerFactory(factory.django.DjangoModelFactory):
     position = factory.Sequence(lambda n: n)
     question = "How long do refunds take?"
     text = "Refunds take 14 days and are issued to the original card."
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        # As the import does: the project keeps its answer count for the project page.
+        answer = super()._create(model_class, *args, **kwargs)
+        Project.objects.filter(pk=answer.project_id).update(answers_count=F("answers_count") + 1)
+        return answer
 
 
 class PassageFactory(factory.django.DjangoModelFactory):

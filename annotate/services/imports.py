@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 
 from annotate.importers import AnswerIn, AnswerReader, binary_source
@@ -428,6 +428,8 @@ def answers_import(
     if result.answers == 0:
         raise ImportFailed([ImportIssue("the file", "", "holds no answers")])
     writer.finish()
+    # The project page paginates by this stored total instead of counting answers.
+    Project.objects.filter(pk=project.pk).update(answers_count=F("answers_count") + result.answers)
     if result.labels:
         _labels_imported(project=project, result=result)
     return result
