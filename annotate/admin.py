@@ -5,6 +5,7 @@ from annotate.models import (
     Claim,
     Fact,
     Gold,
+    ImportJob,
     Label,
     LabelHistory,
     Membership,
@@ -92,3 +93,23 @@ class FactAdmin(admin.ModelAdmin):
 class ReservationAdmin(admin.ModelAdmin):
     list_display = ["claim", "user", "expires_at"]
     raw_id_fields = ["claim", "user"]
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    """For data fixes and for a failed job's file (kept under MEDIA_ROOT/imports/)."""
+
+    list_display = ["id", "project", "file_name", "status", "answers_checked", "created_at"]
+    list_filter = ["status", "project"]
+    search_fields = ["file_name"]
+    raw_id_fields = ["project", "created_by"]
+    readonly_fields = ["created_at", "started_at", "finished_at", "heartbeat_at", "lease_owner"]
+
+    def delete_model(self, request, obj):
+        obj.file.delete(save=False)  # a failed job's kept file goes with it
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for job in queryset:
+            job.file.delete(save=False)
+        super().delete_queryset(request, queryset)

@@ -118,6 +118,9 @@ WHITENOISE_USE_FINDERS = True
 IMPORT_MAX_UPLOAD_BYTES = int(os.environ.get("IMPORT_MAX_UPLOAD_BYTES", str(200 * 1024 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Uploaded import files wait here for a worker: web and workers must share this directory.
+# Never served over HTTP (no MEDIA_URL route): files are read by the import job only.
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 
 # Celery: without a broker, tasks run in-process (the demo); with one, on workers.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")

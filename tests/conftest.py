@@ -29,6 +29,15 @@ def _celery_in_process_by_default():
     app.conf.task_always_eager = previous
 
 
+@pytest.fixture(autouse=True)
+def _import_files_in_a_temporary_directory(settings, tmp_path_factory, monkeypatch):
+    """Uploaded import files (MEDIA_ROOT) go to this run's temporary directory, never the
+    checkout's media/; worker processes started by `celery_worker` inherit it."""
+    root = tmp_path_factory.getbasetemp() / "media"
+    settings.MEDIA_ROOT = root
+    monkeypatch.setenv("MEDIA_ROOT", str(root))
+
+
 @pytest.fixture
 def celery_worker(transactional_db, settings):
     """A real Celery worker process on Redis, against this test run's database.

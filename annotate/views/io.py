@@ -2,21 +2,30 @@
 
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
 from django.urls import path
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
 from annotate.importers import FORMATS as IMPORT_FORMATS
-from annotate.models import Role
+from annotate.models import ImportJob, Role
 from annotate.services.exports import FORMATS as EXPORT_FORMATS
 from annotate.services.exports import claims_export_chunks
-from annotate.services.imports import ImportFailed, answers_import
+from annotate.services.import_jobs import (
+    import_job_can_retry,
+    import_job_get_for_project,
+    import_job_is_stale,
+    import_job_retry,
+    import_job_start,
+    import_jobs_recent,
+)
 
 FORMAT_LABELS = {
     "auto": "Tell from the file",
@@ -86,16 +95,23 @@ def _import_handle(request, project, membership, cap: UploadCapHandler | None):
         return _import_render(request, project, membership, refused=True, status=413)
     if not form.is_valid():
         return _import_render(request, project, membership, form=form, status=400)
-    try:
-        result = answers_import(
-            project=project,
-            path_or_file=form.cleaned_data["file"],
-            format=form.cleaned_data["format"],
-            user=request.user,
-        )
-    except ImportFailed as failed:
-        return _import_render(request, project, membership, form=form, failed=failed, status=400)
-    return _import_render(request, project, membership, form=ImportForm(), result=result)
+    job = import_job_start(
+        project=project,
+        user=request.user,
+        file=form.cleaned_data["file"],
+        format=form.cleaned_data["format"],
+    )
+    return _import_render(request, project, membership, job=job, status=_job_status(job))
+
+
+def _job_status(job: ImportJob) -> int:
+    """A plain form post gets an honest status: imported (200), waiting for a worker (202),
+    errors in the file (400), or the queue or the job itself failed (503)."""
+    if job.status == ImportJob.Status.DONE:
+        return 200
+    if job.status != ImportJob.Status.FAILED:
+        return 202
+    return 400 if job.errors else 503
 
 
 def _import_render(request, project, membership, *, status=200, **context):
@@ -104,13 +120,44 @@ def _import_render(request, project, membership, *, status=200, **context):
         # htmx swaps only 2xx responses; the error list must replace the result region too.
         template, status = "annotate/import.html#import-result", 200
     context.setdefault("form", ImportForm())
+    if context.get("job") is not None:
+        context |= _job_context(context["job"])
     context |= {
         "project": project,
         "membership": membership,
         "max_upload": settings.IMPORT_MAX_UPLOAD_BYTES,
         "too_large_message": _too_large_message(),
+        "recent_jobs": import_jobs_recent(project=project),
     }
     return render(request, template, context, status=status)
+
+
+def _job_context(job: ImportJob) -> dict:
+    return {"job": job, "stale": import_job_is_stale(job), "can_retry": import_job_can_retry(job)}
+
+
+@require_GET
+@project_view(Role.LEAD)
+def import_job_view(request, project, membership, import_job_id: int):
+    """One import; htmx polls its region every second and stops once the job has finished."""
+    job = import_job_get_for_project(project=project, job_id=import_job_id)
+    context = {"project": project, "membership": membership, **_job_context(job)}
+    if not request.htmx:
+        return render(request, "annotate/import_job.html", context)
+    response = render(request, "annotate/import_job.html#import-job", context)
+    if job.finished:
+        return HttpResponseStopPolling(response.content)
+    return response
+
+
+@require_POST
+@project_view(Role.LEAD)
+def import_job_retry_view(request, project, membership, import_job_id: int):
+    """Start again a job the queue or a dead worker lost (its file was kept)."""
+    job = import_job_get_for_project(project=project, job_id=import_job_id)
+    if not import_job_retry(job=job):
+        messages.warning(request, "This import cannot be started again: upload the file anew.")
+    return redirect("annotate:import-job", project.slug, job.pk)
 
 
 @require_GET
@@ -133,5 +180,11 @@ def export_claims_view(request, project, membership):
 
 urlpatterns = [
     path("p/<slug:slug>/import/", import_answers_view, name="import"),
+    path("p/<slug:slug>/import/<int:import_job_id>/", import_job_view, name="import-job"),
+    path(
+        "p/<slug:slug>/import/<int:import_job_id>/retry/",
+        import_job_retry_view,
+        name="import-job-retry",
+    ),
     path("p/<slug:slug>/export/", export_claims_view, name="export"),
 ]

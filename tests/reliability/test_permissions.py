@@ -32,6 +32,8 @@ EXPECTED_ROLE = {
     "annotate:fact-delete": "analyst",
     # leads: import/export, split into claims, adjudicate, judges, dashboards
     "annotate:import": "lead",
+    "annotate:import-job": "lead",
+    "annotate:import-job-retry": "lead",
     "annotate:export": "lead",
     "annotate:claims-edit": "lead",
     "annotate:claims-split": "lead",

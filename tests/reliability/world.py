@@ -12,6 +12,7 @@ from annotate.models import (
     Claim,
     Fact,
     Gold,
+    ImportJob,
     Label,
     LabelHistory,
     Membership,
@@ -40,6 +41,7 @@ class World:
     snapshot: ReportSnapshot
     canary: Canary
     memberships: dict  # role -> Membership
+    import_job: ImportJob
 
     def ids(self) -> dict[str, int]:
         """The object id each URL keyword names."""
@@ -51,6 +53,7 @@ class World:
             "judge_id": self.judge.pk,
             "run_id": self.run.pk,
             "snapshot_id": self.snapshot.pk,
+            "import_job_id": self.import_job.pk,
         }
 
 
@@ -161,6 +164,13 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
     canary = Canary.objects.create(
         project=project, text=f"{marker} canary statement", pile_answer=answer, source="list"
     )
+    import_job = ImportJob.objects.create(
+        project=project,
+        created_by=users["lead"],
+        file_name=f"{marker}.jsonl",
+        status=ImportJob.Status.DONE,
+        result={"answers": 1, "format": "native", "container": "jsonl"},
+    )
     return World(
         project=project,
         users=users,
@@ -174,4 +184,5 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         snapshot=snapshot,
         canary=canary,
         memberships=memberships,
+        import_job=import_job,
     )
