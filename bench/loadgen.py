@@ -1,19 +1,33 @@
 """Measurement 1: save-and-next under gunicorn, driven by simulated analysts over loopback.
 
-`gunicorn_start()` serves the product as in production (`gunicorn config.wsgi -w 2
---threads 4`) against the bench database; `save_next_run()` logs `analysts` members in through
-the real login form and has each do: GET the labelling screen, then repeatedly POST the
-screen's save form as htmx does (HX-Request, X-CSRFToken), which saves the label and answers
-with the next claim's screen — the one request an analyst waits for. Every POST's latency is
-measured at the client (loopback, so it is server time plus a fraction of a millisecond of
-socket and HTTP parsing); the app sends no Server-Timing header, so no server-side split is
-claimed. Loops are bounded by a count and a deadline, and only 127.0.0.1 is ever contacted.
+`gunicorn_start()` serves the product as in production: the `web` service's command in
+docker-compose.yml (`gunicorn config.wsgi --workers 3 --threads 4`; change both together)
+against the bench database. `save_next_run()` has each
+logged-in analyst do: GET the labelling screen, then repeatedly POST the screen's save form as
+htmx does (HX-Request, X-CSRFToken), which saves the label and answers with the next claim's
+screen — the one request an analyst waits for.
+
+Two ways to drive it:
+- `think=0`: a closed loop, every analyst posting again the moment the previous answer arrives.
+  With 16 analysts on 2 cores that is a stress test, not analysts: the server always has 16
+  requests queued, so p95 is roughly 16 x CPU-per-request / 2 whatever the code does.
+- `think=1.0`: each analyst pauses between saves for a think time drawn from a seeded
+  exponential distribution with that mean (1 s), after a random start within the first mean.
+  A person reading a pile and quoting a sentence takes tens of seconds per claim, so this is
+  still many times faster than real analysts; it is the load the 16-analyst p95 target is read
+  against.
+
+Every POST's latency is measured at the client (loopback, so it is server time plus a fraction
+of a millisecond of socket and HTTP parsing); the app sends no Server-Timing header, so no
+server-side split is claimed. Loops are bounded by a count and a deadline, and only 127.0.0.1
+is ever contacted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
 import re
 import signal
 import socket
@@ -67,7 +81,14 @@ class Server:
                 self.process.wait()
 
 
-def gunicorn_start(*, workers: int = 2, threads: int = 4, log: Path) -> Server:
+# The web service's gunicorn settings (docker-compose.yml): change both together.
+GUNICORN_WORKERS = 3
+GUNICORN_THREADS = 4
+
+
+def gunicorn_start(
+    *, workers: int = GUNICORN_WORKERS, threads: int = GUNICORN_THREADS, log: Path
+) -> Server:
     port = free_port()
     env = dict(os.environ)
     command = [
@@ -143,9 +164,13 @@ async def _open_screen(analyst: Analyst, slug: str) -> None:
     analyst.claim_id = int(found.group(1)) if found else None
 
 
-async def _work(analyst: Analyst, slug: str, *, saves: int, deadline: float) -> None:
+async def _work(
+    analyst: Analyst, slug: str, *, saves: int, deadline: float, think: float, rng: random.Random
+) -> None:
     pattern = _save_url_re(slug)
     done = 0
+    if think:
+        await asyncio.sleep(rng.uniform(0, think))  # analysts do not all start at once
     while analyst.claim_id is not None and done < saves and time.monotonic() < deadline:
         token = analyst.client.cookies.get("csrftoken", "")
         started = time.perf_counter()
@@ -164,17 +189,46 @@ async def _work(analyst: Analyst, slug: str, *, saves: int, deadline: float) -> 
             analyst.errors.append("same claim served again (save refused)")
         analyst.claim_id = int(found.group(1)) if found else None
         done += 1
+        if think:
+            pause = rng.expovariate(1 / think)
+            if time.monotonic() + pause >= deadline:
+                break
+            await asyncio.sleep(pause)
 
 
-async def save_next_run(analysts: list[Analyst], slug: str, *, saves: int, seconds: float) -> dict:
-    """Each analyst opens the screen, then saves up to `saves` claims within `seconds`."""
+async def save_next_run(
+    analysts: list[Analyst],
+    slug: str,
+    *,
+    saves: int,
+    seconds: float,
+    think: float = 0.0,
+    seed: int = 7,
+) -> dict:
+    """Each analyst opens the screen, then saves up to `saves` claims within `seconds`.
+
+    `think` is the mean pause between an answer and the analyst's next save (exponential,
+    seeded by `seed` and the analyst's place in the list); 0 posts back to back.
+    """
     for analyst in analysts:
         analyst.latencies.clear()
         analyst.errors.clear()
     await asyncio.gather(*(_open_screen(a, slug) for a in analysts))
     deadline = time.monotonic() + seconds
     started = time.perf_counter()
-    await asyncio.gather(*(_work(a, slug, saves=saves, deadline=deadline) for a in analysts))
+    await asyncio.gather(
+        *(
+            _work(
+                a,
+                slug,
+                saves=saves,
+                deadline=deadline,
+                think=think,
+                rng=random.Random(seed * 1000 + i),
+            )
+            for i, a in enumerate(analysts)
+        )
+    )
     wall = time.perf_counter() - started
     latencies = sorted(x for a in analysts for x in a.latencies)
     errors = [e for a in analysts for e in a.errors]

@@ -302,40 +302,30 @@ def bench_save_next(ctx: Context) -> list[Row]:
     from bench.datagen import BENCH_PASSWORD
     from bench.loadgen import analysts_login, gunicorn_start, percentile, save_next_run
 
+    # Mean pause of a simulated analyst between saves (bench/loadgen.py): far shorter than a
+    # real analyst's, so the load is still heavier than 16 people labelling.
+    think_mean = 1.0
     claims = ctx.cfg["queue_claims"]
     size = f"{human(claims)} claims"
-    rows = {
-        key: Row(1, what, size, "ms", target=target, meets=meets)
-        for key, what, target, meets in (
-            (
-                "p50_1",
-                "save-and-next latency at the client (loopback) p50, 1 analyst",
-                "≤ 15 ms",
-                lambda v: v <= 15,
-            ),
-            ("p95_1", "save-and-next latency at the client (loopback) p95, 1 analyst", "—", None),
-            ("p99_1", "save-and-next latency at the client (loopback) p99, 1 analyst", "—", None),
-            (
-                "p50_16",
-                "save-and-next latency at the client (loopback) p50, 16 analysts",
-                "—",
-                None,
-            ),
-            (
-                "p95_16",
-                "save-and-next latency at the client (loopback) p95, 16 analysts",
-                "≤ 50 ms",
-                lambda v: v <= 50,
-            ),
-            (
-                "p99_16",
-                "save-and-next latency at the client (loopback) p99, 16 analysts",
-                "—",
-                None,
-            ),
-        )
+    at_client = "save-and-next latency at the client (loopback)"
+    # The 16-analyst target is read against analysts who pause between saves (think time);
+    # the closed loop with no pause is kept as a stress row (see bench/loadgen.py).
+    think_label = f"16 analysts, think time mean {think_mean:g} s (the target's load)"
+    stress_label = "16 analysts, no think time (stress: 16 requests always queued)"
+    phases = {"1": "1 analyst, back to back", "think": think_label, "16": stress_label}
+    targets = {
+        ("1", 50): ("≤ 15 ms", lambda v: v <= 15),
+        ("think", 95): ("≤ 50 ms", lambda v: v <= 50),
     }
-    rows["rate_16"] = Row(1, "saves per second, 16 analysts", size, "saves/s")
+    rows = {}
+    for key, label in phases.items():
+        for q in (50, 95, 99):
+            target, meets = targets.get((key, q), ("—", None))
+            rows[f"p{q}_{key}"] = Row(
+                1, f"{at_client} p{q}, {label}", size, "ms", target=target, meets=meets
+            )
+    rows["rate_think"] = Row(1, f"saves per second, {think_label}", size, "saves/s")
+    rows["rate_16"] = Row(1, f"saves per second, {stress_label}", size, "saves/s")
     rows["cpu"] = Row(
         1, "gunicorn CPU per request (workers' user + system time / requests)", size, "CPU-ms"
     )
@@ -353,33 +343,52 @@ def bench_save_next(ctx: Context) -> list[Row]:
     )
     server = gunicorn_start(log=OUT / "gunicorn.log")
     errors: list[str] = []
+    think_seconds = max(10.0, 2 * ctx.cfg["many_seconds"])
     try:
 
         async def drive():
             team = await analysts_login(server.base_url, analysts[:16], BENCH_PASSWORD)
             try:
-                # Warm up both workers' connections and caches.
+                # Warm up the workers' connections and caches.
                 await save_next_run(team[:4], slug, saves=5, seconds=5)
                 for run in ctx.repeats("save_next"):
                     cpu_before = server.cpu_seconds()
-                    one = await save_next_run(
-                        team[:1], slug, saves=ctx.cfg["one_saves"], seconds=60
-                    )
-                    many = await save_next_run(
-                        team, slug, saves=10_000, seconds=ctx.cfg["many_seconds"]
-                    )
-                    for key, result in (("1", one), ("16", many)):
+                    results = {
+                        "1": await save_next_run(
+                            team[:1], slug, saves=ctx.cfg["one_saves"], seconds=60
+                        ),
+                        "think": await save_next_run(
+                            team,
+                            slug,
+                            saves=10_000,
+                            seconds=think_seconds,
+                            think=think_mean,
+                            seed=run + 1,
+                        ),
+                        "16": await save_next_run(
+                            team, slug, saves=10_000, seconds=ctx.cfg["many_seconds"]
+                        ),
+                    }
+                    for key, result in results.items():
                         lat = [x * 1000 for x in result["latencies"]]
                         errors.extend(result["errors"])
                         for q in (50, 95, 99):
                             rows[f"p{q}_{key}"].values.append(percentile(lat, q / 100))
-                    rows["rate_16"].values.append(len(many["latencies"]) / many["wall"])
-                    served = len(one["latencies"]) + len(many["latencies"]) + 1 + len(team)
+                    for key in ("think", "16"):
+                        result = results[key]
+                        rows[f"rate_{key}"].values.append(len(result["latencies"]) / result["wall"])
+                    # Every request of the run: the saves, and each phase's screen GETs.
+                    served = sum(len(r["latencies"]) for r in results.values())
+                    served += 1 + 2 * len(team)
                     rows["cpu"].values.append(1000 * (server.cpu_seconds() - cpu_before) / served)
                     ctx.say(
                         f"save-and-next run {run + 1}: 1 analyst p50 "
-                        f"{rows['p50_1'].values[-1]:.1f} ms, 16 analysts p95 "
-                        f"{rows['p95_16'].values[-1]:.1f} ms over {len(many['latencies'])} saves"
+                        f"{rows['p50_1'].values[-1]:.1f} ms; 16 analysts with think time p95 "
+                        f"{rows['p95_think'].values[-1]:.1f} ms over "
+                        f"{len(results['think']['latencies'])} saves; no think time p95 "
+                        f"{rows['p95_16'].values[-1]:.1f} ms over "
+                        f"{len(results['16']['latencies'])} saves; "
+                        f"{rows['cpu'].values[-1]:.1f} CPU-ms per request"
                     )
             finally:
                 for member in team:
