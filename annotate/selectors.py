@@ -44,8 +44,12 @@ def answer_get_for_project(*, project: Project, answer_id: int) -> Answer:
     return answer
 
 
-def claim_get_for_project(*, project: Project, claim_id: int) -> Claim:
-    claim = Claim.objects.select_related("answer").filter(project=project, pk=claim_id).first()
+def claim_get_for_project(*, project: Project, claim_id: int, lock: bool = False) -> Claim:
+    """The claim with its answer; with `lock`, the claim alone, row-locked (call inside a
+    transaction)."""
+    claims = Claim.objects.filter(project=project, pk=claim_id)
+    claims = claims.select_for_update() if lock else claims.select_related("answer")
+    claim = claims.first()
     if claim is None:
         raise Http404("No such claim.")
     return claim
@@ -56,20 +60,27 @@ def claim_get_for_project(*, project: Project, claim_id: int) -> Claim:
 PROJECT_TOTAL_CACHE_SECONDS = 60
 
 
-def labelling_progress(*, project: Project, user) -> dict:
+def labelling_progress(*, project: Project, user, membership: Membership | None = None) -> dict:
     """The analyst's label count and the project's claims with enough labels, cheaply.
 
-    Both come from counters kept by `label_save`/`label_undo` (one indexed row read); the
-    project's claim total (abstentions left out) is cached for a minute, since recounting
-    100k claims on every save would cost more than the save.
+    Both come from counters kept by `label_save`/`label_undo`: read from `membership` and
+    `project` as the request loaded them when `membership` is given (no query), else one
+    indexed row read. The project's claim total (abstentions left out) is cached for a minute,
+    since recounting 100k claims on every save would cost more than the save.
     """
     from django.core.cache import cache
 
-    row = (
-        Membership.objects.filter(project=project, user=user)
-        .values("labels_saved", "project__claims_complete")
-        .first()
-    ) or {"labels_saved": 0, "project__claims_complete": 0}
+    if membership is not None:
+        row = {
+            "labels_saved": membership.labels_saved,
+            "project__claims_complete": project.claims_complete,
+        }
+    else:
+        row = (
+            Membership.objects.filter(project=project, user=user)
+            .values("labels_saved", "project__claims_complete")
+            .first()
+        ) or {"labels_saved": 0, "project__claims_complete": 0}
     key = f"labelling:claims-total:{project.pk}:{project.created_at.timestamp()}"
     total = cache.get(key)
     if total is None:
@@ -121,10 +132,13 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
     return {"judge_verdicts": list(judge_verdicts), "colleague_labels": list(colleagues)}
 
 
-def label_screen_get(*, project: Project, user, claim: Claim) -> dict:
+def label_screen_get(*, project: Project, user, claim: Claim, from_queue: bool = False) -> dict:
     """What the labelling screen shows for `claim`: its answer with the claim marked, the pile
     in rank order, the claim's neighbours in the answer, the user's own label, and (only once
     that label exists, and only if the project reveals) the judges' and colleagues' verdicts.
+
+    `from_queue`: the queue just served `claim`, so the user has no label on it (the queue
+    never serves a claim they labelled) and nothing is looked up for one.
     """
     from annotate.models import Label
 
@@ -137,7 +151,9 @@ def label_screen_get(*, project: Project, user, claim: Claim) -> dict:
         "answer": answer,
         "passages": list(answer.passages.order_by("rank")),
         "own_label": (
-            Label.objects.select_related("evidence_passage")
+            None
+            if from_queue
+            else Label.objects.select_related("evidence_passage")
             .filter(claim=claim, annotator=user)
             .first()
         ),
@@ -154,7 +170,9 @@ def label_screen_get(*, project: Project, user, claim: Claim) -> dict:
             if has_span
             else None
         ),
-        "reveal": claim_reveal_for_user(claim=claim, user=user, project=project),
+        "reveal": (
+            None if from_queue else claim_reveal_for_user(claim=claim, user=user, project=project)
+        ),
     }
 
 

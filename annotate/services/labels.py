@@ -2,6 +2,7 @@
 
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from annotate.models import (
     Claim,
@@ -91,6 +92,29 @@ def label_evidence_from_browser(
     return {"passage": passage, "start": start, "end": end, "quote": quote}
 
 
+def _label_check(
+    *,
+    claim: Claim,
+    verdict: str,
+    passage: Passage | None,
+    start: int | None,
+    end: int | None,
+    quote: str,
+    require_quote: bool | None,
+) -> None:
+    if verdict not in Verdict.values:
+        raise LabelError(
+            f"Unknown verdict {verdict!r}: use SUPPORTED, CONTRADICTED or NOT_IN_PILE."
+        )
+    if require_quote is None:
+        require_quote = claim.project.quote_required
+    if require_quote and verdict != Verdict.NOT_IN_PILE and passage is None:
+        raise LabelError(
+            f"A {verdict} label needs a quote: select the sentence in the pile that decides it."
+        )
+    label_evidence_check(claim=claim, passage=passage, start=start, end=end, quote=quote)
+
+
 @transaction.atomic
 def label_save(
     *,
@@ -112,34 +136,136 @@ def label_save(
     `annotate.quotes.utf16_to_codepoint_offset` first). `require_quote` defaults to the
     project's setting: SUPPORTED and CONTRADICTED then need a quote, NOT_IN_PILE never does.
     """
-    if verdict not in Verdict.values:
-        raise LabelError(
-            f"Unknown verdict {verdict!r}: use SUPPORTED, CONTRADICTED or NOT_IN_PILE."
+    evidence = {"passage": passage, "start": start, "end": end, "quote": quote}
+    _label_check(claim=claim, verdict=verdict, require_quote=require_quote, **evidence)
+    # The claim's row lock serialises every writer of its labels and reservations, so the
+    # quota check in _label_write is exact under concurrency (see annotate.services.queue).
+    locked = Claim.objects.select_for_update().get(pk=claim.pk)
+    Reservation.objects.filter(claim=locked, user=annotator).delete()
+    label, complete_delta = _label_write(
+        claim=locked,
+        annotator=annotator,
+        verdict=verdict,
+        note=note,
+        correct=correct,
+        stratum=stratum or {},
+        **evidence,
+    )
+    _project_complete_move(project_id=locked.project_id, delta=complete_delta)
+    return label
+
+
+@transaction.atomic
+def label_save_and_next(
+    *,
+    project: Project,
+    membership: Membership,
+    annotator,
+    claim_id: int,
+    verdict: str,
+    passage_id: int | None = None,
+    start_utf16: int | None = None,
+    end_utf16: int | None = None,
+    quote: str = "",
+    note: str = "",
+    correct: str = "",
+) -> tuple[Label, Claim | None]:
+    """The labelling screen's save-and-next: save `annotator`'s label on claim `claim_id` (the
+    browser's evidence, see `label_evidence_from_browser`) and reserve their next claim, in one
+    transaction. Returns the label and the next claim (None when the queue is empty).
+
+    Raises LabelError or QueueError with nothing saved, Http404 for a claim not in `project`.
+    The label records the member's queue stratum, marked `outside_queue` when the queue did not
+    serve the claim (no reservation of theirs). The project's completion counter is the
+    transaction's last write: every save completing a claim writes that one row, so its lock
+    is held only until the commit. `membership.labels_saved` and `project.claims_complete` are
+    moved in memory too, so the next screen's progress needs no query.
+    """
+    from annotate.selectors import claim_get_for_project
+    from annotate.services.queue import claim_take_next, stratum_condition
+
+    condition, recorded = stratum_condition(project=project, stratum=membership.queue_stratum)
+    claim = claim_get_for_project(project=project, claim_id=claim_id, lock=True)
+    claim.project = project
+    evidence = label_evidence_from_browser(
+        claim=claim,
+        passage_id=passage_id,
+        start_utf16=start_utf16,
+        end_utf16=end_utf16,
+        quote=quote,
+    )
+    _label_check(claim=claim, verdict=verdict, require_quote=None, **evidence)
+    # The member's reservations in the project: whether the queue served this claim (its
+    # reservation, expired or not), and whether they hold another the queue must serve first.
+    now = timezone.now()
+    held = dict(
+        Reservation.objects.filter(user=annotator, claim__project=project).values_list(
+            "claim_id", "expires_at"
         )
-    if require_quote is None:
-        require_quote = claim.project.quote_required
-    if require_quote and verdict != Verdict.NOT_IN_PILE and passage is None:
-        raise LabelError(
-            f"A {verdict} label needs a quote: select the sentence in the pile that decides it."
-        )
-    label_evidence_check(claim=claim, passage=passage, start=start, end=end, quote=quote)
+    )
+    served = claim.pk in held
+    if served:
+        Reservation.objects.filter(claim=claim, user=annotator).delete()
+    stratum = recorded if served else {**recorded, "outside_queue": True}
+    holds_another = any(expires > now for claim_id, expires in held.items() if claim_id != claim.pk)
+    labels_before = claim.label_count
+    label, complete_delta = _label_write(
+        claim=claim,
+        annotator=annotator,
+        verdict=verdict,
+        note=note,
+        correct=correct,
+        stratum=stratum,
+        **evidence,
+    )
+    following = claim_take_next(
+        project=project, user=annotator, condition=condition, now=now, may_hold_one=holds_another
+    )
+    _project_complete_move(project_id=project.pk, delta=complete_delta)
+    membership.labels_saved += claim.label_count - labels_before
+    project.claims_complete += complete_delta
+    return label, following
+
+
+def _label_write(
+    *,
+    claim: Claim,
+    annotator,
+    verdict: str,
+    passage: Passage | None,
+    start: int | None,
+    end: int | None,
+    quote: str,
+    note: str,
+    correct: str,
+    stratum: dict,
+) -> tuple[Label, int]:
+    """Create or replace the label, with its history row, the counters and the gold.
+
+    Call inside a transaction holding `claim`'s row lock, with `claim` read under it (so its
+    `label_count` is exact), after `_label_check`. Returns the label and the change to the
+    project's `claims_complete`, for the caller to apply as its transaction's last write.
+    """
+    from annotate.services.review import gold_recompute_locked
+
     if verdict == Verdict.SUPPORTED:
         correct = ""
-    # The claim's row lock serialises every writer of its labels and reservations, so the
-    # quota check below is exact under concurrency (see annotate.services.queue).
-    locked = Claim.objects.select_for_update().get(pk=claim.pk)
-    label = Label.objects.filter(claim=claim, annotator=annotator).first()
+    # Every label of the claim, read under its lock: the annotator's own, and what the gold
+    # rule needs (one short read instead of two).
+    labels = list(Label.objects.filter(claim=claim))
+    label = next((row for row in labels if row.annotator_id == annotator.pk), None)
     complete_delta = 0
     action = LabelHistory.Action.UPDATED if label else LabelHistory.Action.CREATED
     if label is None:
-        if locked.label_count >= locked.labels_required:
+        if claim.label_count >= claim.labels_required:
             raise LabelError(
-                f"This claim already has the {locked.labels_required} label"
-                f"{'s' if locked.labels_required != 1 else ''} it needs from other analysts; "
+                f"This claim already has the {claim.labels_required} label"
+                f"{'s' if claim.labels_required != 1 else ''} it needs from other analysts; "
                 "your label was not saved. Take the next claim from your queue."
             )
         label = Label(claim=claim, annotator=annotator)
-        complete_delta = _counters_add(claim=locked, annotator=annotator, step=1)
+        labels.append(label)
+        complete_delta = _counters_add(claim=claim, annotator=annotator, step=1)
     label.verdict = verdict
     label.evidence_passage = passage
     label.evidence_start = start if passage else None
@@ -147,16 +273,12 @@ def label_save(
     label.evidence_quote = quote if passage else ""
     label.note = note
     label.correct = correct
-    label.stratum = stratum or {}
+    label.stratum = stratum
     label.needs_review = False
     label.save()
     _history_row(label, action).save()
-    Reservation.objects.filter(claim=claim, user=annotator).delete()
-    from annotate.services.review import gold_recompute_for_claim
-
-    gold_recompute_for_claim(claim=locked)
-    _project_complete_move(project_id=claim.project_id, delta=complete_delta)
-    return label
+    gold_recompute_locked(claim=claim, labels=[(row.verdict, row.needs_review) for row in labels])
+    return label, complete_delta
 
 
 def _counters_add(*, claim: Claim, annotator, step: int) -> int:
@@ -216,6 +338,8 @@ def label_undo(*, user, project: Project) -> Claim | None:
     An UNDONE history row records the state after the undo (empty verdict: no label), so the
     history stays complete and in order; undoing again reverts the save before that one.
     """
+    from annotate.services.review import gold_recompute_locked
+
     target = _last_save(user=user, project=project)
     if target is None:
         return None
@@ -230,7 +354,7 @@ def label_undo(*, user, project: Project) -> Claim | None:
         label.delete()
         complete_delta = _counters_add(claim=claim, annotator=user, step=-1)
         undone.save()
-        _gold_recompute(claim=claim)
+        gold_recompute_locked(claim=claim)
         _project_complete_move(project_id=claim.project_id, delta=complete_delta)
         return claim
     before = (
@@ -252,11 +376,5 @@ def label_undo(*, user, project: Project) -> Claim | None:
     label.correct = before.correct
     label.save()
     _history_row(label, LabelHistory.Action.UNDONE).save()
-    _gold_recompute(claim=claim)
+    gold_recompute_locked(claim=claim)
     return claim
-
-
-def _gold_recompute(*, claim: Claim) -> None:
-    from annotate.services.review import gold_recompute_for_claim
-
-    gold_recompute_for_claim(claim=claim)

@@ -9,7 +9,8 @@ needed only one more label. An abandoned reservation simply expires.
 
 Concurrency (PostgreSQL): candidates are locked with `SELECT … FOR UPDATE SKIP LOCKED`, then
 re-checked with a fresh statement (READ COMMITTED gives each statement a new snapshot), because
-the first statement's snapshot may predate a reservation committed while it scanned. Every
+the first statement's snapshot may predate a reservation committed while it scanned; the
+re-check is the reservation's own conditional INSERT (`_reserve_if_room`). Every
 writer of labels and reservations holds the claim's row lock (`label_save`, `label_undo`,
 `claim_reserve`), so the re-check under the lock is exact. On SQLite writes are serialised
 (IMMEDIATE transactions), which gives the same guarantee.
@@ -17,7 +18,7 @@ writer of labels and reservations holds the claim's row lock (`label_save`, `lab
 
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -121,45 +122,98 @@ def claim_next_for_user(*, project: Project, user, stratum: dict | None = None) 
     """The claim `user` should label next, reserved for them; None when their queue is empty.
 
     The user's own unexpired reservation comes first (a reload keeps the same claim). `stratum`
-    is the member's `Membership.queue_stratum`.
+    is the member's `Membership.queue_stratum`. Also clears the user's expired reservations in
+    the project (they no longer count anywhere; this only keeps the table small).
     """
     now = timezone.now()
     condition, _ = stratum_condition(project=project, stratum=stratum)
-    mine = (
-        Claim.objects.select_for_update(of=("self",))
-        .filter(
-            project=project,
-            label_count__lt=F("labels_required"),
-            reservations__user=user,
-            reservations__expires_at__gt=now,
-        )
-        .exclude(Exists(Label.objects.filter(claim=OuterRef("pk"), annotator=user)))
-        .filter(condition)
-        .order_by("queue_key", "id")
-        .first()
-    )
-    if mine is not None:
-        _reserve(claim=mine, user=user, now=now)
-        return mine
     Reservation.objects.filter(user=user, claim__project=project, expires_at__lte=now).delete()
-    for _ in range(MAX_ATTEMPTS):
-        claim = (
-            _candidates(project=project, user=user, condition=condition, now=now)
-            .select_for_update(skip_locked=True, of=("self",))
+    return claim_take_next(project=project, user=user, condition=condition, now=now)
+
+
+def claim_take_next(
+    *, project: Project, user, condition: Q, now=None, may_hold_one: bool = True
+) -> Claim | None:
+    """`claim_next_for_user` for a caller already inside a transaction, with the stratum's
+    `condition` (see `stratum_condition`); the claim comes with its answer.
+
+    The user's own unexpired reservation first (not looked for when the caller knows there is
+    none: `may_hold_one=False`), then the first open candidate in queue order, locked (SKIP
+    LOCKED), re-checked and reserved in one statement under its lock.
+    """
+    now = now or timezone.now()
+    if may_hold_one:
+        mine = (
+            Claim.objects.select_for_update(of=("self",))
+            .select_related("answer")
+            .filter(
+                project=project,
+                label_count__lt=F("labels_required"),
+                reservations__user=user,
+                reservations__expires_at__gt=now,
+            )
+            .exclude(Exists(Label.objects.filter(claim=OuterRef("pk"), annotator=user)))
+            .filter(condition)
+            .order_by("queue_key", "id")
             .first()
         )
+        if mine is not None:
+            _reserve(claim=mine, user=user, now=now)
+            return mine
+    candidates = (
+        _candidates(project=project, user=user, condition=condition, now=now)
+        .select_related("answer")
+        .select_for_update(skip_locked=True, of=("self",))
+    )
+    for _ in range(MAX_ATTEMPTS):
+        claim = candidates.first()
         if claim is None:
             return None
-        # Re-check under the row lock with a fresh snapshot: another analyst may have reserved
-        # or labelled it after the statement above took its snapshot.
-        if (
-            _candidates(project=project, user=user, condition=Q(), now=now)
-            .filter(pk=claim.pk)
-            .exists()
-        ):
-            _reserve(claim=claim, user=user, now=now)
+        if _reserve_if_room(claim=claim, user=user, now=now):
             return claim
     return None
+
+
+def _reserve_if_room(*, claim: Claim, user, now) -> bool:
+    """Reserve `claim` for `user` if its labels and other analysts' live reservations still
+    leave room and the user has not labelled it; say whether. Call holding the claim's row lock.
+
+    The re-check the module docstring describes, fused with the reservation's upsert: being a
+    new statement, it reads with a fresh snapshot (READ COMMITTED), which sees every reservation
+    and label committed before the lock was granted. Hand-written because the ORM has no
+    conditional INSERT … SELECT; plain SQL that PostgreSQL and SQLite both run.
+    """
+    reservation, label, claims = (
+        Reservation._meta.db_table,
+        Label._meta.db_table,
+        Claim._meta.db_table,
+    )
+    adapt = connection.ops.adapt_datetimefield_value
+    sql = f"""
+        INSERT INTO {reservation} (claim_id, user_id, expires_at)
+        SELECT %s, %s, %s
+        WHERE (
+            SELECT COUNT(*) FROM {reservation}
+            WHERE claim_id = %s AND user_id <> %s AND expires_at > %s
+        ) < (SELECT labels_required - label_count FROM {claims} WHERE id = %s)
+        AND NOT EXISTS (SELECT 1 FROM {label} WHERE claim_id = %s AND annotator_id = %s)
+        ON CONFLICT (claim_id, user_id) DO UPDATE SET expires_at = excluded.expires_at
+    """
+    expires = adapt(now + timedelta(minutes=RESERVATION_MINUTES))
+    params = [
+        claim.pk,
+        user.pk,
+        expires,
+        claim.pk,
+        user.pk,
+        adapt(now),
+        claim.pk,
+        claim.pk,
+        user.pk,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount > 0
 
 
 @transaction.atomic

@@ -62,10 +62,23 @@ def gold_recompute_for_claim(*, claim: Claim) -> Gold | None:
     committed label, and the claim gets its gold. An adjudicated gold is left alone.
     """
     claim = Claim.objects.select_for_update().get(pk=claim.pk)
+    return gold_recompute_locked(claim=claim)
+
+
+def gold_recompute_locked(
+    *, claim: Claim, labels: list[tuple[str, bool]] | None = None
+) -> Gold | None:
+    """`gold_recompute_for_claim` for a caller already inside a transaction that holds the
+    claim's row lock, with `claim` read under that lock (no second lock, no savepoint).
+
+    `labels`, when given, are the (verdict, needs_review) of every label of the claim as they
+    stand in this transaction, which spares reading them again.
+    """
     gold = Gold.objects.filter(claim=claim).first()
     if gold is not None and gold.source == Gold.Source.ADJUDICATED:
         return gold
-    labels = list(claim.labels.values_list("verdict", "needs_review"))
+    if labels is None:
+        labels = list(claim.labels.values_list("verdict", "needs_review"))
     any_review = any(review for _, review in labels)
     if claim.needs_review and labels and not any_review:
         # Every analyst has labelled the claim again since it was edited.

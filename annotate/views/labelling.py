@@ -21,13 +21,8 @@ from annotate.selectors import (
     label_screen_get,
     labelling_progress,
 )
-from annotate.services.labels import LabelError, label_evidence_from_browser, label_save, label_undo
-from annotate.services.queue import (
-    QueueError,
-    claim_next_for_user,
-    claim_reserve,
-    reservation_stratum_for_label,
-)
+from annotate.services.labels import LabelError, label_save_and_next, label_undo
+from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve
 
 
 class LabelForm(forms.Form):
@@ -73,12 +68,18 @@ def _form_values(*, data, label: Label | None) -> dict:
     return values
 
 
-def _screen(request, project, membership, claim: Claim | None, *, data=None, **extra):
+def _screen(
+    request, project, membership, claim: Claim | None, *, data=None, from_queue=False, **extra
+):
     status = extra.pop("status", 200)
     context = {"project": project, "membership": membership, "claim": claim, **extra}
-    context["progress"] = labelling_progress(project=project, user=request.user)
+    context["progress"] = labelling_progress(
+        project=project, user=request.user, membership=membership
+    )
     if claim is not None:
-        context.update(label_screen_get(project=project, user=request.user, claim=claim))
+        context.update(
+            label_screen_get(project=project, user=request.user, claim=claim, from_queue=from_queue)
+        )
         context["values"] = _form_values(data=data, label=context["own_label"])
     saved = extra.get("saved")
     if saved is not None:
@@ -110,7 +111,7 @@ def label_next(request, project, membership):
             .filter(claim__project=project, claim_id=request.GET["saved"], annotator=request.user)
             .first()
         )
-    return _screen(request, project, membership, claim, error=error, saved=saved)
+    return _screen(request, project, membership, claim, error=error, saved=saved, from_queue=True)
 
 
 @require_GET
@@ -123,44 +124,36 @@ def label_claim(request, project, membership, claim_id: int):
 @require_POST
 @project_view(Role.ANALYST)
 def label_claim_save(request, project, membership, claim_id: int):
-    claim = claim_get_for_project(project=project, claim_id=claim_id)
-    claim.project = project  # already fetched with the membership: spare label_save a query
     form = LabelForm(request.POST)
     try:
         if not form.is_valid():
             raise LabelError(form.first_error())
         data = form.cleaned_data
-        evidence = label_evidence_from_browser(
-            claim=claim,
+        label, following = label_save_and_next(
+            project=project,
+            membership=membership,
+            annotator=request.user,
+            claim_id=claim_id,
+            verdict=data["verdict"],
             passage_id=data["passage"],
             start_utf16=data["start_utf16"],
             end_utf16=data["end_utf16"],
             quote=data["quote"],
-        )
-        stratum = reservation_stratum_for_label(
-            claim=claim, user=request.user, membership=membership
-        )
-        label = label_save(
-            claim=claim,
-            annotator=request.user,
-            verdict=data["verdict"],
             note=data["note"],
             correct=data["correct"] if data["verdict"] != Verdict.SUPPORTED else "",
-            stratum=stratum,
-            **evidence,
         )
     except (LabelError, QueueError) as error:
+        claim = claim_get_for_project(project=project, claim_id=claim_id)
         status = 200 if request.htmx else 422
         return _screen(
             request, project, membership, claim, data=request.POST, error=str(error), status=status
         )
     if not request.htmx:
-        return redirect(f"{reverse('annotate:label-next', args=[project.slug])}?saved={claim.pk}")
-    following, error = _next(request, project, membership)
-    response = _screen(request, project, membership, following, error=error, saved=label)
+        return redirect(f"{reverse('annotate:label-next', args=[project.slug])}?saved={claim_id}")
+    response = _screen(request, project, membership, following, saved=label, from_queue=True)
     push_url(response, reverse("annotate:label-next", args=[project.slug]))
     return trigger_client_event(
-        response, "labelSaved", {"claim": claim.pk, "verdict": label.verdict}
+        response, "labelSaved", {"claim": claim_id, "verdict": label.verdict}
     )
 
 
