@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from judges.models import JudgeRun
-from judges.selectors import run_gold_pairs
+from judges.selectors import run_gold_pairs, run_stale_count
 
 VERDICT_ORDER = ["SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"]
 
@@ -22,17 +22,25 @@ def run_agreement(*, run: JudgeRun) -> dict | None:
     if run.kind != JudgeRun.Kind.VERIFY:
         return None
     gold, judged, unparseable = run_gold_pairs(run=run)
+    stale = run_stale_count(run=run)
     n = len(gold)
+    stale_note = (
+        f" {stale} verdict{'s' if stale != 1 else ''} made on a claim's previous text "
+        "(edited since) left out."
+        if stale
+        else ""
+    )
     result = {
         "n": n,
         "unparseable_on_gold": unparseable,
+        "stale": stale,
         "agreement": None,
         "kappa": None,
         "confusion": [],
         "method": "",
     }
     if n == 0:
-        result["method"] = "No claim of this run has gold yet."
+        result["method"] = "No claim of this run has gold yet." + stale_note
         return result
     try:
         from metrics import stats
@@ -58,7 +66,7 @@ def run_agreement(*, run: JudgeRun) -> dict | None:
         confusion=confusion,
         method=(
             f"Judge verdicts against gold on {n} claims that have both; "
-            f"{unparseable} unparseable verdicts on gold claims left out. "
+            f"{unparseable} unparseable verdicts on gold claims left out.{stale_note} "
             f"Overall agreement and Cohen's kappa computed with {source}."
         ),
     )

@@ -182,9 +182,24 @@ class JudgeVerdict(models.Model):
     latency_ms = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    # Set when a lead changes the claim's text (edit, split, merge): the verdict judged text the
+    # claim no longer has, so it counts nowhere (report, agreement, audit card, export, the
+    # "unjudged" scope) but is kept, with that text, as the record of what the judge said.
+    # Labels on an edited claim are flagged for review the same way (`Label.needs_review`).
+    stale = models.BooleanField(
+        default=False, help_text="Made on the claim's previous text; counts nowhere."
+    )
+    stale_claim_text = models.TextField(
+        blank=True, help_text="The claim's text this verdict judged, kept when it went stale."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        # Stale verdicts are few: counting them (run page, report method) reads this small
+        # index, not the run's verdicts.
+        indexes = [
+            models.Index(fields=["run"], condition=Q(stale=True), name="verdict_stale_run_idx"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["run", "claim"], name="verdict_one_per_run_claim"),
             models.UniqueConstraint(fields=["run", "canary"], name="verdict_one_per_run_canary"),

@@ -40,7 +40,11 @@ def judge_run_get_for_project(*, project: Project, run_id: int) -> JudgeRun:
 
 
 def claims_in_scope(*, project_id: int, kind: str, scope: str, judge_id: int, before_run_id=None):
-    """The claims a run of this kind and scope covers (not yet limited to the frozen id bound)."""
+    """The claims a run of this kind and scope covers (not yet limited to the frozen id bound).
+
+    "unjudged": claims without a parseable verdict of this judge and kind on their current
+    text: a claim whose text a lead changed since (its verdicts `stale`) is unjudged again.
+    """
     claims = Claim.objects.filter(project_id=project_id)
     if kind == JudgeRun.Kind.CITATION:
         through = Claim.cited_passages.through
@@ -49,7 +53,7 @@ def claims_in_scope(*, project_id: int, kind: str, scope: str, judge_id: int, be
         claims = claims.filter(gold__isnull=False)
     elif scope == JudgeRun.Scope.UNJUDGED:
         earlier = JudgeVerdict.objects.filter(
-            claim_id=OuterRef("pk"), run__judge_id=judge_id, run__kind=kind
+            claim_id=OuterRef("pk"), run__judge_id=judge_id, run__kind=kind, stale=False
         ).exclude(verdict=JudgeVerdictChoice.UNPARSEABLE)
         if before_run_id is not None:
             earlier = earlier.filter(run_id__lt=before_run_id)
@@ -117,8 +121,9 @@ def run_failures(*, run: JudgeRun, limit: int = 200) -> QuerySet[JudgeFailure]:
 
 def run_gold_pairs(*, run: JudgeRun) -> tuple[list[str], list[str], int]:
     """(gold verdicts, judge verdicts) on claims of a verify run that have both, and how many
-    gold claims the judge left UNPARSEABLE (excluded from the pairs)."""
-    rows = run.verdicts.filter(claim__gold__isnull=False).values_list(
+    gold claims the judge left UNPARSEABLE (excluded from the pairs). Verdicts made on a
+    claim's previous text (`stale`) are not paired: gold judges the current text."""
+    rows = run.verdicts.filter(claim__gold__isnull=False, stale=False).values_list(
         "claim__gold__verdict", "verdict"
     )
     gold, judged, unparseable = [], [], 0
@@ -129,6 +134,11 @@ def run_gold_pairs(*, run: JudgeRun) -> tuple[list[str], list[str], int]:
         gold.append(gold_verdict)
         judged.append(verdict)
     return gold, judged, unparseable
+
+
+def run_stale_count(*, run: JudgeRun) -> int:
+    """How many of the run's verdicts were made on text a lead has since changed."""
+    return run.verdicts.filter(stale=True).count()
 
 
 def canary_list_for_project(*, project: Project) -> QuerySet[Canary]:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from annotate.models import Answer, Claim, Fact, Gold, Label, LabelHistory, Project
@@ -217,25 +217,45 @@ def _verdict_frame(queryset: QuerySet) -> pd.DataFrame:
     return verdicts.merge(runs, on="run_id", how="left", sort=False)
 
 
-def judge_verify_columns(*, judge: Judge) -> pd.DataFrame:
-    """The judge's claim verdicts from its verify runs (done or running), oldest first."""
-    return _verdict_frame(
-        JudgeVerdict.objects.filter(
-            run__judge=judge,
-            run__kind=JudgeRun.Kind.VERIFY,
-            run__status__in=COUNTED_RUN_STATUSES,
-            claim__isnull=False,
-        )
+def _verify_verdicts(judge: Judge) -> QuerySet:
+    """The judge's claim verdicts from its verify runs (done or running)."""
+    return JudgeVerdict.objects.filter(
+        run__judge=judge,
+        run__kind=JudgeRun.Kind.VERIFY,
+        run__status__in=COUNTED_RUN_STATUSES,
+        claim__isnull=False,
     )
 
 
+def judge_verify_columns(*, judge: Judge) -> pd.DataFrame:
+    """The judge's claim verdicts from its verify runs (done or running), oldest first; never
+    one made on a claim's previous text (`stale`: a lead changed the claim since)."""
+    return _verdict_frame(_verify_verdicts(judge).filter(stale=False))
+
+
+def judge_stale_counts(*, judge: Judge) -> dict[tuple[str, str], int]:
+    """(model, prompt version) → how many of the judge's verify verdicts were made on a claim's
+    previous text and are left out (a small partial index, not a scan of the verdicts)."""
+    rows = (
+        _verify_verdicts(judge)
+        .filter(stale=True)
+        .values("run__model", "run__prompt_version")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {(row["run__model"], row["run__prompt_version"]): row["n"] for row in rows}
+
+
 def citation_columns(*, project: Project, judge: Judge | None = None) -> pd.DataFrame:
-    """Verdicts of citation runs (claim against its cited passages alone), oldest first."""
+    """Verdicts of citation runs (claim against its cited passages alone), oldest first; not
+    those made on a claim's previous text."""
     runs = Q(run__project=project, run__kind=JudgeRun.Kind.CITATION)
     if judge is not None:
         runs &= Q(run__judge=judge)
     return _verdict_frame(
-        JudgeVerdict.objects.filter(runs, run__status__in=COUNTED_RUN_STATUSES, claim__isnull=False)
+        JudgeVerdict.objects.filter(
+            runs, run__status__in=COUNTED_RUN_STATUSES, claim__isnull=False, stale=False
+        )
     )
 
 

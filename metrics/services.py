@@ -10,6 +10,8 @@ What the report counts (DESIGN.md "Metrics: definitions"):
   verify runs (done or running) are grouped by (model, prompt version), the newest parseable
   verdict per claim counts, UNPARSEABLE is only counted, canary runs feed only the canary pass
   rate.
+- Judge verdicts made on a claim's previous text (`stale`: a lead edited, split or merged the
+  claim since) are read nowhere; each instrument says how many it left out.
 """
 
 import logging
@@ -418,8 +420,13 @@ def _instrument_block(
     grounded_links: pd.DataFrame,
     gold_sources: pd.Series,
     human_kappa: float,
+    stale: int = 0,
 ) -> dict:
-    """The audit of one instrument (judge + model + prompt version) against gold."""
+    """The audit of one instrument (judge + model + prompt version) against gold.
+
+    `verdicts` holds no stale verdict (made on a claim's previous text); `stale` is how many
+    were left out, for the method string.
+    """
     first = verdicts.iloc[-1] if len(verdicts) else None
     model = first["model"] if first is not None else judge.model
     prompt_version = first["prompt_version"] if first is not None else judge.prompt_version
@@ -529,6 +536,7 @@ def _instrument_block(
         "n_judged": n_judged,
         "n_audited": n_audited,
         "unparseable": unparseable,
+        "stale_verdicts": stale,
         "gold_sources": {
             "unanimous": int(sources.get("unanimous", 0)),
             "adjudicated": int(sources.get("adjudicated", 0)),
@@ -602,6 +610,11 @@ def _instrument_block(
         "P(SUPPORTED), or its 0/1 verdict where it gave none; UNPARSEABLE responses are never "
         "counted as verdicts; calibration out of fold (5 folds grouped by answer)."
     )
+    if stale:
+        block["method"] += (
+            f" {stale} verdict{'s' if stale != 1 else ''} made on a claim's previous text "
+            "(edited, split or merged since) left out."
+        )
     return block
 
 
@@ -848,6 +861,7 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
         progress(0.62, "reading the judge's verdicts")
         verdicts = selectors.judge_verify_columns(judge=judge)
         canaries = selectors.canary_columns(judge=judge)
+        stale_counts = selectors.judge_stale_counts(judge=judge)
         sources = data.gold_sources
         instruments = []
         keys = (
@@ -877,6 +891,9 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
                     grounded_links=links,
                     gold_sources=sources,
                     human_kappa=report["analysts"]["human_human_kappa"],
+                    stale=stale_counts.get((model, prompt_version), 0)
+                    if model is not None
+                    else sum(stale_counts.values()),
                 )
             )
         report["judge"] = instruments[0]
@@ -945,6 +962,7 @@ def audit_card(*, report: dict, instrument: int = 0) -> dict:
         "canary_pass_rate": block["canary"]["pass_rate"]["value"],
         "canaries": block["canary"]["canaries"],
         "unparseable": block["unparseable"],
+        "stale_verdicts_left_out": block.get("stale_verdicts", 0),
         "method": block["method"] + " " + CRC_CAVEAT,
     }
     return json_safe(card)

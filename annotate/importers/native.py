@@ -39,6 +39,12 @@ CSV_BOOLEANS = {"answerable", "abstention"}
 
 _username_valid = UnicodeUsernameValidator()
 JUDGE_KINDS = [JudgeRun.Kind.VERIFY.value, JudgeRun.Kind.CITATION.value]
+# Read once: a TextChoices' `.values` builds a new list on every access, per field of every record.
+CORRECTNESS = Correctness.values
+VERDICTS = Verdict.values
+GOLD_SOURCES = Gold.Source.values
+JUDGE_VERDICTS = JudgeVerdictChoice.values
+RISK_CATEGORIES = RiskCategory.values
 
 
 def passage_resolve(reader: FieldReader, ref: Any, pile: list[PassageIn], path: str) -> int | None:
@@ -113,11 +119,11 @@ def _correct(reader: FieldReader, raw: dict, path: str) -> str:
         return ""
     if isinstance(value, bool):
         return Correctness.YES if value else Correctness.NO
-    if isinstance(value, str) and value.strip().lower() in Correctness.values:
+    if isinstance(value, str) and value.strip().lower() in CORRECTNESS:
         return value.strip().lower()
     reader.fail(
         join(path, "correct"),
-        f"expected true, false or one of {', '.join(Correctness.values)}, got {shown(value)}",
+        f"expected true, false or one of {', '.join(CORRECTNESS)}, got {shown(value)}",
     )
     return ""
 
@@ -139,7 +145,7 @@ def label_parse(
                 f"{shown(annotator)} is not a valid username (letters, digits and @.+-_ only)",
             )
             annotator = None
-    verdict = reader.verdict(raw, "verdict", path, Verdict.values)
+    verdict = reader.verdict(raw, "verdict", path, VERDICTS)
     quote = None
     if raw.get("quote") is not None:
         quote = _quote(reader, raw["quote"], join(path, "quote"), pile)
@@ -170,12 +176,12 @@ def label_parse(
 def _gold(reader: FieldReader, raw: Any, path: str) -> GoldIn | None:
     if not reader.check(raw, path, "object"):
         return None
-    verdict = reader.verdict(raw, "verdict", path, Verdict.values)
+    verdict = reader.verdict(raw, "verdict", path, VERDICTS)
     source = reader.get(raw, "source", path, "string")
-    if source is not None and source not in Gold.Source.values:
+    if source is not None and source not in GOLD_SOURCES:
         reader.fail(
             join(path, "source"),
-            f"unknown gold source {shown(source)}: use {', '.join(Gold.Source.values)}",
+            f"unknown gold source {shown(source)}: use {', '.join(GOLD_SOURCES)}",
         )
         source = None
     reason = reader.get(raw, "reason", path, "string", required=False, default="")
@@ -192,7 +198,7 @@ def judge_parse(reader: FieldReader, raw: Any, path: str) -> JudgeVerdictIn | No
     if name is not None and not name.strip():
         reader.fail(join(path, "name"), "must not be empty")
         name = None
-    verdict = reader.verdict(raw, "verdict", path, JudgeVerdictChoice.values)
+    verdict = reader.verdict(raw, "verdict", path, JUDGE_VERDICTS)
     confidence = reader.get(raw, "confidence", path, "number", required=False)
     if confidence is not None and not 0 <= confidence <= 1:
         reader.fail(
@@ -348,10 +354,10 @@ def risk_category_parse(reader: FieldReader, record: dict) -> str:
     if not raw:
         return RiskCategory.NONE
     value = raw.strip().lower()
-    if value not in RiskCategory.values:
+    if value not in RISK_CATEGORIES:
         reader.fail(
             "risk_category",
-            f"unknown risk category {shown(raw)}: use {', '.join(RiskCategory.values)}",
+            f"unknown risk category {shown(raw)}: use {', '.join(RISK_CATEGORIES)}",
         )
         return RiskCategory.NONE
     return value

@@ -5,6 +5,11 @@ them (and their history) on the claim, marks the claim and each label `needs_rev
 writes a FLAGGED history row per label; the claim then waits on the adjudication page until
 its analysts re-label it or a lead decides. Nothing here deletes a label unless a lead asked
 for exactly that (`claim_delete(..., discard_labels=True)`).
+
+Judge verdicts are treated alike: a change to a claim's text marks the verdicts made on the old
+text `stale` (kept, with that text, but counted nowhere: report, agreement, audit card, export),
+so a judge run with scope "unjudged" judges the claim again. The services that change a claim's
+text say how many verdicts went stale in `claim.verdicts_retired`, for the editor to tell the lead.
 """
 
 import re
@@ -105,6 +110,26 @@ def _labels_flag(*, claim: Claim) -> int:
     return len(labels)
 
 
+def _verdicts_retire(*, claim: Claim, old_text: str) -> int:
+    """Mark the judge verdicts made on `old_text` stale; return how many stopped counting.
+
+    Call inside the transaction that changes the claim's text, holding its row lock.
+    """
+    # Imported here: judges depends on annotate, not the other way round.
+    from judges.models import JudgeVerdict
+
+    return JudgeVerdict.objects.filter(claim_id=claim.pk, stale=False).update(
+        stale=True, stale_claim_text=old_text
+    )
+
+
+def _verdicts_counting(claim_ids: list[int]) -> int:
+    """How many judge verdicts on these claims still count (not stale)."""
+    from judges.models import JudgeVerdict
+
+    return JudgeVerdict.objects.filter(claim_id__in=claim_ids, stale=False).count()
+
+
 def _locate(*, answer_text: str, text: str, within: tuple[int | None, int | None] = (None, None)):
     """The span of `text` in the answer (inside `within` when given), or (None, None)."""
     start, end = within
@@ -134,10 +159,12 @@ def claims_split(
 ) -> list[Claim]:
     """Split `answer` into claims by rule or through `judge`'s decompose prompt.
 
-    An answer that already has claims is refused unless `force`. With `force`, claims without
-    labels (or gold) are replaced; claims with labels stay where they are: one the new split
-    reproduces exactly is kept as it is, any other is kept and flagged for review, so a lead
-    decides about it (never silently moved or deleted). Also records whether the answer looks
+    An answer that already has claims is refused unless `force`. With `force`, a claim the new
+    split reproduces exactly is kept as it is (labels, gold and judge verdicts included); other
+    claims without labels (or gold) are replaced, their judge verdicts going with them; other
+    claims with labels stay where they are, text unchanged, flagged for review, so a lead
+    decides about them (never silently moved or deleted). No kept claim changes its text, so
+    no judge verdict goes stale here. Also records whether the answer looks
     like an abstention (`abstention_suggested`) for a lead to confirm.
 
     The LLM is called before the transaction opens, so no row lock waits on the network.
@@ -177,13 +204,21 @@ def _claims_replace(
     existing = list(
         answer.claims.select_related("gold").annotate(n_labels=Count("labels")).order_by("position")
     )
+    drafted = {(d.text, d.span_start, d.span_end) for d in drafts}
+    # A claim the new split reproduces exactly stays the same row, with its labels and judge
+    # verdicts (they judged this very text); other claims without human work are replaced.
     kept = [claim for claim in existing if _protected(claim)]
-    Claim.objects.filter(pk__in=[c.pk for c in existing if not _protected(c)]).delete()
     reproduced = {(c.text, c.span_start, c.span_end) for c in kept}
+    for claim in existing:
+        key = (claim.text, claim.span_start, claim.span_end)
+        if not _protected(claim) and key in drafted and key not in reproduced:
+            kept.append(claim)
+            reproduced.add(key)
+    kept_ids = {c.pk for c in kept}
+    Claim.objects.filter(pk__in=[c.pk for c in existing if c.pk not in kept_ids]).delete()
     new_drafts: list[ClaimDraft] = [
         d for d in drafts if (d.text, d.span_start, d.span_end) not in reproduced
     ]
-    drafted = {(d.text, d.span_start, d.span_end) for d in drafts}
     for claim in kept:
         if (claim.text, claim.span_start, claim.span_end) not in drafted:
             _labels_flag(claim=claim)
@@ -223,19 +258,23 @@ def _claims_replace(
 
 @transaction.atomic
 def claim_edit(*, claim: Claim, text: str, user) -> Claim:
-    """Change a claim's text by hand; labels it had are kept and flagged for review."""
+    """Change a claim's text by hand; labels it had are kept and flagged for review, judge
+    verdicts on the old text stop counting (`claim.verdicts_retired` says how many)."""
     claim = Claim.objects.select_for_update().select_related("answer", "project").get(pk=claim.pk)
     _require_lead(project=claim.project, user=user)
     text = text.strip()
     if not text:
         raise ClaimsError("A claim cannot be empty: delete it instead.")
+    claim.verdicts_retired = 0
     if text == claim.text:
         return claim
+    old_text = claim.text
     claim.text = text
     claim.tags = claim_tags(text)
     claim.origin = ORIGIN_MANUAL
     claim.save(update_fields=["text", "tags", "origin"])
     _labels_flag(claim=claim)
+    claim.verdicts_retired = _verdicts_retire(claim=claim, old_text=old_text)
     return claim
 
 
@@ -243,8 +282,9 @@ def claim_edit(*, claim: Claim, text: str, user) -> Claim:
 def claim_split_at(*, claim: Claim, at: int, user) -> tuple[Claim, Claim]:
     """Cut a claim in two at code-point offset `at` of its text.
 
-    The first part stays the same claim (its labels kept and flagged for review); the second is
-    a new claim right after it, unlabelled, with its own place in the queue.
+    The first part stays the same claim (its labels kept and flagged for review, its judge
+    verdicts stale: `first.verdicts_retired`); the second is a new claim right after it,
+    unlabelled and unjudged, with its own place in the queue.
     """
     claim = Claim.objects.select_for_update().select_related("answer", "project").get(pk=claim.pk)
     _require_lead(project=claim.project, user=user)
@@ -265,6 +305,7 @@ def claim_split_at(*, claim: Claim, at: int, user) -> tuple[Claim, Claim]:
             second_span = _trim_span(answer.text, first_span[1], claim.span_end)
         elif second_span[0] is not None and first_span[0] is None:
             first_span = _trim_span(answer.text, claim.span_start, second_span[0])
+    old_text = claim.text
     claim.text = first
     claim.tags = claim_tags(first)
     claim.origin = ORIGIN_MANUAL
@@ -284,6 +325,7 @@ def claim_split_at(*, claim: Claim, at: int, user) -> tuple[Claim, Claim]:
         **_queue_fields(answer=answer, position=position, text=second),
     )
     _labels_flag(claim=claim)
+    claim.verdicts_retired = _verdicts_retire(claim=claim, old_text=old_text)
     _positions_renumber(answer)
     return claim, new
 
@@ -295,6 +337,8 @@ def claims_merge(*, first: Claim, second: Claim, user) -> Claim:
     The claim that has labels survives with the joined text and its labels flagged for
     review; the other (unlabelled) one is removed. When both have labels the merge is refused:
     it would have to throw one analyst's work away or attach it to a claim they never saw.
+    Judge verdicts of both stop counting: the survivor's are kept as stale, the removed
+    claim's go with it (`survivor.verdicts_retired` counts both).
     """
     pair = list(
         Claim.objects.select_for_update()
@@ -329,6 +373,8 @@ def claims_merge(*, first: Claim, second: Claim, user) -> Claim:
             "you confirm), then merge."
         )
     survivor, absorbed = (second, first) if work[second.pk] else (first, second)
+    old_text = survivor.text
+    absorbed_verdicts = _verdicts_counting([absorbed.pk])
     survivor.text = f"{first.text.rstrip()} {second.text.lstrip()}"
     survivor.tags = claim_tags(survivor.text)
     survivor.origin = ORIGIN_MANUAL
@@ -340,6 +386,9 @@ def claims_merge(*, first: Claim, second: Claim, user) -> Claim:
     absorbed.delete()
     survivor.save(update_fields=["text", "tags", "origin", "span_start", "span_end", "position"])
     _labels_flag(claim=survivor)
+    survivor.verdicts_retired = absorbed_verdicts + _verdicts_retire(
+        claim=survivor, old_text=old_text
+    )
     _positions_renumber(survivor.answer)
     return survivor
 

@@ -1,21 +1,24 @@
 """Importing answers with their pile, claims, labels, gold and judge verdicts from a file.
 
 The file streams through `annotate.importers.AnswerReader` record by record; valid answers are
-written in batches of `BATCH_ANSWERS` with bulk_create, all inside one transaction. Any problem
-anywhere in the file (up to `MAX_ISSUES` are collected) rolls the whole import back: a failed file
-leaves nothing behind. Memory holds one batch plus the set of answer ids seen (to catch
-duplicates within the file), never the whole file.
+written in batches of `BATCH_ANSWERS` by `annotate.bulk_insert.RowsInserter` (PostgreSQL's COPY,
+with the ids that later rows point to reserved from the sequences first; bulk_create on SQLite),
+all inside one transaction. Any problem anywhere in the file (up to `MAX_ISSUES` are collected)
+rolls the whole import back: a failed file leaves nothing behind. Memory holds one batch plus
+the set of answer ids seen (to catch duplicates within the file), never the whole file.
 """
 
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from types import SimpleNamespace as _Row
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from annotate.bulk_insert import RowsInserter
 from annotate.importers import AnswerIn, AnswerReader, binary_source
 from annotate.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
 from annotate.models import (
@@ -35,6 +38,61 @@ from judges.models import Backend, Judge, JudgeRun, JudgeVerdict, JudgeVerdictCh
 
 BATCH_ANSWERS = 1000
 IMPORTED_PROMPT_VERSION = "imported"
+
+# The columns each batch writes, in the order `_Writer._write` builds its row tuples; the
+# others get their model defaults.
+ANSWER_COLUMNS = (
+    "project_id",
+    "external_id",
+    "position",
+    "question",
+    "text",
+    "risk_category",
+    "answerable",
+    "abstention",
+    "reference",
+    "metadata",
+)
+PASSAGE_COLUMNS = ("answer_id", "rank", "source_id", "title", "text")
+CLAIM_COLUMNS = (
+    "project_id",
+    "answer_id",
+    "text",
+    "position",
+    "origin",
+    "tags",
+    "span_start",
+    "span_end",
+    "queue_key",
+    "labels_required",
+)
+LABEL_COLUMNS = (
+    "claim_id",
+    "annotator_id",
+    "verdict",
+    "evidence_passage_id",
+    "evidence_start",
+    "evidence_end",
+    "evidence_quote",
+    "note",
+    "correct",
+)
+# A label's history row: its id and action, then the label's own columns.
+LABEL_HISTORY_COLUMNS = (
+    "label_id_at_time",
+    "action",
+    "claim_id",
+    "annotator_id",
+    "verdict",
+    "evidence_passage_id_at_time",
+    "evidence_start",
+    "evidence_end",
+    "evidence_quote",
+    "note",
+    "correct",
+)
+GOLD_COLUMNS = ("claim_id", "verdict", "source", "reason", "decided_by_id")
+JUDGE_VERDICT_COLUMNS = ("run_id", "claim_id", "verdict", "confidence", "raw_response")
 
 __all__ = ["BATCH_ANSWERS", "ImportFailed", "ImportResult", "answers_import"]
 
@@ -100,6 +158,7 @@ class _Writer:
         self.judges: dict[str, Judge | None] = {}  # name -> existing imported judge, or None
         self.runs: dict[tuple, JudgeRun] = {}
         self.run_counts: dict[int, Counter] = {}
+        self.rows = RowsInserter()
 
     # -- validation that needs the database --------------------------------------------------
 
@@ -211,66 +270,75 @@ class _Writer:
         return self.runs[key]
 
     def _write(self, batch: list[AnswerIn]) -> None:
-        project = self.project
-        answers = []
-        for answer in batch:
-            answers.append(
-                Answer(
-                    project=project,
-                    external_id=answer.external_id,
-                    position=self.next_position,
-                    question=answer.question,
-                    text=answer.text,
-                    risk_category=answer.risk_category,
-                    answerable=answer.answerable,
-                    abstention=answer.abstention,
-                    reference=answer.reference,
-                    metadata=answer.metadata,
+        project, rows = self.project, self.rows
+        through = Claim.cited_passages.through
+        answer_ids = rows.insert(
+            Answer,
+            ANSWER_COLUMNS,
+            [
+                (
+                    project.pk,
+                    answer.external_id,
+                    self.next_position + index,
+                    answer.question,
+                    answer.text,
+                    answer.risk_category,
+                    answer.answerable,
+                    answer.abstention,
+                    answer.reference,
+                    answer.metadata,
                 )
-            )
-            self.next_position += 1
-        Answer.objects.bulk_create(answers)
+                for index, answer in enumerate(batch)
+            ],
+            ids=True,
+        )
+        self.next_position += len(batch)
 
-        piles: list[list[Passage]] = []
-        for row, answer in zip(answers, batch, strict=True):
-            piles.append(
+        passage_ids = iter(
+            rows.insert(
+                Passage,
+                PASSAGE_COLUMNS,
                 [
-                    Passage(
-                        answer=row, rank=rank, source_id=p.source_id, title=p.title, text=p.text
-                    )
+                    (answer_id, rank, p.source_id, p.title, p.text)
+                    for answer_id, answer in zip(answer_ids, batch, strict=True)
                     for rank, p in enumerate(answer.pile, 1)
-                ]
+                ],
+                ids=True,
             )
-        Passage.objects.bulk_create([passage for pile in piles for passage in pile])
+        )
+        piles = [[next(passage_ids) for _ in answer.pile] for answer in batch]
 
-        claims: list[Claim] = []
-        for row, answer in zip(answers, batch, strict=True):
+        seed, per_claim, double = (
+            project.queue_seed,
+            project.analysts_per_claim,
+            project.double_labelled_share,
+        )
+        claim_rows = []
+        for answer_id, answer in zip(answer_ids, batch, strict=True):
             for claim in answer.claims:
                 key = claim_queue_key(
-                    seed=project.queue_seed,
+                    seed=seed,
                     answer_external_id=answer.external_id,
                     position=claim.position,
                     text=claim.text,
                 )
-                claims.append(
-                    Claim(
-                        project=project,
-                        answer=row,
-                        text=claim.text,
-                        position=claim.position,
-                        origin=claim.origin,
-                        tags=claim.tags,
-                        span_start=claim.span[0] if claim.span else None,
-                        span_end=claim.span[1] if claim.span else None,
-                        queue_key=key,
-                        labels_required=claim_labels_required(
-                            analysts_per_claim=project.analysts_per_claim,
-                            double_share=project.double_labelled_share,
-                            queue_key=key,
+                claim_rows.append(
+                    (
+                        project.pk,
+                        answer_id,
+                        claim.text,
+                        claim.position,
+                        claim.origin,
+                        claim.tags,
+                        claim.span[0] if claim.span else None,
+                        claim.span[1] if claim.span else None,
+                        key,
+                        claim_labels_required(
+                            analysts_per_claim=per_claim, double_share=double, queue_key=key
                         ),
                     )
                 )
-        Claim.objects.bulk_create(claims)
+        claim_ids = rows.insert(Claim, CLAIM_COLUMNS, claim_rows, ids=True)
 
         annotators = {label.annotator for a in batch for c in a.claims for label in c.labels}
         deciders = {
@@ -280,49 +348,49 @@ class _Writer:
         self._users(deciders - annotators, members=False)
 
         citations, labels, golds, verdicts = [], [], [], []
-        claim_rows = iter(claims)
-        for answer_index, answer in enumerate(batch):
-            pile = piles[answer_index]
+        next_claim_id = iter(claim_ids)
+        for answer_id, pile, answer in zip(answer_ids, piles, batch, strict=True):
             for claim in answer.claims:
-                row = next(claim_rows)
-                citations += [
-                    Claim.cited_passages.through(claim_id=row.pk, passage_id=pile[i].pk)
-                    for i in claim.citations
-                ]
+                claim_id = next(next_claim_id)
+                citations += [(claim_id, pile[i]) for i in claim.citations]
                 for label in claim.labels:
-                    passage = pile[label.quote.passage_index] if label.quote else None
+                    quote = label.quote
                     try:
                         label_evidence_check(
-                            claim=row,
-                            passage=passage,
-                            start=label.quote.start if label.quote else None,
-                            end=label.quote.end if label.quote else None,
-                            quote=label.quote.text if label.quote else "",
+                            claim=_Row(answer_id=answer_id),
+                            passage=_Row(
+                                answer_id=answer_id, text=answer.pile[quote.passage_index].text
+                            )
+                            if quote
+                            else None,
+                            start=quote.start if quote else None,
+                            end=quote.end if quote else None,
+                            quote=quote.text if quote else "",
                         )
                     except LabelError as error:
                         self.issues.add(answer.location, f"{label.field}.quote", str(error))
                         continue
                     labels.append(
-                        Label(
-                            claim=row,
-                            annotator_id=self.user_ids[label.annotator],
-                            verdict=label.verdict,
-                            evidence_passage=passage,
-                            evidence_start=label.quote.start if label.quote else None,
-                            evidence_end=label.quote.end if label.quote else None,
-                            evidence_quote=label.quote.text if label.quote else "",
-                            note=label.note,
-                            correct=label.correct,
+                        (
+                            claim_id,
+                            self.user_ids[label.annotator],
+                            label.verdict,
+                            pile[quote.passage_index] if quote else None,
+                            quote.start if quote else None,
+                            quote.end if quote else None,
+                            quote.text if quote else "",
+                            label.note,
+                            label.correct,
                         )
                     )
                 if claim.gold:
                     golds.append(
-                        Gold(
-                            claim=row,
-                            verdict=claim.gold.verdict,
-                            source=claim.gold.source,
-                            reason=claim.gold.reason,
-                            decided_by_id=self.user_ids.get(claim.gold.decided_by),
+                        (
+                            claim_id,
+                            claim.gold.verdict,
+                            claim.gold.source,
+                            claim.gold.reason,
+                            self.user_ids.get(claim.gold.decided_by),
                         )
                     )
                 for verdict in claim.judges:
@@ -335,42 +403,32 @@ class _Writer:
                     )
                     self.run_counts[run.pk][verdict.verdict] += 1
                     verdicts.append(
-                        JudgeVerdict(
-                            run=run,
-                            claim=row,
-                            verdict=verdict.verdict,
-                            confidence=verdict.confidence,
-                            raw_response=verdict.raw_response,
+                        (
+                            run.pk,
+                            claim_id,
+                            verdict.verdict,
+                            verdict.confidence,
+                            verdict.raw_response,
                         )
                     )
         if self.issues:
             return
-        Claim.cited_passages.through.objects.bulk_create(citations)
-        Label.objects.bulk_create(labels)
-        LabelHistory.objects.bulk_create(
+        rows.insert(through, ("claim_id", "passage_id"), citations)
+        label_ids = rows.insert(Label, LABEL_COLUMNS, labels, ids=True)
+        rows.insert(
+            LabelHistory,
+            LABEL_HISTORY_COLUMNS,
             [
-                LabelHistory(
-                    label_id_at_time=label.pk,
-                    claim_id=label.claim_id,
-                    annotator_id=label.annotator_id,
-                    action=LabelHistory.Action.CREATED,
-                    verdict=label.verdict,
-                    evidence_passage_id_at_time=label.evidence_passage_id,
-                    evidence_start=label.evidence_start,
-                    evidence_end=label.evidence_end,
-                    evidence_quote=label.evidence_quote,
-                    note=label.note,
-                    correct=label.correct,
-                )
-                for label in labels
-            ]
+                (label_id, LabelHistory.Action.CREATED.value, *label)
+                for label_id, label in zip(label_ids, labels, strict=True)
+            ],
         )
-        Gold.objects.bulk_create(golds)
-        JudgeVerdict.objects.bulk_create(verdicts)
+        rows.insert(Gold, GOLD_COLUMNS, golds)
+        rows.insert(JudgeVerdict, JUDGE_VERDICT_COLUMNS, verdicts)
         result = self.result
-        result.answers += len(answers)
+        result.answers += len(batch)
         result.passages += sum(len(pile) for pile in piles)
-        result.claims += len(claims)
+        result.claims += len(claim_ids)
         result.labels += len(labels)
         result.gold += len(golds)
         result.judge_verdicts += len(verdicts)

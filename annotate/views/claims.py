@@ -63,6 +63,17 @@ def _first_error(form: forms.Form) -> str:
     return "The form was not valid."
 
 
+def _stale_notice(n: int) -> str:
+    """What the lead must know when an edit left judge verdicts on text the claim lost."""
+    if not n:
+        return ""
+    made, counts = ("verdict was", "counts") if n == 1 else ("verdicts were", "count")
+    return (
+        f" {n} judge {made} made on the old text and no longer {counts}; "
+        "re-run the judge on unjudged claims."
+    )
+
+
 def _editor_context(project, membership, answer: Answer, **extra) -> dict:
     claims = list(
         answer.claims.select_related("gold")
@@ -86,9 +97,25 @@ def _editor_context(project, membership, answer: Answer, **extra) -> dict:
     }
 
 
-def _respond(request, project, membership, answer: Answer, *, error: str = "", notice: str = ""):
+def _respond(
+    request,
+    project,
+    membership,
+    answer: Answer,
+    *,
+    error: str = "",
+    notice: str = "",
+    edited: Claim | None = None,
+):
+    """The editor again; `edited` is the claim whose text a service just changed (its judge
+    verdicts on the old text stopped counting: the notice says how many)."""
+    stale = getattr(edited, "verdicts_retired", 0) if edited is not None else 0
+    notice += _stale_notice(stale)
+    rerun_judge = bool(stale)
     if request.htmx:
-        context = _editor_context(project, membership, answer, error=error, notice=notice)
+        context = _editor_context(
+            project, membership, answer, error=error, notice=notice, rerun_judge=rerun_judge
+        )
         return render(request, "annotate/claims_edit.html#claims", context)
     if error:
         messages.error(request, error)
@@ -172,7 +199,7 @@ def claim_edit_view(request, project, membership, claim_id: int):
     notice = f"Claim {claim.position + 1} saved."
     if claim.needs_review:
         notice += " Its labels are kept and flagged for review on the adjudication page."
-    return _respond(request, project, membership, claim.answer, notice=notice)
+    return _respond(request, project, membership, claim.answer, notice=notice, edited=claim)
 
 
 def _split_point(claim: Claim, form: SplitAtForm) -> int:
@@ -205,7 +232,7 @@ def claim_split_at_view(request, project, membership, claim_id: int):
     notice = f"Split into claims {first.position + 1} and {second.position + 1}."
     if first.needs_review:
         notice += f" The labels stay on claim {first.position + 1}, flagged for review."
-    return _respond(request, project, membership, claim.answer, notice=notice)
+    return _respond(request, project, membership, claim.answer, notice=notice, edited=first)
 
 
 @require_POST
@@ -224,7 +251,7 @@ def claim_merge_view(request, project, membership, claim_id: int):
     notice = f"Merged into claim {merged.position + 1}."
     if merged.needs_review:
         notice += " It keeps the labels of the labelled claim, flagged for review."
-    return _respond(request, project, membership, claim.answer, notice=notice)
+    return _respond(request, project, membership, claim.answer, notice=notice, edited=merged)
 
 
 @require_POST

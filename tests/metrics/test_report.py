@@ -422,3 +422,52 @@ def test_report_judge_without_confidences_uses_its_verdicts_for_ppi(planted):
     assert block["calibration"]["n"] == 0
     assert block["crc"]["lambda_hat"] is None
     assert block["crc"]["retained"] == 0
+
+
+def test_report_leaves_out_judge_verdicts_made_on_a_claims_previous_text(planted):
+    """A lead rewrites claims 0 and 10 (adjudicated gold, so their gold stands) and an unaudited
+    claim: the judge's verdicts on the old texts drop out of every judge figure."""
+    from annotate.services.claims import claim_edit
+    from metrics.services import audit_card
+
+    edited, edited_rest = [0, 10], [0]
+    for index in edited:
+        claim_edit(claim=planted.claims[index], text=f"Rewritten claim {index}.", user=planted.lead)
+    for index in edited_rest:
+        claim_edit(claim=planted.rest[index], text="Rewritten unaudited claim.", user=planted.lead)
+    report = report_compute(project=planted.project, judge=planted.judge)
+    block = report["judge"]
+
+    keep = np.array([i not in edited for i in range(40)])
+    keep_rest = np.array([i not in edited_rest for i in range(len(REST))])
+    gold, judge = np.array(GOLD)[keep], np.array(JUDGE)[keep]
+    rest = np.array(REST)[keep_rest]
+    assert block["n_audited"] == 38
+    assert block["n_judged"] == 57
+    assert block["stale_verdicts"] == 3
+    assert "3 verdicts made on a claim's previous text" in block["method"]
+    order = [S, C, N]
+    expected = [[int(np.sum((gold == g) & (judge == j))) for j in order] for g in order]
+    assert block["confusion"]["matrix"] == expected
+    assert block["agreement"] == pytest.approx(np.mean(gold == judge))
+    assert block["kappa"] == pytest.approx(cohen_kappa_score(gold, judge))
+    judged_supported = int(np.sum(judge == S) + np.sum(rest == S))
+    assert block["naive_faithfulness"] == pytest.approx(judged_supported / 57)
+    # PPI++ on the remaining confidences, in closed form as above.
+    y = (gold == S).astype(float)
+    fg, fr = np.array(CONF)[keep], np.array(REST_CONF)[keep_rest]
+    both = np.concatenate([fg, fr])
+    lam = np.mean((y - y.mean()) * (fg - fg.mean())) / (
+        (1 + y.size / fr.size) * np.var(both, ddof=1)
+    )
+    lam = min(max(lam, 0.0), 1.0)
+    assert block["ppi_faithfulness"]["value"] == pytest.approx(
+        lam * fr.mean() + np.mean(y - lam * fg)
+    )
+    # Claim 0 was cited: its citation verdict judged the old text too. Left: 1, 3 (S), 5 (N).
+    assert_rate(report["citation_accuracy"], 2, 3)
+    card = audit_card(report=report)
+    assert card["stale_verdicts_left_out"] == 3
+    assert card["audit_sample_size"] == 38
+    # Gold itself is untouched by the judge's staleness: 40 gold claims, as before.
+    assert report["claims"]["total"] == 40

@@ -53,6 +53,17 @@ def test_dashboard_lead_sees_the_stored_report_with_charts_and_tables(client, pl
     assert 'class="strike"' in html  # the naive judge rate, struck through
 
 
+def test_dashboard_says_how_many_judge_verdicts_on_old_text_it_left_out(client, planted):
+    from annotate.services.claims import claim_edit
+
+    claim_edit(claim=planted.rest[0], text="Rewritten unaudited claim.", user=planted.lead)
+    snapshot = snapshot_create(project=planted.project, judge=planted.judge)
+    snapshot_compute(snapshot_id=snapshot.pk)
+    html = client.get(url("dashboard", planted), {"judge": planted.judge.pk}).content.decode()
+    assert "1 verdict made on a claim's previous text" in html
+    assert "59 claims judged" in html
+
+
 def test_dashboard_htmx_renders_only_the_report_partial(client, planted, computed):
     response = client.get(url("dashboard", planted), {"judge": planted.judge.pk}, **HTMX)
     html = response.content.decode()
