@@ -161,6 +161,46 @@ def test_report_by_risk_category_and_tag(report):
         assert_rate(block["not_in_pile_rate"], verdicts.count(N), len(indices))
 
 
+def _harmonic(a: float, b: float) -> float:
+    return 2 * a * b / (a + b) if a + b else 0.0
+
+
+def test_report_coverage_and_f1_by_risk_category_and_tag(report):
+    # Facts: two in each of answers 0 and 1 (claims 0–7); only fact 1 of answer 0 is grounded
+    # (claim 0's quote). Answers 0–4 are health, so health holds all four facts.
+    health = report["by_risk_category"]["health"]["coverage"]
+    assert (health["numerator"], health["denominator"], health["measured"]) == (1, 4, True)
+    health_faith = GOLD[:20].count(S) / 20
+    assert health["f1"] == pytest.approx(_harmonic(health_faith, 0.25))
+    assert not report["by_risk_category"]["legal"]["coverage"]["measured"]
+    # By tag: over the facts of the answers with at least one claim carrying the tag.
+    facts_of_answer = {0: 2, 1: 2}
+    grounded_of_answer = {0: 1}
+    for tag in ("numeric", "negation", "multi-part"):
+        indices = [i for i, tags in TAGS.items() if tag in tags]
+        answers = {i // 4 for i in indices}
+        n_facts = sum(facts_of_answer.get(a, 0) for a in answers)
+        n_grounded = sum(grounded_of_answer.get(a, 0) for a in answers)
+        coverage = report["by_tag"][tag]["coverage"]
+        assert coverage["answers"] == len(answers)
+        assert coverage["measured"] is bool(n_facts)
+        assert coverage["numerator"] == n_grounded
+        assert coverage["denominator"] == n_facts
+        if n_facts:
+            assert_rate(coverage, n_grounded, n_facts)
+            faith = [GOLD[i] for i in indices].count(S) / len(indices)
+            assert coverage["f1"] == pytest.approx(_harmonic(faith, n_grounded / n_facts))
+        else:
+            assert coverage["value"] is None
+    # numeric: answers 0, 2, 4, 6 → answer 0's two facts, one grounded; negation: answers
+    # 1, 2, 3 → answer 1's two facts, none grounded; multi-part: answer 4, no facts.
+    assert report["by_tag"]["numeric"]["coverage"]["value"] == pytest.approx(0.5)
+    assert report["by_tag"]["negation"]["coverage"]["value"] == 0.0
+    assert (
+        "answers that have at least one claim with the tag" in report["method"]["coverage_by_tag"]
+    )
+
+
 def test_report_analysts_alpha_agreement_and_kappas(report):
     a = [A_DIFF.get(i, GOLD[i]) for i in range(40)]
     b = [B_DIFF.get(i, GOLD[i]) for i in range(20)]

@@ -53,6 +53,19 @@ def test_dashboard_lead_sees_the_stored_report_with_charts_and_tables(client, pl
     assert 'class="strike"' in html  # the naive judge rate, struck through
 
 
+def test_dashboard_shows_coverage_and_f1_by_tag_with_its_definition(client, planted, computed):
+    html = client.get(url("dashboard", planted), {"judge": planted.judge.pk}).content.decode()
+    tag_row = html[html.index("<th>tag: numeric</th>") :]
+    tag_row = tag_row[: tag_row.index("</tr>")]
+    # numeric: answers 0, 2, 4, 6 hold answer 0's two facts, one grounded.
+    assert "50.0% <span" in tag_row
+    assert "(1/2)" in tag_row
+    multi = html[html.index("<th>tag: multi-part</th>") :]
+    assert "not measured" in multi[: multi.index("</tr>")]
+    assert "answers that have at least one claim with the tag" in html
+    assert '<th class="num">F1</th>' in html
+
+
 def test_dashboard_says_how_many_judge_verdicts_on_old_text_it_left_out(client, planted):
     from annotate.services.claims import claim_edit
 
