@@ -181,8 +181,9 @@ def _send_or_fail(job_id: int) -> None:
 
 
 def import_job_is_stale(job: ImportJob, now=None) -> bool:
-    """Running with no heartbeat for longer than STALE_AFTER: its worker died."""
-    if job.status != ImportJob.Status.RUNNING:
+    """No sign of life for longer than STALE_AFTER: running with no heartbeat (its worker
+    died), or queued with no worker taking it (workers down or busy, or the message lost)."""
+    if job.status not in (ImportJob.Status.QUEUED, ImportJob.Status.RUNNING):
         return False
     last = job.heartbeat_at or job.started_at or job.created_at
     return last < (now or timezone.now()) - STALE_AFTER
@@ -198,15 +199,20 @@ def import_job_can_retry(job: ImportJob) -> bool:
 
 
 def import_job_retry(*, job: ImportJob) -> bool:
-    """Queue a job again whose queue or worker lost it; False when it cannot be retried."""
+    """Queue again a job the queue or a worker lost; False when it cannot be retried.
+
+    Sending a job twice is harmless (`import_job_execute` runs it once), so a job still
+    queued is simply sent again.
+    """
     if not import_job_can_retry(job):
         return False
-    stale = timezone.now() - STALE_AFTER
+    now = timezone.now()
     updated = (
         ImportJob.objects.filter(pk=job.pk)
         .filter(
             Q(status=ImportJob.Status.FAILED, errors=[])
-            | Q(status=ImportJob.Status.RUNNING, heartbeat_at__lt=stale)
+            | Q(status=ImportJob.Status.QUEUED)
+            | Q(status=ImportJob.Status.RUNNING, heartbeat_at__lt=now - STALE_AFTER)
         )
         .update(
             status=ImportJob.Status.QUEUED,
@@ -215,7 +221,7 @@ def import_job_retry(*, job: ImportJob) -> bool:
             answers_checked=0,
             bytes_read=0,
             started_at=None,
-            heartbeat_at=None,
+            heartbeat_at=now,  # queued again now: stale only if no worker takes it
             finished_at=None,
         )
     )

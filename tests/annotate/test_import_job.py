@@ -313,3 +313,23 @@ def test_import_job_whose_file_is_gone_fails_clearly(lead_user, project, media_r
     job.refresh_from_db()
     assert "no longer in the import directory" in job.error
     assert Answer.objects.count() == 0
+
+
+def test_import_job_no_worker_took_can_be_sent_again(lead, lead_user, project):
+    from django.utils import timezone
+
+    job = job_with_file(project, lead_user)  # queued, as an upload leaves it for a worker
+    url = reverse("annotate:import-job", args=[project.slug, job.pk])
+    assert "Start again" not in lead.get(url).content.decode()  # just queued: give it time
+    ImportJob.objects.filter(pk=job.pk).update(
+        created_at=timezone.now() - STALE_AFTER - STALE_AFTER
+    )
+    page = lead.get(url).content.decode()
+    assert "No worker has taken this import" in page
+    assert "Start again" in page
+    lead.post(reverse("annotate:import-job-retry", args=[project.slug, job.pk]))
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.DONE
+    # The first message arriving late finds the job done and imports nothing more.
+    assert import_job_execute(job_id=job.pk) == "skipped"
+    assert Answer.objects.filter(project=project).count() == 3

@@ -96,6 +96,7 @@ def test_import_job_on_a_worker_shows_progress_then_the_result(celery_worker, se
 
         def whole_file_read():
             job.refresh_from_db()
+            assert not job.finished, (job.status, job.error, job.errors[:3])
             return job.status == "running" and job.bytes_read == len(content)
 
         wait_for(whole_file_read, what="the worker to read the whole file")
