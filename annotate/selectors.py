@@ -119,7 +119,7 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
     from judges.models import JudgeVerdict
 
     judge_verdicts = (
-        JudgeVerdict.objects.filter(claim=claim)
+        JudgeVerdict.objects.filter(claim=claim, stale=False)  # not those on its old text
         .select_related("run__judge")
         .order_by("-run__created_at", "-id")
     )

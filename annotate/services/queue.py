@@ -69,8 +69,9 @@ def stratum_condition(*, project: Project, stratum: dict | None) -> tuple[Q, dic
             .first()
         )
         condition &= Exists(
+            # Not a verdict on a claim's previous text (`stale`): it says nothing of the claim now.
             JudgeVerdict.objects.filter(
-                claim=OuterRef("pk"), run_id=run_id, verdict=stratum["judge_verdict"]
+                claim=OuterRef("pk"), run_id=run_id, verdict=stratum["judge_verdict"], stale=False
             )
         )
         recorded.update(
@@ -228,20 +229,6 @@ def claim_reserve(*, claim: Claim, user) -> bool:
         return False
     _reserve(claim=locked, user=user, now=now)
     return True
-
-
-def reservation_stratum_for_label(*, claim: Claim, user, membership: Membership | None) -> dict:
-    """The stratum to record on `user`'s label of `claim`.
-
-    A claim the queue served (the user holds or held its reservation) carries the queue's
-    stratum; one reached by moving within an answer (`j`/`k`) is marked `outside_queue`, so the
-    report can leave it out of the random sample.
-    """
-    stratum = (membership.queue_stratum if membership else None) or {}
-    _, recorded = stratum_condition(project=claim.project, stratum=stratum)
-    if Reservation.objects.filter(claim=claim, user=user).exists():
-        return recorded
-    return {**recorded, "outside_queue": True}
 
 
 @transaction.atomic

@@ -181,6 +181,31 @@ def test_claims_resplit_keeps_the_verdicts_of_claims_it_reproduces(answer, lead,
     assert not JudgeVerdict.objects.filter(claim_id=stray.pk).exists()
 
 
+def test_a_judge_verdict_stratum_and_the_reveal_ignore_verdicts_on_the_old_text(answer, lead, runs):
+    from annotate.selectors import claim_reveal_for_user
+    from annotate.services.queue import claim_next_for_user
+
+    verify, _ = runs
+    project = answer.project
+    project.reveal_after_save = True
+    project.save()
+    first, second = claims_split(answer=answer, user=lead)
+    _verdict(verify, first, "SUPPORTED")
+    _verdict(verify, second, "SUPPORTED")
+    claim_edit(claim=first, text="Refunds take ten days.", user=lead)
+
+    analyst = UserFactory()
+    MembershipFactory(project=project, user=analyst, role=Role.ANALYST)
+    stratum = {"judge": verify.judge_id, "judge_verdict": "SUPPORTED"}
+    # Only the claim the judge called SUPPORTED on its current text is in that stratum.
+    assert claim_next_for_user(project=project, user=analyst, stratum=stratum) == second
+    label_save(claim=second, annotator=analyst, verdict=Verdict.SUPPORTED, require_quote=False)
+    assert claim_next_for_user(project=project, user=analyst, stratum=stratum) is None
+    label_save(claim=first, annotator=analyst, verdict=Verdict.NOT_IN_PILE, require_quote=False)
+    reveal = claim_reveal_for_user(claim=first, user=analyst, project=project)
+    assert reveal["judge_verdicts"] == []
+
+
 # --- the editor says so ------------------------------------------------------------------------
 
 
@@ -235,8 +260,8 @@ def test_editor_merge_notice_and_no_notice_without_verdicts(editor, answer, lead
 
 @pytest.mark.xfail(
     strict=True,
-    reason="annotate/services/exports.py (being rewritten by another helper) must read only "
-    "JudgeVerdict rows with stale = false; remove this mark once it does",
+    reason="annotate/services/exports.py (another helper's file) must read only verdicts with "
+    "stale = false (`AND NOT v.stale` in the verdicts SELECT); remove this mark once it does",
 )
 def test_export_leaves_out_verdicts_made_on_the_old_text(answer, lead, runs):
     verify, _ = runs
