@@ -34,12 +34,18 @@ claim, monotonic arrival time and the status served (`ctl.log`), so tests assert
 server saw rather than on their own wall clock. Decompose prompts ("Split the answer into
 atomic factual claims") get one claim per sentence of the answer.
 
-Run it by hand: `python -m tests.llm_server --port 8765 --latency 0.05`.
+Two transports serve the same replies (`_respond`): a thread per connection (`start_server`,
+what tests use) and one asyncio event loop parsing HTTP/1.1 with h11
+(`start_server(transport="asyncio")`, what the benchmark uses: at hundreds of calls per second
+on two cores the threads' GIL hand-offs, not the replies, became the limit).
+
+Run it by hand: `python -m tests.llm_server --port 8765 --latency 0.05 [--transport asyncio]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import re
@@ -49,6 +55,8 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import h11
 
 VERDICTS = ("SUPPORTED", "CONTRADICTED", "NOT_MENTIONED")
 FIRST_TOKEN = {"SUPPORTED": "SUP", "CONTRADICTED": "CON", "NOT_MENTIONED": "NOT"}
@@ -87,6 +95,7 @@ class Controller:
     _forever: dict[str | None, Fault] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     server: ThreadingHTTPServer | None = None
+    loop: asyncio.AbstractEventLoop | None = None  # the asyncio transport's, when used
     thread: threading.Thread | None = None
 
     # --- what tests configure ---------------------------------------------------------------
@@ -147,6 +156,11 @@ class Controller:
             self.server.shutdown()
             self.server.server_close()
             self.server = None
+        if self.loop is not None:
+            loop, self.loop = self.loop, None
+            loop.call_soon_threadsafe(loop.stop)
+            if self.thread is not None:
+                self.thread.join(timeout=5)
 
     # --- deciding ---------------------------------------------------------------------------
     def _distribution(self, verdict: str) -> dict[str, float]:
@@ -205,20 +219,145 @@ def _completion(text: str, *, model: str, logprobs: list | None, prompt: str) ->
     }
 
 
-def _make_handler(ctl: Controller):
+@dataclass
+class Reply:
+    """What to answer one request with, after waiting `delay` seconds (the latency, plus a
+    "slow" fault's delay): the same for the threaded and the asyncio transport."""
+
+    status: int
+    body: dict | str
+    headers: dict = field(default_factory=dict)
+    delay: float = 0.0
+
+
+def _respond(ctl: Controller, method: str, path: str, headers, raw: bytes) -> Reply:
+    """Decide the reply to one request, and record it in `ctl.log` (POSTs only)."""
+    if method == "GET":
+        if path.rstrip("/").endswith("/models"):
+            return Reply(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+        return Reply(404, {"error": {"message": "not found"}})
+    body = json.loads(raw or b"{}")
+    arrived = time.monotonic()
+    if not path.rstrip("/").endswith("/chat/completions"):
+        return Reply(404, {"error": {"message": "not found"}})
+    prompt = "\n".join(
+        m.get("content", "") for m in body.get("messages", []) if isinstance(m, dict)
+    )
+    model = body.get("model", "loopback")
+    claim_match = _CLAIM_RE.search(prompt)
+    auth = headers.get("Authorization", "")
+    if "Split the answer into atomic factual claims" in prompt:
+        kind, claim = "decompose", None
+    elif claim_match:
+        kind, claim = "verify", claim_match.group(1)
+    else:
+        kind, claim = "other", None
+
+    fault = ctl._next_fault(claim) if kind == "verify" else None
+    status = 200
+    if fault and fault.kind == "429":
+        status = 429
+    elif fault and fault.kind in ("500", "401"):
+        status = int(fault.kind)
+    elif fault and fault.kind == "refuse_logprobs" and body.get("logprobs"):
+        status = 400
+    with ctl._lock:
+        ctl.log.append(Call(claim, arrived, status, kind, auth))
+
+    delay = ctl.latency_s or 0.0
+    if fault and fault.kind == "429":
+        extra = {}
+        if fault.retry_after is not None:
+            extra["Retry-After"] = f"{fault.retry_after:g}"
+        error = {"error": {"message": "rate limited", "type": "rate_limit"}}
+        return Reply(429, error, extra, delay)
+    if fault and fault.kind == "refuse_logprobs":
+        if body.get("logprobs"):
+            message = "logprobs is not supported by this server"
+            error = {"error": {"message": message, "type": "invalid_request"}}
+            return Reply(400, error, delay=delay)
+        fault = None
+    if fault and fault.kind == "401":
+        message = f"Incorrect API key provided: {auth.removeprefix('Bearer ')}"
+        error = {"error": {"message": message, "type": "invalid_request_error"}}
+        return Reply(401, error, delay=delay)
+    if fault and fault.kind == "500":
+        error = {"error": {"message": "internal error", "type": "server_error"}}
+        return Reply(500, error, delay=delay)
+    if fault and fault.kind == "slow":
+        delay += fault.delay
+
+    if kind == "decompose":
+        answer = (_ANSWER_RE.search(prompt) or re.match(r"(.*)", prompt)).group(1)
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", answer) if s.strip()]
+        text = "\n".join(sentences)
+        return Reply(200, _completion(text, model=model, logprobs=None, prompt=prompt), delay=delay)
+    if kind != "verify":
+        return Reply(200, _completion("OK", model=model, logprobs=None, prompt=prompt), delay=delay)
+
+    if fault and fault.kind == "garbage":
+        completion = _completion(fault.text, model=model, logprobs=None, prompt=prompt)
+        return Reply(200, completion, delay=delay)
+    context_match = _CONTEXT_RE.search(prompt)
+    reply = ctl.decide(claim, context_match.group(1) if context_match else "")
+    want_logprobs = bool(body.get("logprobs")) and not (fault and fault.kind == "no_logprobs")
+    logprobs = None
+    if want_logprobs and reply in VERDICTS:
+        probs = ctl._distribution(reply)
+        top = sorted(probs.items(), key=lambda kv: -kv[1])[: int(body.get("top_logprobs") or 5)]
+        first = FIRST_TOKEN[reply]
+        logprobs = [
+            {
+                "token": first,
+                "logprob": math.log(probs[first]),
+                "bytes": list(first.encode()),
+                "top_logprobs": [
+                    {"token": t, "logprob": math.log(p), "bytes": list(t.encode())} for t, p in top
+                ],
+            }
+        ]
+        rest = reply[len(first) :]
+        if rest:
+            logprobs.append(
+                {
+                    "token": rest,
+                    "logprob": -0.01,
+                    "bytes": list(rest.encode()),
+                    "top_logprobs": [
+                        {"token": rest, "logprob": -0.01, "bytes": list(rest.encode())}
+                    ],
+                }
+            )
+    completion = _completion(reply, model=model, logprobs=logprobs, prompt=prompt)
+    return Reply(200, completion, delay=delay)
+
+
+def _encode(reply: Reply) -> tuple[bytes, list[tuple[str, str]]]:
+    data = (reply.body if isinstance(reply.body, str) else json.dumps(reply.body)).encode()
+    headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+    return data, headers + list(reply.headers.items())
+
+
+def _make_handler(ctl: Controller, respond=_respond):
+    """A thread-per-connection handler (http.server) around `respond`."""
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def log_message(self, format, *args):  # noqa: A002 - silence the default stderr log
             pass
 
-        def _send(self, status: int, body: dict | str, headers: dict | None = None) -> None:
-            data = (body if isinstance(body, str) else json.dumps(body)).encode()
+        def _answer(self, method: str) -> None:
+            raw = b""
+            if method == "POST":
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            reply = respond(ctl, method, self.path, self.headers, raw)
+            if reply.delay:
+                time.sleep(reply.delay)
+            data, headers = _encode(reply)
             try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for key, value in (headers or {}).items():
+                self.send_response(reply.status)
+                for key, value in headers:
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
@@ -226,143 +365,105 @@ def _make_handler(ctl: Controller):
                 pass  # the client gave up (a timeout): nothing to answer
 
         def do_GET(self):
-            if self.path.rstrip("/").endswith("/models"):
-                self._send(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
-            else:
-                self._send(404, {"error": {"message": "not found"}})
+            self._answer("GET")
 
         def do_POST(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
-            arrived = time.monotonic()
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(404, {"error": {"message": "not found"}})
-                return
-            prompt = "\n".join(
-                m.get("content", "") for m in body.get("messages", []) if isinstance(m, dict)
-            )
-            model = body.get("model", "loopback")
-            claim_match = _CLAIM_RE.search(prompt)
-            auth = self.headers.get("Authorization", "")
-            if "Split the answer into atomic factual claims" in prompt:
-                kind, claim = "decompose", None
-            elif claim_match:
-                kind, claim = "verify", claim_match.group(1)
-            else:
-                kind, claim = "other", None
-
-            fault = ctl._next_fault(claim) if kind == "verify" else None
-            status = 200
-            if fault and fault.kind == "429":
-                status = 429
-            elif fault and fault.kind in ("500", "401"):
-                status = int(fault.kind)
-            elif fault and fault.kind == "refuse_logprobs" and body.get("logprobs"):
-                status = 400
-            with ctl._lock:
-                ctl.log.append(Call(claim, arrived, status, kind, auth))
-
-            if ctl.latency_s:
-                time.sleep(ctl.latency_s)
-            if fault and fault.kind == "429":
-                headers = {}
-                if fault.retry_after is not None:
-                    headers["Retry-After"] = f"{fault.retry_after:g}"
-                self._send(
-                    429, {"error": {"message": "rate limited", "type": "rate_limit"}}, headers
-                )
-                return
-            if fault and fault.kind == "refuse_logprobs":
-                if body.get("logprobs"):
-                    message = "logprobs is not supported by this server"
-                    self._send(400, {"error": {"message": message, "type": "invalid_request"}})
-                    return
-                fault = None
-            if fault and fault.kind == "401":
-                message = f"Incorrect API key provided: {auth.removeprefix('Bearer ')}"
-                self._send(401, {"error": {"message": message, "type": "invalid_request_error"}})
-                return
-            if fault and fault.kind == "500":
-                self._send(500, {"error": {"message": "internal error", "type": "server_error"}})
-                return
-            if fault and fault.kind == "slow":
-                time.sleep(fault.delay)
-
-            if kind == "decompose":
-                answer = (_ANSWER_RE.search(prompt) or re.match(r"(.*)", prompt)).group(1)
-                sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", answer) if s.strip()]
-                self._send(
-                    200,
-                    _completion("\n".join(sentences), model=model, logprobs=None, prompt=prompt),
-                )
-                return
-            if kind != "verify":
-                self._send(200, _completion("OK", model=model, logprobs=None, prompt=prompt))
-                return
-
-            if fault and fault.kind == "garbage":
-                self._send(200, _completion(fault.text, model=model, logprobs=None, prompt=prompt))
-                return
-            context_match = _CONTEXT_RE.search(prompt)
-            reply = ctl.decide(claim, context_match.group(1) if context_match else "")
-            want_logprobs = bool(body.get("logprobs")) and not (
-                fault and fault.kind == "no_logprobs"
-            )
-            logprobs = None
-            if want_logprobs and reply in VERDICTS:
-                probs = ctl._distribution(reply)
-                top = sorted(probs.items(), key=lambda kv: -kv[1])[
-                    : int(body.get("top_logprobs") or 5)
-                ]
-                first = FIRST_TOKEN[reply]
-                logprobs = [
-                    {
-                        "token": first,
-                        "logprob": math.log(probs[first]),
-                        "bytes": list(first.encode()),
-                        "top_logprobs": [
-                            {"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
-                            for t, p in top
-                        ],
-                    }
-                ]
-                rest = reply[len(first) :]
-                if rest:
-                    logprobs.append(
-                        {
-                            "token": rest,
-                            "logprob": -0.01,
-                            "bytes": list(rest.encode()),
-                            "top_logprobs": [
-                                {"token": rest, "logprob": -0.01, "bytes": list(rest.encode())}
-                            ],
-                        }
-                    )
-            self._send(200, _completion(reply, model=model, logprobs=logprobs, prompt=prompt))
+            self._answer("POST")
 
     return Handler
 
 
+async def _serve_connection(ctl: Controller, respond, reader, writer) -> None:
+    """One keep-alive connection of the asyncio transport: HTTP/1.1 parsed by h11."""
+    conn = h11.Connection(h11.SERVER)
+    request, body = None, bytearray()
+    try:
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await reader.read(65536))
+            elif isinstance(event, h11.Request):
+                request, body = event, bytearray()
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                headers = {
+                    k.decode("latin-1").title(): v.decode("latin-1") for k, v in request.headers
+                }
+                reply = respond(
+                    ctl, request.method.decode(), request.target.decode(), headers, bytes(body)
+                )
+                if reply.delay:
+                    await asyncio.sleep(reply.delay)
+                data, extra = _encode(reply)
+                writer.write(
+                    conn.send(h11.Response(status_code=reply.status, headers=extra))
+                    + conn.send(h11.Data(data=data))
+                    + conn.send(h11.EndOfMessage())
+                )
+                await writer.drain()
+                if conn.our_state is h11.MUST_CLOSE:
+                    break
+                conn.start_next_cycle()
+            else:  # ConnectionClosed, or PAUSED on a client that pipelines and closes
+                break
+    except (h11.RemoteProtocolError, ConnectionError):
+        pass  # a client that gave up (a timeout) or spoke nonsense: drop the connection
+    finally:
+        writer.close()
+
+
 def start_server(
-    latency_s: float = 0.0, script: Any = None, port: int = 0
+    latency_s: float = 0.0, script: Any = None, port: int = 0, *, transport: str = "threads"
 ) -> tuple[str, Controller]:
-    """Start the server on 127.0.0.1 in a daemon thread; returns (base_url ending in /v1, ctl)."""
+    """Start the server on 127.0.0.1 in a daemon thread; returns (base_url ending in /v1, ctl).
+
+    `transport="asyncio"` serves every connection from one event loop (asyncio + h11) instead
+    of a thread per connection: the same replies, at a fraction of the CPU, which is what a
+    benchmark at hundreds of calls per second needs (bench/llmproc.py).
+    """
     ctl = Controller(latency_s=latency_s, script=script)
-    server = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(ctl))
-    server.daemon_threads = True
-    ctl.server = server
-    ctl.thread = threading.Thread(target=server.serve_forever, name="llm-server", daemon=True)
+    return serve(ctl, port=port, transport=transport), ctl
+
+
+def serve(ctl: Controller, *, port: int = 0, transport: str = "threads", respond=_respond) -> str:
+    """Serve `ctl` on 127.0.0.1:`port` from a daemon thread; returns the base URL (…/v1)."""
+    if transport == "threads":
+        server = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(ctl, respond))
+        server.daemon_threads = True
+        ctl.server = server
+        ctl.thread = threading.Thread(target=server.serve_forever, name="llm-server", daemon=True)
+        ctl.thread.start()
+        return f"http://127.0.0.1:{server.server_address[1]}/v1"
+    if transport != "asyncio":
+        raise ValueError(f"unknown transport {transport!r}: threads or asyncio")
+    loop = asyncio.new_event_loop()
+
+    async def handle(reader, writer):
+        await _serve_connection(ctl, respond, reader, writer)
+
+    server = loop.run_until_complete(asyncio.start_server(handle, "127.0.0.1", port, backlog=1024))
+
+    def run() -> None:
+        try:
+            loop.run_forever()
+        finally:
+            server.close()
+            loop.close()
+
+    ctl.loop = loop
+    ctl.thread = threading.Thread(target=run, name="llm-server", daemon=True)
     ctl.thread.start()
-    host, bound_port = server.server_address[:2]
-    return f"http://{host}:{bound_port}/v1", ctl
+    return f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--transport", choices=("threads", "asyncio"), default="threads")
     args = parser.parse_args()
-    base_url, ctl = start_server(latency_s=args.latency, port=args.port)
+    base_url, ctl = start_server(latency_s=args.latency, port=args.port, transport=args.transport)
     print(f"serving OpenAI chat-completions at {base_url} (Ctrl-C to stop)", flush=True)
     try:
         while True:
