@@ -7,7 +7,9 @@ Why it is safe to deliver the task twice, or to kill its worker at any moment:
   with `bulk_create(ignore_conflicts=True)` under the unique (run, claim) constraint, so a
   claim gets one verdict per run whatever happens, and a finished claim is never sent to the
   endpoint again. Chunks are kept modest (4 × max_concurrency, 16–128 items), so a killed
-  worker loses at most one chunk's calls.
+  worker loses at most one chunk's calls plus those in flight: their claims have no verdict
+  yet, so the resumed run calls the endpoint for them again. That repeat is accepted as the
+  price of writing in batches instead of a transaction per verdict.
 - *A lease on the run row*: an execution takes the run by writing its own random token in
   `lease_owner` and touches `heartbeat_at` every lease/3 seconds while it works. A second
   delivery of the task (Redis redelivers an unacknowledged task after the broker's
@@ -19,18 +21,25 @@ Why it is safe to deliver the task twice, or to kill its worker at any moment:
   resume_runs` and the run page's Resume button do the same by hand.
 
 Per chunk the database sees: one query for the next items, one for their passages, one
-transaction that locks the run row, inserts the verdicts and failures in bulk and updates the
-counters with F expressions. Endpoint calls run `max_concurrency` at a time in a thread pool.
+transaction that locks the run row (reading the lease under that lock), inserts the verdicts
+and failures in bulk and updates the counters with F expressions. Endpoint calls run
+`max_concurrency` at a time: on one asyncio event loop when the backend has `averify` (the
+OpenAI-compatible one), else in a thread pool (the offline baseline).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
+import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
+from queue import Empty, SimpleQueue
 
 from django.db import transaction
 from django.db.models import F, Q
@@ -97,6 +106,62 @@ class ChunkOutcome:
     stopped: bool = False
 
 
+class _LoopCalls:
+    """A backend's `averify` calls on an asyncio event loop in a thread of its own.
+
+    All `max_concurrency` calls in flight share one thread and one connection pool (the
+    backend's async client), instead of a thread and a client each: no GIL hand-offs between
+    dozens of threads, and no pool lock to queue on. The Django side (reads, writes, the
+    lease) stays on the calling thread; futures cross over with `run_coroutine_threadsafe`.
+    """
+
+    def __init__(self, backend, name: str):
+        self.backend = backend
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self.thread.start()
+
+    def submit(self, text: str, pile) -> Future:
+        return asyncio.run_coroutine_threadsafe(self.backend.averify(text, pile), self.loop)
+
+    def close(self) -> None:
+        async def shut() -> None:
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+            await self.backend.aclose()
+
+        try:
+            asyncio.run_coroutine_threadsafe(shut(), self.loop).result(timeout=30)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=30)
+            if not self.loop.is_running():
+                self.loop.close()
+
+
+class _ThreadCalls:
+    """A backend's blocking `verify` calls in a pool of `concurrency` threads (the offline
+    baseline, or a backend without `averify`)."""
+
+    def __init__(self, backend, concurrency: int, name: str):
+        self.backend = backend
+        self.pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name)
+
+    def submit(self, text: str, pile) -> Future:
+        return self.pool.submit(self.backend.verify, text, pile)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _calls_for(backend, concurrency: int, name: str):
+    if hasattr(backend, "averify"):
+        return _LoopCalls(backend, name)
+    return _ThreadCalls(backend, concurrency, name)
+
+
 def _collect(future, item_id: int, run_id: int, outcome: ChunkOutcome) -> None:
     if future.cancelled():
         return
@@ -111,23 +176,28 @@ def _collect(future, item_id: int, run_id: int, outcome: ChunkOutcome) -> None:
         outcome.failures[item_id] = f"{type(exc).__name__}: {exc}"[:300]
 
 
-def _judge_stream(run, owner, backend, executor, concurrency: int, size: int) -> ChunkOutcome:
+def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcome:
     """Keep `concurrency` calls in flight over the run's remaining items; write every `size`.
 
     A sliding window, not chunk barriers: a new call starts as soon as one finishes, so the
-    endpoint never waits for a chunk's slowest call or for the database write (measured: chunk
-    barriers left the worker idle ~40% of a run). Results are written each time `size` of them
-    have finished, and the lease is checked then, so a cancel or a lost lease stops new calls
-    within one write; a killed worker loses at most the calls in flight and one unwritten batch.
+    endpoint never waits for a chunk's slowest call (measured: chunk barriers left the worker
+    idle ~40% of a run). Results are written each time `size` of them have finished, and the
+    lease is checked in that same transaction, so a cancel or a lost lease stops new calls
+    within one write; calls already in flight then finish and are written too (they are paid
+    for), except after a fatal error, when they are cancelled. A killed worker loses the calls
+    in flight and the finished but unwritten ones (at most `size` + `concurrency`): their items
+    have no verdict, so the resumed run calls the endpoint for them again. That repeat is the
+    price of writing in batches; an item whose verdict was written is never called again.
     Returns the last outcome written (with `fatal` / `stopped` set if the run must end).
     """
     from judges.selectors import piles_for_items, run_items_remaining
 
     after = 0
-    queue: list[tuple[int, str, int]] = []
+    queue: deque[tuple[int, str, int]] = deque()
     piles: dict = {}
     exhausted = False
-    in_flight: dict = {}
+    in_flight: dict[Future, int] = {}
+    finished_calls: SimpleQueue[Future] = SimpleQueue()
     outcome = ChunkOutcome()
     interval = max(0.2, lease_seconds() / 3)
     last_touch = time.monotonic()
@@ -145,7 +215,7 @@ def _judge_stream(run, owner, backend, executor, concurrency: int, size: int) ->
     def flush() -> bool:
         """Write what finished; False when the run must stop (cancelled, lost, or fatal)."""
         nonlocal outcome, last_touch
-        _write_chunk(run, owner, outcome)
+        owned = _write_chunk(run, owner, outcome)
         finished = outcome
         outcome = ChunkOutcome()
         for item_id in list(finished.results) + list(finished.failures):
@@ -154,7 +224,7 @@ def _judge_stream(run, owner, backend, executor, concurrency: int, size: int) ->
         if finished.fatal:
             outcome.fatal = finished.fatal
             return False
-        if not lease_touch(run.pk, owner):
+        if not owned:
             outcome.stopped = True
             return False
         return True
@@ -166,30 +236,36 @@ def _judge_stream(run, owner, backend, executor, concurrency: int, size: int) ->
                 refill()
             if not queue:
                 break
-            item_id, text, _ = queue.pop(0)
-            future = executor.submit(backend.verify, text, piles.get(item_id, []))
+            item_id, text, _ = queue.popleft()
+            future = calls.submit(text, piles.get(item_id, []))
             in_flight[future] = item_id
+            future.add_done_callback(finished_calls.put)
         if not in_flight:
             break
-        finished, _ = wait(set(in_flight), timeout=interval, return_when=FIRST_COMPLETED)
-        for future in finished:
-            _collect(future, in_flight.pop(future), run.pk, outcome)
+        done = []
+        with contextlib.suppress(Empty):
+            done.append(finished_calls.get(timeout=interval))
+            while True:
+                done.append(finished_calls.get_nowait())
+        for future in done:
+            item_id = in_flight.pop(future, None)
+            if item_id is not None:
+                _collect(future, item_id, run.pk, outcome)
         done_count = len(outcome.results) + len(outcome.failures)
         if outcome.fatal and not stopping:
             stopping = True
-            for future in in_flight:
+            for future in list(in_flight):
                 future.cancel()
         if done_count >= size and not stopping and not flush():
             stopping = True
-            for future in in_flight:
-                future.cancel()
+            if outcome.fatal:
+                for future in list(in_flight):
+                    future.cancel()
         elif time.monotonic() - last_touch >= interval and not stopping:
             last_touch = time.monotonic()
             if not lease_touch(run.pk, owner):
                 stopping = True
                 outcome.stopped = True
-                for future in in_flight:
-                    future.cancel()
     fatal, stopped = outcome.fatal, outcome.stopped
     _write_chunk(run, owner, outcome)
     outcome.results.clear()
@@ -198,14 +274,24 @@ def _judge_stream(run, owner, backend, executor, concurrency: int, size: int) ->
     return outcome
 
 
-def _write_chunk(run: JudgeRun, owner: str, outcome: ChunkOutcome) -> None:
+def _write_chunk(run: JudgeRun, owner: str, outcome: ChunkOutcome) -> bool:
+    """Write the finished items of `outcome` and add them to the run's counters, in one
+    transaction; True if `owner` still holds the run's lease (it is not cancelled, and no
+    other execution took it over), read under the same row lock. An empty outcome writes
+    nothing and reads nothing (True)."""
     item_field = "canary_id" if run.kind == JudgeRun.Kind.CANARY else "claim_id"
     ids = list(outcome.results) + list(outcome.failures)
     if not ids:
-        return
+        return True
     with transaction.atomic():
         # The row lock serialises chunk writes of one run, so "already written" is exact.
-        JudgeRun.objects.select_for_update().filter(pk=run.pk).first()
+        lease = (
+            JudgeRun.objects.select_for_update()
+            .filter(pk=run.pk)
+            .values_list("lease_owner", "status")
+            .first()
+        )
+        owned = lease == (owner, JudgeRun.Status.RUNNING)
         written = set(
             JudgeVerdict.objects.filter(run_id=run.pk, **{f"{item_field}__in": ids}).values_list(
                 item_field, flat=True
@@ -246,6 +332,7 @@ def _write_chunk(run: JudgeRun, owner: str, outcome: ChunkOutcome) -> None:
             latency_ms_total=F("latency_ms_total") + sum(v.latency_ms or 0.0 for v in verdicts),
             heartbeat_at=timezone.now(),
         )
+    return owned
 
 
 def _finish(run: JudgeRun, owner: str, status: str, error: str = "") -> None:
@@ -286,20 +373,21 @@ def run_execute(run_id: int, *, owner: str) -> str:
         return "failed"
     concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
     size = chunk_size(concurrency, backend=run.backend)
+    calls = _calls_for(backend, concurrency, name=f"judge-{run_id}")
     try:
-        with ThreadPoolExecutor(
-            max_workers=concurrency, thread_name_prefix=f"judge-{run_id}"
-        ) as pool:
-            outcome = _judge_stream(run, owner, backend, pool, concurrency, size)
-        if outcome.fatal:
-            _finish(run, owner, JudgeRun.Status.FAILED, outcome.fatal)
-            return "failed"
-        if outcome.stopped:
-            run.refresh_from_db()
-            return "cancelled" if run.status == JudgeRun.Status.CANCELLED else "lost"
-    except Exception as exc:
-        logger.exception("judge run %s failed", run_id)
-        _finish(run, owner, JudgeRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:500])
-        raise
-    _finish(run, owner, JudgeRun.Status.DONE)
-    return "done"
+        try:
+            outcome = _judge_stream(run, owner, calls, concurrency, size)
+            if outcome.fatal:
+                _finish(run, owner, JudgeRun.Status.FAILED, outcome.fatal)
+                return "failed"
+            if outcome.stopped:
+                run.refresh_from_db()
+                return "cancelled" if run.status == JudgeRun.Status.CANCELLED else "lost"
+        except Exception as exc:
+            logger.exception("judge run %s failed", run_id)
+            _finish(run, owner, JudgeRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+            raise
+        _finish(run, owner, JudgeRun.Status.DONE)
+        return "done"
+    finally:
+        calls.close()  # after the run's end is written: closing connections is not its work
