@@ -670,6 +670,24 @@ LATENCY_S = 0.1
 CONCURRENCY = 32
 
 
+def server_calibrate(server: LlmServer, seconds: float = 2.0) -> dict:
+    """What the loopback server gives a trivial client at C = 32 (`bench.llmproc
+    --calibrate`, a process of its own): the ceiling of this machine before any judge code."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.llmproc", "--calibrate", server.base_url]
+        + ["--concurrency", str(CONCURRENCY), "--seconds", str(seconds)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = [x for x in done.stdout.splitlines() if x.startswith("CALIBRATE ")]
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"calibration failed: {tail[:300]}")
+    return json.loads(lines[-1][len("CALIBRATE ") :])
+
+
 def bench_judge(ctx: Context) -> list[Row]:
     claims = ctx.cfg["judge_claims"]
     size = f"{human(claims)} claims, L = 100 ms, C = 32"
@@ -681,7 +699,19 @@ def bench_judge(ctx: Context) -> list[Row]:
         target="≥ 80%",
         meets=lambda v: v >= 80,
     )
+    alone = Row(
+        4,
+        "loopback server alone (a trivial asyncio client, 2 s at C = 32): share of C/L",
+        "C = 32, L = 100 ms",
+        "%",
+    )
     rate = Row(4, "judge throughput", size, "claims/s")
+    cpu = Row(
+        4,
+        "judge: CPU time per claim of the judging process, start to finish of the run",
+        size,
+        "ms",
+    )
     calls = Row(4, "judge: endpoint calls per claim", size, "calls")
     tokens = Row(4, "judge: tokens per claim (prompt + completion)", size, "tokens")
     flowing = Row(
@@ -703,6 +733,9 @@ def bench_judge(ctx: Context) -> list[Row]:
     try:
         for run in ctx.repeats("judge"):
             server.command("reset")
+            calibration = server_calibrate(server)
+            alone.values.append(100 * calibration["calls_per_s"] / (CONCURRENCY / LATENCY_S))
+            server.command("reset")
             result, _peak = child_run(
                 "judge",
                 {
@@ -716,6 +749,8 @@ def bench_judge(ctx: Context) -> list[Row]:
             seen = server.stats()
             share.values.append(100 * result["claims_per_s"] / result["limit_per_s"])
             rate.values.append(result["claims_per_s"])
+            if "cpu_seconds" in result:
+                cpu.values.append(1000 * result["cpu_seconds"] / max(result["claims"], 1))
             calls.values.append(seen["calls"] / max(result["claims"], 1))
             tokens.values.append(
                 (result["prompt_tokens"] + result["completion_tokens"]) / max(result["done"], 1)
@@ -728,12 +763,12 @@ def bench_judge(ctx: Context) -> list[Row]:
                 )
             ctx.say(
                 f"judge run {run + 1}: {result['claims_per_s']:.0f} claims/s "
-                f"({share.values[-1]:.0f}% of C/L), {seen['calls']} calls, "
-                f"verdicts {result['verdicts']}"
+                f"({share.values[-1]:.0f}% of C/L; the server alone gave "
+                f"{alone.values[-1]:.0f}%), {seen['calls']} calls, verdicts {result['verdicts']}"
             )
     finally:
         server.stop()
-    rows = [share, rate, flowing, outside, calls, tokens]
+    rows = [share, alone, rate, flowing, outside, cpu, calls, tokens]
     try:
         rows += bench_ragas(ctx)
     except Exception as error:  # RAGAS is a peer comparison; its failure must not hide ours
@@ -745,31 +780,35 @@ RAGAS_PYTHON = ROOT / "bench" / ".venv-ragas" / "bin" / "python"
 
 
 def bench_ragas(ctx: Context) -> list[Row]:
-    """RAGAS's faithfulness metric on the same answers and the same loopback server."""
-    from bench.datagen import answer_content
+    """RAGAS's faithfulness metric and our judge on the same answers (one generated project,
+    read back from the database) and the same loopback server; calls counted by the server
+    for both, tokens as each reports them."""
+    from annotate.models import Answer
 
     answers = ctx.cfg["ragas_answers"]
     size = f"{answers} answers × 4 claims, L = 100 ms"
-    wall = Row(4, "RAGAS faithfulness: wall time per claim", size, "ms")
+    wall = Row(4, "RAGAS faithfulness: wall time per claim (evaluate())", size, "ms")
     ours = Row(4, "our judge: wall time per claim (same answers, same server)", size, "ms")
     calls = Row(4, "RAGAS faithfulness: endpoint calls per claim", size, "calls")
+    our_calls = Row(4, "our judge: endpoint calls per claim (same answers)", size, "calls")
     tokens = Row(4, "RAGAS faithfulness: tokens per claim", size, "tokens")
+    our_tokens = Row(4, "our judge: tokens per claim (same answers)", size, "tokens")
     if not RAGAS_PYTHON.exists():
         raise RuntimeError(
             "bench/.venv-ragas is missing: python3 -m venv bench/.venv-ragas && "
             "bench/.venv-ragas/bin/pip install ragas"
         )
-    samples = []
-    for n in range(1, answers + 1):
-        question, text, pile, out = answer_content(n, kinds=[0, 1, 2, 0])
-        samples.append(
-            {
-                "user_input": question,
-                "response": text,
-                "retrieved_contexts": [body for _title, body in pile],
-                "claims": [c[0] for c in out],
-            }
-        )
+    slug = slug_for("ragas-peer", 4 * answers)
+    project_ensure(ctx, slug, 4 * answers, labelled=0.0, gold=False, judge=False)
+    samples = [
+        {
+            "user_input": answer.question,
+            "response": answer.text,
+            "retrieved_contexts": [p.text for p in answer.passages.order_by("rank")],
+        }
+        for answer in Answer.objects.filter(project__slug=slug).order_by("position", "pk")
+    ]
+    n_claims = 4 * answers
     OUT.mkdir(parents=True, exist_ok=True)
     sample_path = OUT / "ragas-samples.json"
     sample_path.write_text(json.dumps(samples))
@@ -802,19 +841,16 @@ def bench_ragas(ctx: Context) -> list[Row]:
                 raise RuntimeError(f"ragas exited {done.returncode}: {tail[:300]}")
             result = json.loads(lines[-1][len("RAGAS ") :])
             seen = server.stats()
-            n_claims = 4 * answers
             wall.values.append(1000 * result["seconds"] / n_claims)
             calls.values.append(seen["calls"] / n_claims)
             tokens.values.append(result["tokens"] / n_claims)
             ctx.notes.append(
-                f"RAGAS run {run + 1}: {elapsed:.1f} s process wall, {result['seconds']:.1f} s "
-                f"evaluate(); scores {result['scores'][:6]}"
+                f"RAGAS run {run + 1}: {elapsed:.1f} s process wall (imports included), "
+                f"{result['seconds']:.1f} s evaluate(); scores {result['scores'][:6]}"
                 + (f"; {result['note']}" if result.get("note") else "")
             )
-        # Ours on the same answers: claims of `answers` answers through a judge run.
-        slug = slug_for("ragas-peer", 4 * answers)
-        project_ensure(ctx, slug, 4 * answers, labelled=0.0, gold=False, judge=False)
         for _ in ctx.repeats("ragas"):
+            server.command("reset")
             result, _peak = child_run(
                 "judge",
                 {
@@ -825,10 +861,15 @@ def bench_ragas(ctx: Context) -> list[Row]:
                 },
                 env={"CELERY_BROKER_URL": ""},
             )
+            seen = server.stats()
             ours.values.append(1000 * result["wall_seconds"] / result["claims"])
+            our_calls.values.append(seen["calls"] / result["claims"])
+            our_tokens.values.append(
+                (result["prompt_tokens"] + result["completion_tokens"]) / result["claims"]
+            )
     finally:
         server.stop()
-    return [wall, ours, calls, tokens]
+    return [wall, ours, calls, our_calls, tokens, our_tokens]
 
 
 # --- the statistics core (a colleague's bench.stats) ---------------------------------------------
