@@ -175,8 +175,9 @@ def label_save_and_next(
     transaction. Returns the label and the next claim (None when the queue is empty).
 
     Raises LabelError or QueueError with nothing saved, Http404 for a claim not in `project`.
-    The label records the member's queue stratum, marked `outside_queue` when the queue did not
-    serve the claim (no reservation of theirs). The project's completion counter is the
+    The label records the member's queue stratum; a claim the queue did not serve (no
+    reservation of theirs: reached by moving within an answer, `j`/`k`) is marked
+    `outside_queue`, so the report can leave it out of the random sample. The project's completion counter is the
     transaction's last write: every save completing a claim writes that one row, so its lock
     is held only until the commit. `membership.labels_saved` and `project.claims_complete` are
     moved in memory too, so the next screen's progress needs no query.

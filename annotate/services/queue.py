@@ -23,7 +23,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotate.models import Claim, Label, Membership, Project, Reservation
+from annotate.models import Answer, Claim, Label, Membership, Project, Reservation
 
 RESERVATION_MINUTES = 10
 # A candidate that fails the re-check stays locked by us and fails every later statement too,
@@ -163,20 +163,54 @@ def claim_take_next(
             return mine
     candidates = (
         _candidates(project=project, user=user, condition=condition, now=now)
-        .select_related("answer")
         .select_for_update(skip_locked=True, of=("self",))
+        .values_list("pk", flat=True)
     )
     for _ in range(MAX_ATTEMPTS):
-        claim = candidates.first()
-        if claim is None:
+        if condition:
+            claim_id = candidates.first()
+        else:
+            claim_id = _first_open_claim_id(project=project, user=user, now=now)
+        if claim_id is None:
             return None
-        if _reserve_if_room(claim=claim, user=user, now=now):
-            return claim
+        if _reserve_if_room(claim_id=claim_id, user=user, now=now):
+            return Claim.objects.select_related("answer").get(pk=claim_id)
     return None
 
 
-def _reserve_if_room(*, claim: Claim, user, now) -> bool:
-    """Reserve `claim` for `user` if its labels and other analysts' live reservations still
+def _first_open_claim_id(*, project: Project, user, now) -> int | None:
+    """`_candidates` without a stratum, first in queue order, locked (SKIP LOCKED): the id.
+
+    The same conditions written out in SQL for the unrestricted queue, the labelling screen's
+    usual case: the ORM spent a fifth of a save-and-next's CPU building and compiling them.
+    Walks claim_open_queue_idx like the ORM's query. Plain SQL that SQLite runs too (without
+    the lock: SQLite serialises writers).
+    """
+    claims, answers = Claim._meta.db_table, Answer._meta.db_table
+    labels, reservations = Label._meta.db_table, Reservation._meta.db_table
+    lock = ""
+    if connection.features.has_select_for_update_skip_locked:
+        lock = "FOR UPDATE OF c SKIP LOCKED"
+    sql = f"""
+        SELECT c.id FROM {claims} c INNER JOIN {answers} a ON a.id = c.answer_id
+        WHERE c.project_id = %s AND c.label_count < c.labels_required AND NOT a.abstention
+        AND NOT EXISTS (SELECT 1 FROM {labels} l WHERE l.claim_id = c.id AND l.annotator_id = %s)
+        AND (
+            SELECT COUNT(*) FROM {reservations} r
+            WHERE r.claim_id = c.id AND r.user_id <> %s AND r.expires_at > %s
+        ) < c.labels_required - c.label_count
+        ORDER BY c.queue_key, c.id
+        LIMIT 1 {lock}
+    """
+    params = [project.pk, user.pk, user.pk, connection.ops.adapt_datetimefield_value(now)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def _reserve_if_room(*, claim_id: int, user, now) -> bool:
+    """Reserve claim `claim_id` for `user` if its labels and other analysts' live reservations still
     leave room and the user has not labelled it; say whether. Call holding the claim's row lock.
 
     The re-check the module docstring describes, fused with the reservation's upsert: being a
@@ -202,14 +236,14 @@ def _reserve_if_room(*, claim: Claim, user, now) -> bool:
     """
     expires = adapt(now + timedelta(minutes=RESERVATION_MINUTES))
     params = [
-        claim.pk,
+        claim_id,
         user.pk,
         expires,
-        claim.pk,
+        claim_id,
         user.pk,
         adapt(now),
-        claim.pk,
-        claim.pk,
+        claim_id,
+        claim_id,
         user.pk,
     ]
     with connection.cursor() as cursor:
