@@ -137,7 +137,15 @@ class Analyst:
 
 
 async def _login(base_url: str, username: str, password: str) -> httpx.AsyncClient:
-    client = httpx.AsyncClient(base_url=base_url, timeout=30, follow_redirects=False)
+    # gunicorn closes a keep-alive connection idle for 2 s (its --keep-alive default); a client
+    # reusing it at that moment gets a ReadError. Think times often exceed 2 s, so the client
+    # drops idle connections first and opens a new one, as a browser would.
+    client = httpx.AsyncClient(
+        base_url=base_url,
+        timeout=30,
+        follow_redirects=False,
+        limits=httpx.Limits(keepalive_expiry=1.0),
+    )
     page = await client.get("/login/")
     token = _CSRF_INPUT.search(page.text).group(1)
     answer = await client.post(
