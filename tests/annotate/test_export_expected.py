@@ -481,3 +481,15 @@ def test_export_reads_ahead_outside_a_transaction(world, monkeypatch, format):
                 " AND pid <> pg_backend_pid()"
             )
             assert cursor.fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "plain", "a,b", 'say "hi"', '"', "line\nbreak", "cr\rhere", "x\r\n", "💶, ünï", "%_\\"],
+)
+def test_csv_sql_quotes_as_csv_cell(text):
+    # The database writes most csv cells (exports.csv_sql): the same text as csv_cell.
+    sql = exports.csv_sql("CAST(%s AS TEXT)")
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {sql}", [text] * sql.count("%s"))
+        assert cursor.fetchone()[0] == exports.csv_cell(text)
