@@ -14,6 +14,7 @@ A quote's or citation's `passage` is the pile item's `id` (its source id) or its
 offsets are Unicode code points. This is also what `export_claims --format jsonl` writes.
 """
 
+import functools
 from typing import Any
 
 from django.contrib.auth.validators import UnicodeUsernameValidator
@@ -38,6 +39,18 @@ CSV_STRUCTURED = {"pile", "citations", "claims", "metadata"}
 CSV_BOOLEANS = {"answerable", "abstention"}
 
 _username_valid = UnicodeUsernameValidator()
+
+
+@functools.lru_cache(maxsize=4096)
+def _username_ok(name: str) -> bool:
+    """Django's username rule; cached, since a file names the same few analysts on every line."""
+    try:
+        _username_valid(name)
+    except ValidationError:
+        return False
+    return True
+
+
 JUDGE_KINDS = [JudgeRun.Kind.VERIFY.value, JudgeRun.Kind.CITATION.value]
 # Read once: a TextChoices' `.values` builds a new list on every access, per field of every record.
 CORRECTNESS = Correctness.values
@@ -137,9 +150,7 @@ def label_parse(
     annotator = reader.get(raw, "annotator", path, "string", max_length=150)
     if annotator is not None:
         annotator = annotator.strip()
-        try:
-            _username_valid(annotator)
-        except ValidationError:
+        if not _username_ok(annotator):
             reader.fail(
                 join(path, "annotator"),
                 f"{shown(annotator)} is not a valid username (letters, digits and @.+-_ only)",

@@ -210,3 +210,20 @@ def test_rows_inserter_copy_errors_are_django_database_errors(transactional_db):
             [(answer.project_id, answer.external_id, "q", "t")],
         )
     assert Answer.objects.count() == 1
+
+
+@pytest.mark.postgres
+def test_import_with_labels_refreshes_the_planner_statistics(db):
+    """Imported labels are followed by bulk queries (counters, unanimous gold) that PostgreSQL
+    must plan for the rows just written, not for the tables as they were before."""
+
+    def rows_known(model):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [model._meta.db_table]
+            )
+            return cursor.fetchone()[0]
+
+    result = answers_import(project=ProjectFactory(), path_or_file=DATA / "native.jsonl")
+    assert rows_known(Label) == result.labels == 5
+    assert rows_known(Claim) == result.claims
