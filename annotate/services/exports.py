@@ -148,7 +148,7 @@ def _read_ahead(
 ) -> Iterator[tuple[list, "_Batch"]]:
     """Each batch of answers with `read(batch)`, the next batch being read meanwhile by a
     thread on a connection of its own, so PostgreSQL's work on it overlaps Python's on this one
-    (about a quarter of the export's time went to waiting on statements).
+    (at 1M claims, per claim, about 15 µs of Python and 9.5 µs of PostgreSQL CPU).
 
     On SQLite, and inside a transaction (whose rows another connection cannot see), the
     batches are read in turn on this connection.

@@ -14,13 +14,14 @@ import threading
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotate.models import Gold, Verdict
+from annotate.models import Answer, Claim, Gold, Label, Passage, Verdict
 from annotate.services import exports
 from annotate.services.exports import claims_export
-from judges.models import Backend, Canary, JudgeRun
+from judges.models import Backend, Canary, JudgeRun, JudgeVerdict
 from tests.factories import (
     AnswerFactory,
     ClaimFactory,
@@ -493,3 +494,81 @@ def test_csv_sql_quotes_as_csv_cell(text):
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {sql}", [text] * sql.count("%s"))
         assert cursor.fetchone()[0] == exports.csv_cell(text)
+
+
+@pytest.mark.parametrize("between", [3, 150], ids=["dense-ids", "scattered-ids"])
+def test_export_reads_only_the_projects_rows_whatever_their_ids(monkeypatch, between):
+    """Another project's rows written between this one's: inside the id range read (3), or
+    spreading the ids so that they are read by IN lists (150; 2 ids per list here)."""
+    monkeypatch.setattr(exports, "IN_LIST_MAX", 2)
+    project, other = ProjectFactory(), ProjectFactory()
+    ana, bob = user("ana"), user("bob")
+    run = JudgeRunFactory(judge__project=project, judge__name="mine", prompt_version="v1")
+    theirs = JudgeRunFactory(judge__project=other, judge__name="theirs", prompt_version="v1")
+    for i in range(4):
+        answer = AnswerFactory(project=project, external_id=f"a{i}", position=i)
+        passage = PassageFactory(answer=answer, rank=1, source_id=f"s{i}", text="Fees: 5 EUR.")
+        claim = ClaimFactory(answer=answer, position=0, text=f"claim {i}")
+        LabelFactory(
+            claim=claim, annotator=ana, verdict=Verdict.SUPPORTED, **evidence(passage, "5 EUR")
+        )
+        GoldFactory(claim=claim, verdict=Verdict.SUPPORTED)
+        JudgeVerdictFactory(run=run, claim=claim, verdict="SUPPORTED", confidence=0.5)
+        answers = Answer.objects.bulk_create(
+            Answer(project=other, external_id=f"o{i}-{k}", position=k, question="?", text="!")
+            for k in range(between)
+        )
+        Passage.objects.bulk_create(
+            Passage(answer=answer, rank=1, source_id="theirs", text="x") for answer in answers
+        )
+        claims = Claim.objects.bulk_create(
+            Claim(project=other, answer=answer, text="theirs") for answer in answers
+        )
+        Label.objects.bulk_create(
+            Label(claim=claim, annotator=bob, verdict=Verdict.NOT_IN_PILE) for claim in claims
+        )
+        Gold.objects.bulk_create(
+            Gold(claim=claim, verdict=Verdict.CONTRADICTED, source="unanimous") for claim in claims
+        )
+        JudgeVerdict.objects.bulk_create(
+            JudgeVerdict(run=theirs, claim=claim, verdict="CONTRADICTED") for claim in claims
+        )
+
+    with CaptureQueriesContext(connection) as queries:
+        rows = list(csv.DictReader(io.StringIO(export(project, "csv"))))
+    labels_read = [q["sql"] for q in queries if "evidence_quote" in q["sql"]]
+    assert all((" BETWEEN " in sql) == (between == 3) for sql in labels_read)
+    assert len(labels_read) == (1 if between == 3 else 2)  # 4 claims, 2 per IN list
+    assert "label:bob:verdict" not in rows[0]
+    assert [
+        (
+            row["answer_id"],
+            row["text"],
+            row["label:ana:verdict"],
+            row["label:ana:quote_passage"],
+            row["gold_verdict"],
+            row["judge:mine@v1:verdict"],
+            row["judge:mine@v1:confidence"],
+        )
+        for row in rows
+    ] == [
+        (f"a{i}", f"claim {i}", "SUPPORTED", f"s{i}", "SUPPORTED", "SUPPORTED", "0.5")
+        for i in range(4)
+    ]
+    records = [json.loads(line) for line in export(project, "jsonl").splitlines()]
+    assert [
+        (
+            record["id"],
+            [passage["id"] for passage in record["pile"]],
+            [
+                (
+                    claim["text"],
+                    [label["annotator"] for label in claim["labels"]],
+                    claim["gold"]["verdict"],
+                    [judge["name"] for judge in claim["judges"]],
+                )
+                for claim in record["claims"]
+            ],
+        )
+        for record in records
+    ] == [(f"a{i}", [f"s{i}"], [(f"claim {i}", ["ana"], "SUPPORTED", ["mine"])]) for i in range(4)]
