@@ -176,28 +176,98 @@ def _collect(future, item_id: int, run_id: int, outcome: ChunkOutcome) -> None:
         outcome.failures[item_id] = f"{type(exc).__name__}: {exc}"[:300]
 
 
+class _Window:
+    """The calls in flight: the next call starts from the completion of the last one, in the
+    thread where that completion happens (the event loop, or a pool thread), not after a round
+    trip through the run's thread. Under load every thread wake-up waits for a CPU, and that
+    round trip put two more of them between each reply and the next call.
+
+    The run's thread feeds items, drains `finished` and writes; it reopens the window after
+    each write. After `size` completions that are not yet written no call starts, so a cancel
+    or a lost lease (seen at the write) stops new calls exactly as the run's thread would.
+    """
+
+    def __init__(self, calls, concurrency: int, size: int):
+        self.calls = calls
+        self.concurrency = concurrency
+        self.size = size
+        self.lock = threading.RLock()  # RLock: a future done at once runs its callback here
+        self.pending: deque[tuple[int, str, list]] = deque()
+        self.in_flight: dict[Future, int] = {}
+        self.unwritten = 0  # completions the run's thread has not written yet
+        self.stopped = False
+        self.finished: SimpleQueue[tuple[int, Future]] = SimpleQueue()
+
+    def feed(self, items) -> None:
+        with self.lock:
+            self.pending.extend(items)
+            self._top_up()
+
+    def written(self, count: int) -> None:
+        """`count` completions were written: that many more calls may start."""
+        with self.lock:
+            self.unwritten -= count
+            self._top_up()
+
+    def stop(self, *, cancel: bool) -> None:
+        """Start no more calls; `cancel` also abandons those in flight (a fatal error)."""
+        with self.lock:
+            self.stopped = True
+            self.pending.clear()
+            if cancel:
+                for future in list(self.in_flight):
+                    future.cancel()
+
+    def busy(self) -> bool:
+        with self.lock:
+            return bool(self.in_flight)
+
+    def pending_count(self) -> int:
+        with self.lock:
+            return len(self.pending)
+
+    def _top_up(self) -> None:
+        while (
+            not self.stopped
+            and self.pending
+            and len(self.in_flight) < self.concurrency
+            and self.unwritten < self.size
+        ):
+            item_id, text, pile = self.pending.popleft()
+            future = self.calls.submit(text, pile)
+            self.in_flight[future] = item_id
+            future.add_done_callback(self._done)
+
+    def _done(self, future: Future) -> None:
+        with self.lock:
+            item_id = self.in_flight.pop(future, None)
+            if item_id is None:
+                return
+            self.unwritten += 1
+            self.finished.put((item_id, future))
+            self._top_up()
+
+
 def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcome:
     """Keep `concurrency` calls in flight over the run's remaining items; write every `size`.
 
-    A sliding window, not chunk barriers: a new call starts as soon as one finishes, so the
-    endpoint never waits for a chunk's slowest call (measured: chunk barriers left the worker
-    idle ~40% of a run). Results are written each time `size` of them have finished, and the
-    lease is checked in that same transaction, so a cancel or a lost lease stops new calls
-    within one write; calls already in flight then finish and are written too (they are paid
-    for), except after a fatal error, when they are cancelled. A killed worker loses the calls
-    in flight and the finished but unwritten ones (at most `size` + `concurrency`): their items
-    have no verdict, so the resumed run calls the endpoint for them again. That repeat is the
-    price of writing in batches; an item whose verdict was written is never called again.
+    A sliding window (`_Window`), not chunk barriers: a new call starts as soon as one
+    finishes, so the endpoint never waits for a chunk's slowest call (measured: chunk barriers
+    left the worker idle ~40% of a run). Results are written each time `size` of them have
+    finished, and the lease is checked in that same transaction, so a cancel or a lost lease
+    stops new calls within one write; calls already in flight then finish and are written too
+    (they are paid for), except after a fatal error, when they are cancelled. A killed worker
+    loses the calls in flight and the finished but unwritten ones (at most `size` +
+    `concurrency`): their items have no verdict, so the resumed run calls the endpoint for
+    them again. That repeat is the price of writing in batches; an item whose verdict was
+    written is never called again.
     Returns the last outcome written (with `fatal` / `stopped` set if the run must end).
     """
     from judges.selectors import piles_for_items, run_items_remaining
 
     after = 0
-    queue: deque[tuple[int, str, int]] = deque()
-    piles: dict = {}
     exhausted = False
-    in_flight: dict[Future, int] = {}
-    finished_calls: SimpleQueue[Future] = SimpleQueue()
+    window = _Window(calls, concurrency, size)
     outcome = ChunkOutcome()
     interval = max(0.2, lease_seconds() / 3)
     last_touch = time.monotonic()
@@ -209,8 +279,8 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcom
             exhausted = True
             return
         after = items[-1][0]
-        piles.update(piles_for_items(run=run, items=items))
-        queue.extend(items)
+        piles = piles_for_items(run=run, items=items)
+        window.feed([(item_id, text, piles.get(item_id, [])) for item_id, text, _ in items])
 
     def flush() -> bool:
         """Write what finished; False when the run must stop (cancelled, lost, or fatal)."""
@@ -218,8 +288,6 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcom
         owned = _write_chunk(run, owner, outcome)
         finished = outcome
         outcome = ChunkOutcome()
-        for item_id in list(finished.results) + list(finished.failures):
-            piles.pop(item_id, None)
         last_touch = time.monotonic()
         if finished.fatal:
             outcome.fatal = finished.fatal
@@ -227,45 +295,36 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcom
         if not owned:
             outcome.stopped = True
             return False
+        window.written(len(finished.results) + len(finished.failures))
         return True
 
     stopping = False
     while True:
-        while not stopping and len(in_flight) < concurrency:
-            if not queue and not exhausted:
-                refill()
-            if not queue:
-                break
-            item_id, text, _ = queue.popleft()
-            future = calls.submit(text, piles.get(item_id, []))
-            in_flight[future] = item_id
-            future.add_done_callback(finished_calls.put)
-        if not in_flight:
+        # Keep a window's worth of items waiting, so a finished call always has a next one.
+        while not stopping and not exhausted and window.pending_count() < concurrency:
+            refill()
+        if not window.busy() and window.finished.empty():
             break
         done = []
         with contextlib.suppress(Empty):
-            done.append(finished_calls.get(timeout=interval))
+            done.append(window.finished.get(timeout=interval))
             while True:
-                done.append(finished_calls.get_nowait())
-        for future in done:
-            item_id = in_flight.pop(future, None)
-            if item_id is not None:
-                _collect(future, item_id, run.pk, outcome)
+                done.append(window.finished.get_nowait())
+        for item_id, future in done:
+            _collect(future, item_id, run.pk, outcome)
         done_count = len(outcome.results) + len(outcome.failures)
         if outcome.fatal and not stopping:
             stopping = True
-            for future in list(in_flight):
-                future.cancel()
+            window.stop(cancel=True)
         if done_count >= size and not stopping and not flush():
             stopping = True
-            if outcome.fatal:
-                for future in list(in_flight):
-                    future.cancel()
+            window.stop(cancel=bool(outcome.fatal))
         elif time.monotonic() - last_touch >= interval and not stopping:
             last_touch = time.monotonic()
             if not lease_touch(run.pk, owner):
                 stopping = True
                 outcome.stopped = True
+                window.stop(cancel=False)
     fatal, stopped = outcome.fatal, outcome.stopped
     _write_chunk(run, owner, outcome)
     outcome.results.clear()
