@@ -250,8 +250,8 @@ _PASSAGE_REF = "COALESCE(NULLIF(p.source_id, ''), '#' || CAST(p.rank AS TEXT))"
 
 
 def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
-    """Claims, gold, labels, judge verdicts (not canaries') and citations of `answers` (rows
-    led by the answer's id), and the passages of their piles.
+    """Claims, gold, labels, judge verdicts (neither canaries' nor stale ones) and citations
+    of `answers` (rows led by the answer's id), and the passages of their piles.
 
     Claims come by (position, id) within an answer, labels by id, verdicts by run,
     citations and passages by rank: the orders both formats write. For csv the database
@@ -332,7 +332,7 @@ def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
             _select(
                 cursor,
                 f"SELECT v.claim_id, v.run_id, v.verdict, v.confidence FROM {_q(JudgeVerdict)} v"
-                f" WHERE {{where}} AND v.canary_id IS NULL ORDER BY v.run_id",
+                f" WHERE {{where}} AND v.canary_id IS NULL AND NOT v.stale ORDER BY v.run_id",
                 "v.claim_id",
                 claim_ids,
             )
