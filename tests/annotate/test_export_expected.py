@@ -16,10 +16,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotate.models import Answer, Claim, Gold, Label, Passage, Verdict
+from annotate.models import Answer, Claim, Gold, Label, Passage, Role, Verdict
 from annotate.services import exports
 from annotate.services.exports import claims_export
 from judges.models import Backend, Canary, JudgeRun, JudgeVerdict
@@ -31,6 +32,7 @@ from tests.factories import (
     JudgeRunFactory,
     JudgeVerdictFactory,
     LabelFactory,
+    MembershipFactory,
     PassageFactory,
     ProjectFactory,
 )
@@ -584,3 +586,16 @@ def test_export_reads_only_the_projects_rows_whatever_their_ids(monkeypatch, bet
         )
         for record in records
     ] == [(f"a{i}", [f"s{i}"], [(f"claim {i}", ["ana"], "SUPPORTED", ["mine"])]) for i in range(4)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_export_download_streams_the_expected_cells_outside_a_transaction(world, client):
+    """The download (StreamingHttpResponse) as a lead gets it, reading ahead on PostgreSQL."""
+    project = world["project"]
+    MembershipFactory(project=project, user=user("lea"), role=Role.LEAD)
+    client.force_login(user("lea"))
+    response = client.get(reverse("annotate:export", args=[project.slug]), {"format": "csv"})
+    assert response.status_code == 200
+    assert response.streaming
+    body = b"".join(response.streaming_content).decode()
+    assert list(csv.reader(io.StringIO(body, newline=""))) == expected_csv(world)
