@@ -266,7 +266,8 @@ def child_run(
         tail = err.strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"{name} failed (exit {process.returncode}): {tail[0][:300]}")
     result["_cpu_seconds"] = usage.ru_utime + usage.ru_stime
-    return result, usage.ru_maxrss / 1024.0
+    # The child's own high-water mark: ru_maxrss would include the driver's (see bench.child).
+    return result, result.pop("_peak_rss_mb")
 
 
 # --- data -------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ It computes the whole report the dashboard shows — kappa, alpha, the confusion
 sensitivity/specificity with Wilson intervals, Rogan–Gladen with all three intervals, PPI++,
 cross-fitted Platt and isotonic calibration, ECE and reliability bins, the CRC cut with its held-out
 check, and the back-off frontier with coverage — and prints per-step wall time (median of the
-repeats, min–max) and the process's peak resident memory (``resource.getrusage``).
+repeats, min–max) and the process's peak resident memory (VmHWM).
 Targets (issue 3): the whole set in ≤ 10 s and ≤ 2 GB peak on the 2-core machine.
 """
 
@@ -22,7 +22,6 @@ import datetime as dt
 import os
 import platform
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -193,8 +192,10 @@ def steps(d: dict[str, Any]) -> tuple[list[tuple[str, Callable[[], None]]], dict
 
 
 def peak_rss_mb() -> float:
-    # ru_maxrss is in kilobytes on Linux
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    # VmHWM, not ru_maxrss: ru_maxrss carries a forking parent's high-water mark (bench.child).
+    from bench.child import peak_rss_mb as own_peak
+
+    return own_peak()
 
 
 def machine() -> str:
