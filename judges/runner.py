@@ -182,9 +182,12 @@ class _Window:
     trip through the run's thread. Under load every thread wake-up waits for a CPU, and that
     round trip put two more of them between each reply and the next call.
 
-    The run's thread feeds items, drains `finished` and writes; it reopens the window after
-    each write. After `size` completions that are not yet written no call starts, so a cancel
-    or a lost lease (seen at the write) stops new calls exactly as the run's thread would.
+    The run's thread feeds items, drains `finished` and writes each `size` of them; a cancel
+    or a lost lease is seen at that write. While a write is due or under way, fewer than
+    `concurrency` further calls may start (`size + concurrency - 1` unwritten completions at
+    most), so the endpoint's slots do not sit empty for the length of a database write, and a
+    cancel still stops new calls within one write and fewer than `concurrency` calls (none
+    with one call at a time: then a write comes strictly between chunks).
     """
 
     def __init__(self, calls, concurrency: int, size: int):
@@ -231,7 +234,7 @@ class _Window:
             not self.stopped
             and self.pending
             and len(self.in_flight) < self.concurrency
-            and self.unwritten < self.size
+            and self.unwritten < self.size + self.concurrency - 1
         ):
             item_id, text, pile = self.pending.popleft()
             future = self.calls.submit(text, pile)
