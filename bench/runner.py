@@ -798,9 +798,11 @@ def bench_ragas(ctx: Context) -> list[Row]:
     tokens = Row(4, "RAGAS faithfulness: tokens per claim", size, "tokens")
     our_tokens = Row(4, "our judge: tokens per claim (same answers)", size, "tokens")
     if not RAGAS_PYTHON.exists():
+        # The langchain pins keep pip from backtracking for half an hour (it did, unpinned).
         raise RuntimeError(
             "bench/.venv-ragas is missing: python3 -m venv bench/.venv-ragas && "
-            "bench/.venv-ragas/bin/pip install ragas"
+            "bench/.venv-ragas/bin/pip install ragas==0.4.3 'langchain<0.4' "
+            "'langchain-core<0.4' 'langchain-community<0.4' 'langchain-openai<0.4'"
         )
     slug = slug_for("ragas-peer", 4 * answers)
     project_ensure(ctx, slug, 4 * answers, labelled=0.0, gold=False, judge=False)
