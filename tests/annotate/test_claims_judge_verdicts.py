@@ -258,11 +258,6 @@ def test_editor_merge_notice_and_no_notice_without_verdicts(editor, answer, lead
 # --- the export --------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="annotate/services/exports.py (another helper's file) must read only verdicts with "
-    "stale = false (`AND NOT v.stale` in the verdicts SELECT); remove this mark once it does",
-)
 def test_export_leaves_out_verdicts_made_on_the_old_text(answer, lead, runs):
     verify, _ = runs
     first, second = claims_split(answer=answer, user=lead)
