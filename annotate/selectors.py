@@ -143,7 +143,8 @@ def label_screen_get(*, project: Project, user, claim: Claim, from_queue: bool =
     from annotate.models import Label
 
     answer = claim.answer
-    siblings = claim_siblings(claim=claim)
+    # The queue reads a served claim's siblings with it (annotate.services.queue).
+    siblings = getattr(claim, "answer_claims", None) or claim_siblings(claim=claim)
     index = next(i for i, sibling in enumerate(siblings) if sibling.pk == claim.pk)
     has_span = claim.span_start is not None and claim.span_end is not None
     has_span = has_span and claim.span_end <= len(answer.text)

@@ -420,8 +420,13 @@ def test_save_and_next_reads_the_database_a_bounded_number_of_times(
     client = logged_in(client, user)
     client.get(reverse("annotate:label-next", args=[project.slug]))
     # Session, user, membership; lock, reservations, labels, writes, gold; next claim and its
-    # reservation; the next screen's siblings and pile. Was 33 before the screen and the queue
-    # were folded into one transaction.
-    with django_assert_max_num_queries(21):
+    # reservation; the next claim with its answer and siblings (one read); the pile. Was 33
+    # before the screen and the queue were folded into one transaction.
+    with django_assert_max_num_queries(20):
         response = client.post(save_url(project, claims[0]), {"verdict": "NOT_IN_PILE"}, **HTMX)
-    assert f'data-claim-id="{claims[1].pk}"' in response.content.decode()
+    html = response.content.decode()
+    assert f'data-claim-id="{claims[1].pk}"' in html
+    # The siblings read with the next claim: its place in the answer and the way back (j).
+    assert "Claim 2 of 2" in html
+    assert reverse("annotate:label-claim", args=[project.slug, claims[0].pk]) in html
+    assert 'id="claim-next"' not in html
