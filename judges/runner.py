@@ -46,6 +46,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotate.models import Claim
 from judges.backends import JudgeCallFailed, JudgeConfigError, VerifyResult, backend_for_spec
 from judges.models import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVerdictChoice
 
@@ -272,6 +273,7 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcom
     exhausted = False
     window = _Window(calls, concurrency, size)
     outcome = ChunkOutcome()
+    sent: dict[int, str] = {}  # item id -> the text sent, until its result is written
     interval = max(0.2, lease_seconds() / 3)
     last_touch = time.monotonic()
 
@@ -282,13 +284,14 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcom
             exhausted = True
             return
         after = items[-1][0]
+        sent.update((item_id, text) for item_id, text, _ in items)
         piles = piles_for_items(run=run, items=items)
         window.feed([(item_id, text, piles.get(item_id, [])) for item_id, text, _ in items])
 
     def flush() -> bool:
         """Write what finished; False when the run must stop (cancelled, lost, or fatal)."""
         nonlocal outcome, last_touch
-        owned = _write_chunk(run, owner, outcome)
+        owned = _write_chunk(run, owner, outcome, sent)
         finished = outcome
         outcome = ChunkOutcome()
         last_touch = time.monotonic()
@@ -329,18 +332,26 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcom
                 outcome.stopped = True
                 window.stop(cancel=False)
     fatal, stopped = outcome.fatal, outcome.stopped
-    _write_chunk(run, owner, outcome)
+    _write_chunk(run, owner, outcome, sent)
     outcome.results.clear()
     outcome.failures.clear()
     outcome.fatal, outcome.stopped = fatal, stopped
     return outcome
 
 
-def _write_chunk(run: JudgeRun, owner: str, outcome: ChunkOutcome) -> bool:
+def _write_chunk(
+    run: JudgeRun, owner: str, outcome: ChunkOutcome, sent: dict[int, str] | None = None
+) -> bool:
     """Write the finished items of `outcome` and add them to the run's counters, in one
     transaction; True if `owner` still holds the run's lease (it is not cancelled, and no
     other execution took it over), read under the same row lock. An empty outcome writes
-    nothing and reads nothing (True)."""
+    nothing and reads nothing (True).
+
+    `sent` maps item ids to the text the endpoint judged. A lead may edit a claim while its
+    call is in flight: the claims are read under a row lock (an edit holds the same lock while
+    it retires the verdicts on the old text), and a verdict whose claim's text changed is
+    written stale, with the text it judged, so it counts nowhere; a verdict whose claim was
+    deleted meanwhile is dropped."""
     item_field = "canary_id" if run.kind == JudgeRun.Kind.CANARY else "claim_id"
     ids = list(outcome.results) + list(outcome.failures)
     if not ids:
@@ -354,6 +365,15 @@ def _write_chunk(run: JudgeRun, owner: str, outcome: ChunkOutcome) -> bool:
             .first()
         )
         owned = lease == (owner, JudgeRun.Status.RUNNING)
+        judged_text = {item_id: (sent or {}).pop(item_id, None) for item_id in ids}
+        current = None
+        if item_field == "claim_id":
+            current = dict(
+                Claim.objects.select_for_update(no_key=True)
+                .filter(pk__in=sorted(ids))
+                .order_by("pk")
+                .values_list("pk", "text")
+            )
         written = set(
             JudgeVerdict.objects.filter(run_id=run.pk, **{f"{item_field}__in": ids}).values_list(
                 item_field, flat=True
@@ -372,15 +392,16 @@ def _write_chunk(run: JudgeRun, owner: str, outcome: ChunkOutcome) -> bool:
                 latency_ms=result.latency_ms,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
+                **_staleness(item_id, judged_text, current),
                 **{item_field: item_id},
             )
             for item_id, result in outcome.results.items()
-            if item_id not in written
+            if item_id not in written and (current is None or item_id in current)
         ]
         failures = [
             JudgeFailure(run_id=run.pk, error=error, **{item_field: item_id})
             for item_id, error in outcome.failures.items()
-            if item_id not in written
+            if item_id not in written and (current is None or item_id in current)
         ]
         JudgeVerdict.objects.bulk_create(verdicts, ignore_conflicts=True)
         JudgeFailure.objects.bulk_create(failures, ignore_conflicts=True)
@@ -395,6 +416,15 @@ def _write_chunk(run: JudgeRun, owner: str, outcome: ChunkOutcome) -> bool:
             heartbeat_at=timezone.now(),
         )
     return owned
+
+
+def _staleness(item_id: int, judged_text: dict, current: dict | None) -> dict:
+    """The stale fields of a claim's verdict: stale when the claim's text is no longer the
+    text that was judged."""
+    judged = judged_text.get(item_id)
+    if current is None or judged is None or current[item_id] == judged:
+        return {}
+    return {"stale": True, "stale_claim_text": judged}
 
 
 def _finish(run: JudgeRun, owner: str, status: str, error: str = "") -> None:

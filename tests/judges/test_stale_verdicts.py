@@ -102,3 +102,36 @@ def test_run_agreement_leaves_out_verdicts_on_the_old_text_and_says_so(project, 
     assert after["stale"] == 1
     assert dict(after["confusion"])["CONTRADICTED"] == [0, 0, 0]
     assert "1 verdict made on a claim's previous text (edited since) left out." in after["method"]
+
+
+def test_a_claim_edited_or_deleted_while_its_call_is_in_flight(project, lead, monkeypatch):
+    """The lead edits one claim and deletes another after the run sent them to the endpoint and
+    before their verdicts are written: the first verdict is written stale with the text it
+    judged, the second is dropped, the rest count."""
+    from annotate.services.claims import claim_delete
+    from judges import runner
+
+    judge = JudgeFactory(project=project, backend="baseline", model="lexical-baseline")
+    claims = make_claims(project, [SUPPORTED, ABSENT, ABSENT])
+    write = runner._write_chunk
+    edited = []
+
+    def edit_then_write(run, owner, outcome, *rest):
+        if outcome.results and not edited:
+            edited.append(claim_edit(claim=claims[0], text=CONTRADICTED, user=lead))
+            claim_delete(claim=claims[1], user=lead)
+        return write(run, owner, outcome, *rest)
+
+    monkeypatch.setattr(runner, "_write_chunk", edit_then_write)
+    run = _run(judge, "all")
+
+    assert edited
+    verdicts = {v.claim_id: v for v in JudgeVerdict.objects.filter(run=run)}
+    assert set(verdicts) == {claims[0].pk, claims[2].pk}
+    assert verdicts[claims[0].pk].stale
+    assert verdicts[claims[0].pk].stale_claim_text == SUPPORTED
+    assert not verdicts[claims[2].pk].stale
+    unjudged = claims_in_scope(
+        project_id=project.pk, kind="verify", scope="unjudged", judge_id=judge.pk
+    )
+    assert list(unjudged.values_list("pk", flat=True)) == [claims[0].pk]
