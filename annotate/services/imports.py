@@ -38,8 +38,8 @@ from judges.models import Backend, Judge, JudgeRun, JudgeVerdict, JudgeVerdictCh
 
 BATCH_ANSWERS = 1000
 IMPORTED_PROMPT_VERSION = "imported"
-# From this many claims on, an import refreshes the planner statistics of what it wrote.
-STATISTICS_MIN_CLAIMS = 10_000
+# From this many answers on, an import refreshes the planner statistics of what it wrote.
+STATISTICS_MIN_ANSWERS = 2_500
 
 # The columns each batch writes, in the order `_Writer._write` builds its row tuples; the
 # others get their model defaults.
@@ -491,24 +491,28 @@ def answers_import(
     # The project page paginates by this stored total instead of counting answers.
     Project.objects.filter(pk=project.pk).update(answers_count=F("answers_count") + result.answers)
     if result.labels:
-        _statistics_refresh(Answer, Claim, Label, Gold)
+        _statistics_refresh(Answer, Passage, Claim, Label, Gold)
         _labels_imported(project=project, result=result)
-    elif result.claims >= STATISTICS_MIN_CLAIMS:
+    elif result.answers >= STATISTICS_MIN_ANSWERS:
         _statistics_refresh(Answer, Passage, Claim)
     return result
 
 
 def _statistics_refresh(*models) -> None:
     """ANALYZE the tables this import filled, inside its transaction (our own new rows are
-    sampled too), so the next queries are planned for the rows that are there.
+    sampled too), so what follows is planned for the rows that are there.
 
     Until then the planner sees the tables as before the import: autovacuum looks again only
-    after 10% of a table changed, and only once this transaction has committed. Planned for a
-    few rows, `gold_unanimous_bulk`'s query joined every label with every claim (a nested loop
-    over a materialised list: 159 s for 20k labelled claims; about a second after ANALYZE), and
-    the labelling queue reads and sorts all of a new project's claims instead of walking its
-    index (bench/RESULTS.md, save-and-next). Without the table owner's rights PostgreSQL skips
-    a table with a warning, not an error.
+    after 10% of a table changed, and only once this transaction has committed. Planned for
+    an empty `annotate_answer` (analysed after its rows were deleted: reltuples 0), the
+    foreign-key checks at COMMIT looked each answer id up through `answer_project_order`
+    (project, position, id), whose cost then ties with the primary key's, reading the whole
+    index per passage and claim: 320 s of PostgreSQL for a 5k-answer import instead of 0.4 s.
+    Planned for a few labels, `gold_unanimous_bulk` joined every label with every claim
+    (159 s for 20k labelled claims; about a second after ANALYZE). The labelling queue,
+    likewise, sorts all of a new project's claims instead of walking its index
+    (bench/RESULTS.md, save-and-next). Without the table owner's rights PostgreSQL skips a
+    table with a warning, not an error.
     """
     if connection.vendor != "postgresql":
         return

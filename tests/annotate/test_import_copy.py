@@ -227,3 +227,18 @@ def test_import_with_labels_refreshes_the_planner_statistics(db):
     result = answers_import(project=ProjectFactory(), path_or_file=DATA / "native.jsonl")
     assert rows_known(Label) == result.labels == 5
     assert rows_known(Claim) == result.claims
+
+
+@pytest.mark.postgres
+def test_large_import_refreshes_the_statistics_its_commit_checks_need(db, tmp_path, monkeypatch):
+    """The foreign-key checks at COMMIT look every answer up: planned for an answers table
+    PostgreSQL still believes empty, they read a whole index per passage and claim."""
+    monkeypatch.setattr(imports, "STATISTICS_MIN_ANSWERS", 3)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotate_answer")  # empty: reltuples 0
+        answers_import(
+            project=ProjectFactory(),
+            path_or_file=jsonl(tmp_path, *[good(f"a{i}") for i in range(3)]),
+        )
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'annotate_answer'::regclass")
+        assert cursor.fetchone()[0] == 3
