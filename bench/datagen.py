@@ -44,6 +44,7 @@ from annotate.models import (
     Membership,
     Passage,
     Project,
+    Reservation,
     Role,
 )
 from annotate.queue_order import claim_labels_required, claim_queue_key
@@ -280,7 +281,18 @@ def tables_vacuum() -> None:
     it is empty (an import's COMMIT then checked foreign keys by scanning an index: 320 s).
     Outside any transaction; the bench calls it untimed."""
     with connection.cursor() as cursor:
-        for model in (Answer, Passage, Claim, Label, LabelHistory, Gold, JudgeVerdict):
+        for model in (
+            Project,
+            Membership,
+            Answer,
+            Passage,
+            Claim,
+            Reservation,
+            Label,
+            LabelHistory,
+            Gold,
+            JudgeVerdict,
+        ):
             cursor.execute(f"VACUUM ANALYZE {model._meta.db_table}")
 
 
