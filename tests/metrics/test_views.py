@@ -105,6 +105,11 @@ def test_dashboard_counts_labels_saved_since_the_snapshot(client, planted, compu
     )
     claim = ClaimFactory(answer=planted.answers[0])
     label_save(claim=claim, annotator=planted.analyst, verdict="NOT_IN_PILE")
+    # Labels saved in another project since then are not this report's.
+    elsewhere = MembershipFactory(role=Role.ANALYST)
+    for _ in range(2):
+        other = ClaimFactory(answer__project=elsewhere.project)
+        label_save(claim=other, annotator=elsewhere.user, verdict="NOT_IN_PILE")
     response = client.get(url("dashboard", planted), {"judge": planted.judge.pk})
     assert "1 label since this report" in response.content.decode()
 
