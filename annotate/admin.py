@@ -13,6 +13,7 @@ from annotate.models import (
     Project,
     Reservation,
 )
+from annotate.services.projects import project_answers_recount
 
 
 class MembershipInline(admin.TabularInline):
@@ -46,6 +47,20 @@ class AnswerAdmin(admin.ModelAdmin):
     list_filter = ["project", "risk_category", "abstention"]
     search_fields = ["external_id", "question"]
     inlines = [PassageInline]
+
+    # Answers added or deleted here bypass the import, which keeps the project's answer count.
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        project_answers_recount(project_ids=[obj.project_id, form.initial.get("project")])
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        project_answers_recount(project_ids=[obj.project_id])
+
+    def delete_queryset(self, request, queryset):
+        project_ids = list(queryset.values_list("project_id", flat=True).distinct())
+        super().delete_queryset(request, queryset)
+        project_answers_recount(project_ids=project_ids)
 
 
 @admin.register(Passage)

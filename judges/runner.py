@@ -365,7 +365,8 @@ def _write_chunk(
             .first()
         )
         owned = lease == (owner, JudgeRun.Status.RUNNING)
-        judged_text = {item_id: (sent or {}).pop(item_id, None) for item_id in ids}
+        sent = {} if sent is None else sent
+        judged_text = {item_id: sent.pop(item_id, None) for item_id in ids}
         current = None
         if item_field == "claim_id":
             current = dict(

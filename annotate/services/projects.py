@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.http import Http404
 
-from annotate.models import Membership, Project, Role
+from annotate.models import Answer, Membership, Project, Role
 
 
 class MembershipError(ValueError):
@@ -16,6 +16,15 @@ def project_create(*, slug: str, name: str, owner, description: str = "") -> Pro
     project = Project.objects.create(slug=slug, name=name, description=description)
     Membership.objects.create(project=project, user=owner, role=Role.OWNER)
     return project
+
+
+def project_answers_recount(*, project_ids) -> None:
+    """Set `Project.answers_count` from the answers there are, for answers written outside the
+    import (the admin) or to repair the stored total the project page paginates by."""
+    for project_id in set(project_ids) - {None}:
+        Project.objects.filter(pk=project_id).update(
+            answers_count=Answer.objects.filter(project_id=project_id).count()
+        )
 
 
 @transaction.atomic

@@ -61,3 +61,38 @@ def test_pages_follow_imports_without_counting_answers(client, tmp_path):
         q["sql"] for q in queries if "COUNT(" in q["sql"] and 'FROM "annotate_answer"' in q["sql"]
     ]
     assert counts_over_answers == []
+
+
+@pytest.mark.django_db
+def test_answers_added_or_deleted_in_the_admin_keep_the_page_count(admin_client, tmp_path):
+    project = MembershipFactory(role=Role.ANALYST).project
+    answers_import(project=project, path_or_file=_write(tmp_path / "a.jsonl", range(3)))
+
+    response = admin_client.post(
+        reverse("admin:annotate_answer_add"),
+        {
+            "project": project.pk,
+            "external_id": "by-hand",
+            "position": 3,
+            "question": "Added by hand?",
+            "text": "Yes.",
+            "risk_category": "none",
+            "answerable": "unknown",
+            "reference": "",
+            "metadata": "{}",
+            "passages-TOTAL_FORMS": "0",
+            "passages-INITIAL_FORMS": "0",
+            "passages-MIN_NUM_FORMS": "0",
+            "passages-MAX_NUM_FORMS": "1000",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Project.objects.get(pk=project.pk).answers_count == 4
+
+    first_two = list(project.answers.order_by("position").values_list("pk", flat=True)[:2])
+    response = admin_client.post(
+        reverse("admin:annotate_answer_changelist"),
+        {"action": "delete_selected", "_selected_action": first_two, "post": "yes"},
+    )
+    assert response.status_code == 302
+    assert Project.objects.get(pk=project.pk).answers_count == 2
