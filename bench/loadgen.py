@@ -17,10 +17,21 @@ Two ways to drive it:
   still many times faster than real analysts; it is the load the 16-analyst p95 target is read
   against.
 
-Every POST's latency is measured at the client (loopback, so it is server time plus a fraction
-of a millisecond of socket and HTTP parsing); the app sends no Server-Timing header, so no
-server-side split is claimed. Loops are bounded by a count and a deadline, and only 127.0.0.1
-is ever contacted.
+Each save is timed twice:
+- at the client: from just before httpx sends the POST to when its answer has been read. Over
+  loopback, but it includes the client's own HTTP handling (httpx on asyncio, in this Python
+  process, shared by all simulated analysts) and, with 16 analysts, the time a request waits
+  for a free gunicorn worker thread; so it is an upper bound of the server's time.
+- at the server: gunicorn's request time (the `%(D)s` atom of its access log, microseconds),
+  written by `gunicorn_start()` to `Server.access_log`. gunicorn's gthread worker measures it
+  from when a worker thread has parsed the request line and headers to when the whole response
+  has been written to the socket: Django's middleware, view, queries and template, plus
+  reading the form body and writing the answer. It excludes the time the request waited in
+  the socket backlog or for a free thread, and anything on the client's side.
+  `access_log_times()` reads the save POSTs' times from a part of that log.
+The app sends no Server-Timing header; the server-side figure is gunicorn's, not a split of
+the view's time. Loops are bounded by a count and a deadline, and only 127.0.0.1 is ever
+contacted.
 """
 
 from __future__ import annotations
@@ -54,6 +65,8 @@ class Server:
     process: subprocess.Popen
     base_url: str
     log: Path
+    # gunicorn's access log, one line per request in ACCESS_LOG_FORMAT (see access_log_times).
+    access_log: Path
 
     def cpu_seconds(self) -> float:
         """CPU time (user + system) used so far by the gunicorn master and its workers."""
@@ -85,11 +98,17 @@ class Server:
 GUNICORN_WORKERS = 3
 GUNICORN_THREADS = 4
 
+# One access-log line per request: method, path (PATH_INFO), status and gunicorn's request
+# time in microseconds. gunicorn logs it through a logging.FileHandler opened in append mode,
+# which writes and flushes each line as one write(); the workers share the file.
+ACCESS_LOG_FORMAT = "%(m)s %(U)s %(s)s %(D)s"
+
 
 def gunicorn_start(
     *, workers: int = GUNICORN_WORKERS, threads: int = GUNICORN_THREADS, log: Path
 ) -> Server:
     port = free_port()
+    access_log = log.with_suffix(".access.log")
     env = dict(os.environ)
     command = [
         str(Path(sys.executable).parent / "gunicorn"),
@@ -102,7 +121,12 @@ def gunicorn_start(
         f"{HOST}:{port}",
         "--log-level",
         "warning",
+        "--access-logfile",
+        str(access_log),
+        "--access-logformat",
+        ACCESS_LOG_FORMAT,
     ]
+    access_log.write_text("")  # gunicorn appends: start each server on an empty file
     handle = open(log, "w")  # noqa: SIM115 - closed when the process is reaped
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=handle)
     base_url = f"http://{HOST}:{port}"
@@ -112,7 +136,7 @@ def gunicorn_start(
             raise RuntimeError(f"gunicorn exited: {log.read_text()[-2000:]}")
         try:
             if httpx.get(f"{base_url}/login/", timeout=2).status_code == 200:
-                return Server(process, base_url, log)
+                return Server(process, base_url, log, access_log)
         except httpx.HTTPError:
             pass
         time.sleep(0.3)
@@ -125,6 +149,47 @@ _CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 def _save_url_re(slug: str) -> re.Pattern:
     return re.compile(rf"/p/{re.escape(slug)}/label/(\d+)/save/")
+
+
+def access_log_size(server: Server) -> int:
+    """The access log's size in bytes: where the next request's line will start."""
+    return server.access_log.stat().st_size
+
+
+def _save_lines_read(path: Path, start: int, slug: str) -> tuple[list[float], int]:
+    """The request times (ms) of the save POSTs logged from byte `start`, and where the last
+    complete line read ends (a line being written is left for the next read)."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read()
+    end = data.rfind(b"\n") + 1
+    pattern = _save_url_re(slug)
+    times = []
+    for line in data[:end].decode().splitlines():
+        method, rest = line.split(" ", 1)
+        path_info, _status, micros = rest.rsplit(" ", 2)
+        if method == "POST" and pattern.fullmatch(path_info):
+            times.append(int(micros) / 1000)
+    return times, start + end
+
+
+async def access_log_times(
+    server: Server, slug: str, start: int, expected: int, *, timeout: float = 10.0
+) -> tuple[list[float], int]:
+    """gunicorn's request times (ms, sorted) of the save POSTs logged since byte `start`.
+
+    gunicorn writes a request's line after it has sent the answer, so the client can have its
+    answer a moment before the line is in the file: this waits (up to `timeout`) until
+    `expected` save POSTs (the number the client sent) are logged. Returns the times and the
+    offset where they end, the start of the next phase; the caller compares the count with
+    `expected`.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        times, end = _save_lines_read(server.access_log, start, slug)
+        if len(times) >= expected or time.monotonic() >= deadline:
+            return sorted(times), end
+        await asyncio.sleep(0.05)
 
 
 @dataclass
