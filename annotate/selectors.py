@@ -6,10 +6,12 @@ confirmed to exist.
 """
 
 from django.core.paginator import Paginator
+from django.db import connection
 from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.utils.functional import cached_property
 
+from annotate.batch import model_rows
 from annotate.models import ROLE_RANK, Answer, Claim, Membership, Project, Role
 
 
@@ -25,9 +27,21 @@ def project_get_for_user(
     """The project with this slug if `user` is a member with at least `role`, else Http404."""
     if not user.is_authenticated:
         raise Http404("No such project.")
-    membership = (
-        Membership.objects.select_related("project").filter(project__slug=slug, user=user).first()
-    )
+    # Every project page starts here: one hand-written statement, not a compiled ORM query.
+    memberships, projects = model_rows(Membership), model_rows(Project)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {memberships.columns('m')}, {projects.columns('p')}"
+            f" FROM {Membership._meta.db_table} m"
+            f" INNER JOIN {Project._meta.db_table} p ON p.id = m.project_id"
+            " WHERE p.slug = %s AND m.user_id = %s",
+            [slug, user.pk],
+        )
+        row = cursor.fetchone()
+    membership = None
+    if row is not None:
+        membership = memberships.instance(row[: len(memberships)])
+        membership.project = projects.instance(row[len(memberships) :])
     if membership is None or ROLE_RANK[Role(membership.role)] < ROLE_RANK[Role(role)]:
         raise Http404("No such project.")
     return membership.project, membership
@@ -150,7 +164,9 @@ def label_screen_get(*, project: Project, user, claim: Claim, from_queue: bool =
     has_span = has_span and claim.span_end <= len(answer.text)
     return {
         "answer": answer,
-        "passages": list(answer.passages.order_by("rank")),
+        # The queue reads a served claim's pile with it, too.
+        "passages": getattr(claim, "answer_passages", None)
+        or list(answer.passages.order_by("rank")),
         "own_label": (
             None
             if from_queue

@@ -16,6 +16,7 @@ writer of labels and reservations holds the claim's row lock (`label_save`, `lab
 (IMMEDIATE transactions), which gives the same guarantee.
 """
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.db import connection, transaction
@@ -23,7 +24,8 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotate.models import Answer, Claim, Label, Membership, Project, Reservation
+from annotate.batch import StatementBatch, model_rows
+from annotate.models import Answer, Claim, Label, Membership, Passage, Project, Reservation
 
 RESERVATION_MINUTES = 10
 # A candidate that fails the re-check stays locked by us and fails every later statement too,
@@ -133,7 +135,14 @@ def claim_next_for_user(*, project: Project, user, stratum: dict | None = None) 
 
 
 def claim_take_next(
-    *, project: Project, user, condition: Q, now=None, may_hold_one: bool = True
+    *,
+    project: Project,
+    user,
+    condition: Q,
+    now=None,
+    may_hold_one: bool = True,
+    before: StatementBatch | None = None,
+    after: StatementBatch | None = None,
 ) -> Claim | None:
     """`claim_next_for_user` for a caller already inside a transaction, with the stratum's
     `condition` (see `stratum_condition`); the claim comes with its answer.
@@ -141,9 +150,16 @@ def claim_take_next(
     The user's own unexpired reservation first (not looked for when the caller knows there is
     none: `may_hold_one=False`), then the first open candidate in queue order, locked (SKIP
     LOCKED), re-checked and reserved in one statement under its lock.
+
+    `before`: the caller's writes, run first (on PostgreSQL in the same round trip as the
+    unrestricted queue's search); `after`: writes to run once the next claim is reserved (with
+    the reservation, in one round trip), or at the end when there is none.
     """
     now = now or timezone.now()
+    before = before if before is not None else StatementBatch()
+    after = after if after is not None else StatementBatch()
     if may_hold_one:
+        before.run()
         mine = (
             Claim.objects.select_for_update(of=("self",))
             .select_related("answer")
@@ -160,6 +176,7 @@ def claim_take_next(
         )
         if mine is not None:
             _reserve(claim=mine, user=user, now=now)
+            after.run()
             return mine
     candidates = None
     if condition:
@@ -171,39 +188,70 @@ def claim_take_next(
         )
     for _ in range(MAX_ATTEMPTS):
         if candidates is not None:
+            before.run()
             claim_id = candidates.first()
         else:
-            claim_id = _first_open_claim_id(project=project, user=user, now=now)
+            claim_id = _first_open_claim_id(project=project, user=user, now=now, batch=before)
         if claim_id is None:
-            return None
-        if _reserve_if_room(claim_id=claim_id, user=user, now=now):
-            return _claim_with_siblings(claim_id=claim_id)
+            break
+        # The reservation, the caller's last writes and the screen's reads: one round trip.
+        batch = StatementBatch()
+        reserved = _reserve_if_room(batch, claim_id=claim_id, user=user, now=now)
+        batch.extend(after)
+        screen = _screen_reads(batch, claim_id=claim_id)
+        results = batch.run()
+        if results[reserved]:
+            return screen(results)
+    after.run()
     return None
 
 
-def _claim_with_siblings(*, claim_id: int) -> Claim:
-    """Claim `claim_id` with its answer, and the answer's claims in reading order as its
-    `answer_claims` (what the labelling screen's `j`/`k` needs): one statement instead of two."""
-    answer_id = Claim.objects.filter(pk=claim_id).values("answer_id")
-    siblings = list(
-        Claim.objects.select_related("answer")
-        .filter(answer_id=Subquery(answer_id))
-        .order_by("position", "id")
+def _screen_reads(batch: StatementBatch, *, claim_id: int) -> Callable[[list], Claim]:
+    """Queue on `batch` the reads of claim `claim_id`'s screen: the claims of its answer in
+    reading order, the answer, its pile in rank order. Returns what builds, from the batch's
+    results, the claim with its answer, `answer_claims` (for `j`/`k`) and `answer_passages`."""
+    claims, answers, passages = (model_rows(model) for model in (Claim, Answer, Passage))
+    claim_table, answer_table = Claim._meta.db_table, Answer._meta.db_table
+    passage_table = Passage._meta.db_table
+    answer_of = f"(SELECT answer_id FROM {claim_table} WHERE id = %s)"
+    siblings_at = batch.add(
+        f"SELECT {claims.columns('s')} FROM {claim_table} s WHERE s.answer_id = {answer_of}"
+        " ORDER BY s.position, s.id",
+        [claim_id],
     )
-    claim = next(sibling for sibling in siblings if sibling.pk == claim_id)
-    for sibling in siblings:
-        sibling.answer = claim.answer
-    claim.answer_claims = siblings
-    return claim
+    answer_at = batch.add(
+        f"SELECT {answers.columns('a')} FROM {answer_table} a WHERE a.id = {answer_of}",
+        [claim_id],
+    )
+    passages_at = batch.add(
+        f"SELECT {passages.columns('p')} FROM {passage_table} p WHERE p.answer_id = {answer_of}"
+        " ORDER BY p.rank",
+        [claim_id],
+    )
+
+    def build(results: list) -> Claim:
+        (answer,) = answers.instances(results[answer_at])
+        siblings = claims.instances(results[siblings_at])
+        pile = passages.instances(results[passages_at])
+        for row in (*siblings, *pile):
+            row.answer = answer
+        claim = next(sibling for sibling in siblings if sibling.pk == claim_id)
+        claim.answer_claims = siblings
+        claim.answer_passages = pile
+        return claim
+
+    return build
 
 
-def _first_open_claim_id(*, project: Project, user, now) -> int | None:
+def _first_open_claim_id(
+    *, project: Project, user, now, batch: StatementBatch | None = None
+) -> int | None:
     """`_candidates` without a stratum, first in queue order, locked (SKIP LOCKED): the id.
 
     The same conditions written out in SQL for the unrestricted queue, the labelling screen's
     usual case: the ORM spent a fifth of a save-and-next's CPU building and compiling them.
     Walks claim_open_queue_idx like the ORM's query. Plain SQL that SQLite runs too (without
-    the lock: SQLite serialises writers).
+    the lock: SQLite serialises writers). Run as the last statement of `batch`, if given.
     """
     claims, answers = Claim._meta.db_table, Answer._meta.db_table
     labels, reservations = Label._meta.db_table, Reservation._meta.db_table
@@ -222,15 +270,15 @@ def _first_open_claim_id(*, project: Project, user, now) -> int | None:
         LIMIT 1 {lock}
     """
     params = [project.pk, user.pk, user.pk, connection.ops.adapt_datetimefield_value(now)]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    return row[0] if row else None
+    batch = batch if batch is not None else StatementBatch()
+    rows = batch.run_then(sql, params)
+    return rows[0][0] if rows else None
 
 
-def _reserve_if_room(*, claim_id: int, user, now) -> bool:
-    """Reserve claim `claim_id` for `user` if its labels and other analysts' live reservations still
-    leave room and the user has not labelled it; say whether. Call holding the claim's row lock.
+def _reserve_if_room(batch: StatementBatch, *, claim_id: int, user, now) -> int:
+    """Queue on `batch` the reservation of claim `claim_id` for `user` if its labels and other
+    analysts' live reservations still leave room and the user has not labelled it; returns the
+    index of its result, which has a row when it reserved. Run it holding the claim's row lock.
 
     The re-check the module docstring describes, fused with the reservation's upsert: being a
     new statement, it reads with a fresh snapshot (READ COMMITTED), which sees every reservation
@@ -252,6 +300,7 @@ def _reserve_if_room(*, claim_id: int, user, now) -> bool:
         ) < (SELECT labels_required - label_count FROM {claims} WHERE id = %s)
         AND NOT EXISTS (SELECT 1 FROM {label} WHERE claim_id = %s AND annotator_id = %s)
         ON CONFLICT (claim_id, user_id) DO UPDATE SET expires_at = excluded.expires_at
+        RETURNING claim_id
     """
     expires = adapt(now + timedelta(minutes=RESERVATION_MINUTES))
     params = [
@@ -265,9 +314,7 @@ def _reserve_if_room(*, claim_id: int, user, now) -> bool:
         claim_id,
         user.pk,
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.rowcount > 0
+    return batch.add(sql, params)
 
 
 @transaction.atomic

@@ -13,9 +13,11 @@ The read functions at the end (`adjudication_claims`, `contradiction_rows`,
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.utils import timezone
 
+from annotate.batch import StatementBatch
 from annotate.models import (
     ROLE_RANK,
     Claim,
@@ -65,46 +67,103 @@ def gold_recompute_for_claim(*, claim: Claim) -> Gold | None:
     return gold_recompute_locked(claim=claim)
 
 
-def gold_recompute_locked(
-    *, claim: Claim, labels: list[tuple[str, bool]] | None = None
-) -> Gold | None:
-    """`gold_recompute_for_claim` for a caller already inside a transaction that holds the
-    claim's row lock, with `claim` read under that lock (no second lock, no savepoint).
+@dataclass(frozen=True)
+class GoldDecision:
+    """What a claim's labels make of its unanimous gold (see `gold_decide`)."""
 
-    `labels`, when given, are the (verdict, needs_review) of every label of the claim as they
-    stand in this transaction, which spares reading them again.
+    action: str  # "keep" (nothing to write), "create", "update" or "delete"
+    verdict: str = ""
+    reason: str = ""
+    review_cleared: bool = False  # the claim's needs_review flag goes off
+
+
+def gold_decide(
+    *,
+    labels_required: int,
+    claim_needs_review: bool,
+    labels: list[tuple[str, bool]],
+    gold: tuple[str, str, str] | None,
+) -> GoldDecision:
+    """The unanimous-gold rule on values alone: `labels` are the (verdict, needs_review) of every
+    label of the claim, `gold` its current gold as (verdict, source, reason) or None.
+
+    Unanimous: at least `labels_required` labels (and at least one), all one verdict, none
+    waiting for review and the claim not flagged. An adjudicated gold is never touched. When
+    every label is fresh again after an edit flagged the claim, the flag goes off first.
     """
-    gold = Gold.objects.filter(claim=claim).first()
-    if gold is not None and gold.source == Gold.Source.ADJUDICATED:
-        return gold
-    if labels is None:
-        labels = list(claim.labels.values_list("verdict", "needs_review"))
+    if gold is not None and gold[1] == Gold.Source.ADJUDICATED:
+        return GoldDecision("keep")
     any_review = any(review for _, review in labels)
-    if claim.needs_review and labels and not any_review:
-        # Every analyst has labelled the claim again since it was edited.
-        claim.needs_review = False
-        claim.save(update_fields=["needs_review"])
+    review_cleared = bool(claim_needs_review and labels and not any_review)
+    needs_review = claim_needs_review and not review_cleared
     verdicts = {verdict for verdict, _ in labels}
     unanimous = (
-        len(labels) >= max(claim.labels_required, 1)
+        len(labels) >= max(labels_required, 1)
         and len(verdicts) == 1
         and not any_review
-        and not claim.needs_review
+        and not needs_review
     )
     if not unanimous:
-        if gold is not None:
-            gold.delete()
-        return None
+        action = "delete" if gold is not None else "keep"
+        return GoldDecision(action, review_cleared=review_cleared)
     verdict = verdicts.pop()
     reason = f"All {len(labels)} analysts labelled it {verdict}."
     if gold is None:
-        return Gold.objects.create(
-            claim=claim, verdict=verdict, source=Gold.Source.UNANIMOUS, reason=reason
+        action = "create"
+    elif gold[0] != verdict or gold[2] != reason:
+        action = "update"
+    else:
+        action = "keep"
+    return GoldDecision(action, verdict, reason, review_cleared)
+
+
+def gold_recompute_locked(*, claim: Claim) -> Gold | None:
+    """`gold_recompute_for_claim` for a caller already inside a transaction that holds the
+    claim's row lock, with `claim` read under that lock (no second lock, no savepoint)."""
+    gold = Gold.objects.filter(claim=claim).first()
+    labels = list(claim.labels.values_list("verdict", "needs_review"))
+    decision = gold_decide(
+        labels_required=claim.labels_required,
+        claim_needs_review=claim.needs_review,
+        labels=labels,
+        gold=(gold.verdict, gold.source, gold.reason) if gold else None,
+    )
+    batch = StatementBatch()
+    gold_apply(batch, claim=claim, decision=decision, gold_id=gold.pk if gold else None)
+    batch.run()
+    if decision.action == "keep":
+        return gold
+    return Gold.objects.filter(claim=claim).first()
+
+
+def gold_apply(
+    batch: StatementBatch, *, claim: Claim, decision: GoldDecision, gold_id: int | None, now=None
+) -> None:
+    """Queue on `batch` the writes `decision` asks of the claim's gold (row `gold_id`, if any);
+    moves `claim.needs_review` in memory too. Plain SQL, so a label's save sends them with its
+    other writes in one round trip (`annotate.batch`)."""
+    table = Gold._meta.db_table
+    moment = connection.ops.adapt_datetimefield_value(now or timezone.now())
+    if decision.review_cleared:
+        # Every analyst has labelled the claim again since it was edited.
+        batch.add(
+            f"UPDATE {Claim._meta.db_table} SET needs_review = %s WHERE id = %s",
+            [False, claim.pk],
         )
-    if gold.verdict != verdict or gold.reason != reason:
-        gold.verdict, gold.reason = verdict, reason
-        gold.save(update_fields=["verdict", "reason", "decided_at"])
-    return gold
+        claim.needs_review = False
+    if decision.action == "delete":
+        batch.add(f"DELETE FROM {table} WHERE id = %s", [gold_id])
+    elif decision.action == "create":
+        batch.add(
+            f"INSERT INTO {table} (claim_id, verdict, source, decided_by_id, reason, decided_at)"
+            " VALUES (%s, %s, %s, NULL, %s, %s)",
+            [claim.pk, decision.verdict, Gold.Source.UNANIMOUS, decision.reason, moment],
+        )
+    elif decision.action == "update":
+        batch.add(
+            f"UPDATE {table} SET verdict = %s, reason = %s, decided_at = %s WHERE id = %s",
+            [decision.verdict, decision.reason, moment, gold_id],
+        )
 
 
 def gold_unanimous_bulk(*, project: Project) -> int:

@@ -1,0 +1,133 @@
+"""Where a save-and-next POST spends its time, in-process (a profile, not a measurement).
+
+    .venv/bin/python -m bench.profile_save_next [--saves 200] [--top 40] [--sql]
+
+Generates a fresh 100k-claim project in the bench database as the save-and-next measurement
+does (`bench-profile-100k`, ~5 s, untimed; fresh each time, so the queue's walk starts as in a
+new bench run), then saves as one of its analysts through Django's full request path
+(middleware, view, template) with the test client. Prints the wall time per POST split
+into time inside database calls and the rest, the statements per POST, and a cProfile of the
+POSTs sorted by own time. `--sql` prints each statement of one POST with its time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import re
+import statistics
+import time
+
+from bench.env import django_setup
+
+
+class _SqlTimer:
+    def __init__(self):
+        self.seconds = 0.0
+        self.count = 0
+        self.log: list[tuple[float, str]] = []
+        self.keep = False
+        self.by_statement: dict[str, float] = {}
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            spent = time.perf_counter() - started
+            self.seconds += spent
+            self.count += 1
+            if self.keep:
+                self.log.append((spent, sql))
+            key = " ".join(sql.split())[:70]
+            self.by_statement[key] = self.by_statement.get(key, 0.0) + spent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--saves", type=int, default=200)
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--sql", action="store_true")
+    parser.add_argument("--claims", type=int, default=100_000)
+    options = parser.parse_args()
+    django_setup(migrate=True)
+    from bench.datagen import project_generate, tables_vacuum
+
+    slug = "bench-profile-100k"
+    project_generate(slug=slug, claims=options.claims, labelled=0.3, gold=False, judge=False)
+    tables_vacuum()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    settings.ALLOWED_HOSTS = ["*"]
+    user = get_user_model().objects.filter(username__startswith=f"{slug}-a").order_by("-id")[0]
+    client = Client()
+    client.force_login(user)
+    page = client.get(f"/p/{slug}/label/")
+    pattern = re.compile(rf"/p/{re.escape(slug)}/label/(\d+)/save/")
+    claim_id = int(pattern.search(page.content.decode()).group(1))
+    headers = {"HX-Request": "true", "HX-Target": "screen"}
+
+    def ms(values):
+        return statistics.median(values) * 1000
+
+    timer = _SqlTimer()
+    walls, in_db, statements = [], [], []
+
+    def post() -> None:
+        nonlocal claim_id
+        db_before, count_before = timer.seconds, timer.count
+        started = time.perf_counter()
+        response = client.post(
+            f"/p/{slug}/label/{claim_id}/save/",
+            {"verdict": "NOT_IN_PILE", "note": ""},
+            headers=headers,
+        )
+        walls.append(time.perf_counter() - started)
+        in_db.append(timer.seconds - db_before)
+        statements.append(timer.count - count_before)
+        assert response.status_code == 200, response.status_code
+        following = int(pattern.search(response.content.decode()).group(1))
+        assert following != claim_id, f"claim {claim_id} was not saved: served again"
+        claim_id = following
+
+    with connection.execute_wrapper(timer):
+        for _ in range(20):  # warm caches, connections, templates
+            post()
+        walls.clear(), in_db.clear(), statements.clear()
+        if options.sql:
+            timer.keep = True
+            post()
+            timer.keep = False
+            for spent, sql in timer.log:
+                print(f"{spent * 1000:6.2f} ms  {sql[:160]}")
+            walls.clear(), in_db.clear(), statements.clear()
+        for _ in range(options.saves):
+            post()
+        print(
+            f"{len(walls)} POSTs without the profiler: wall p50 {ms(walls):.2f} ms, of it in "
+            f"database calls {ms(in_db):.2f} ms; {statistics.median(statements):.0f} statements"
+        )
+        for key, spent in sorted(timer.by_statement.items(), key=lambda kv: -kv[1]):
+            print(f"  {spent / (options.saves + 20) * 1000:6.2f} ms per POST  {key}")
+        walls.clear(), in_db.clear(), statements.clear()
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(options.saves):
+            post()
+        profiler.disable()
+
+    print(
+        f"\n{len(walls)} POSTs: wall p50 {ms(walls):.2f} ms (under cProfile), of it in database "
+        f"calls {ms(in_db):.2f} ms; {statistics.median(statements):.0f} statements per POST"
+    )
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("tottime").print_stats(options.top)
+    stats.sort_stats("cumulative").print_stats(options.top)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""annotate.batch: statements in one round trip (PostgreSQL), model rows built as the ORM does.
+
+The labelling screen's save-and-next sends its writes and reads through these, so a wrong
+result index, a write that survives a failed batch or a field converted differently from the
+ORM would show up as a wrong screen or a wrong label.
+"""
+
+import datetime
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from annotate.batch import StatementBatch, model_rows
+from annotate.models import Answer, Claim, Project
+from tests.factories import AnswerFactory, ClaimFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_each_statement_gets_its_own_rows_in_order():
+    project = ProjectFactory(name="before")
+    table = Project._meta.db_table
+    batch = StatementBatch()
+    renamed = batch.add(f"UPDATE {table} SET name = %s WHERE id = %s", ["after", project.pk])
+    read = batch.add(f"SELECT name, slug FROM {table} WHERE id = %s", [project.pk])
+    nothing = batch.add(f"SELECT name FROM {table} WHERE id = %s", [-1])
+    with transaction.atomic():
+        results = batch.run()
+    assert results[renamed] is None
+    assert results[read] == [("after", project.slug)]
+    assert results[nothing] == []
+    assert len(batch) == 0  # a batch runs its statements once
+
+
+def test_postgresql_gets_the_whole_batch_in_one_round_trip():
+    project = ProjectFactory()
+    table = Project._meta.db_table
+    batch = StatementBatch()
+    for name in ("a", "b", "c"):
+        batch.add(f"UPDATE {table} SET name = %s WHERE id = %s", [name, project.pk])
+    with CaptureQueriesContext(connection) as queries:
+        batch.run()
+    expected = 1 if connection.vendor == "postgresql" else 3
+    assert len(queries.captured_queries) == expected
+    project.refresh_from_db()
+    assert project.name == "c"
+
+
+def test_a_failing_statement_leaves_nothing_of_the_batch_written():
+    project = ProjectFactory(name="kept")
+    other = ProjectFactory()
+    table = Project._meta.db_table
+    batch = StatementBatch()
+    batch.add(f"UPDATE {table} SET name = %s WHERE id = %s", ["lost", project.pk])
+    # The slug is unique: this one fails after the rename has run.
+    batch.add(f"UPDATE {table} SET slug = %s WHERE id = %s", [other.slug, project.pk])
+    with pytest.raises(IntegrityError), transaction.atomic():
+        batch.run()
+    project.refresh_from_db()
+    assert project.name == "kept"
+
+
+def test_run_then_reads_after_the_queued_writes():
+    project = ProjectFactory(name="old")
+    table = Project._meta.db_table
+    batch = StatementBatch()
+    batch.add(f"UPDATE {table} SET name = %s WHERE id = %s", ["new", project.pk])
+    with transaction.atomic():
+        rows = batch.run_then(f"SELECT name FROM {table} WHERE id = %s", [project.pk])
+    assert rows == [("new",)]
+
+
+def _fields(instance) -> dict:
+    return {
+        field.attname: getattr(instance, field.attname)
+        for field in type(instance)._meta.concrete_fields
+    }
+
+
+def test_model_rows_build_the_same_instances_as_the_orm():
+    """JSON, dates, booleans and nulls come back as the ORM gives them, on either database."""
+    answer = AnswerFactory(
+        metadata={"model": "m-1", "scores": [0.5, 1]}, abstention=True, reference=""
+    )
+    claim = ClaimFactory(answer=answer, project=answer.project, tags=["number"], span_start=None)
+    for model, pk in ((Answer, answer.pk), (Claim, claim.pk)):
+        rows = model_rows(model)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {rows.columns('t')} FROM {model._meta.db_table} t WHERE t.id = %s", [pk]
+            )
+            (built,) = rows.instances(cursor.fetchall())
+        assert _fields(built) == _fields(model.objects.get(pk=pk))
+        assert not built._state.adding
+    assert isinstance(built.created_at, datetime.datetime)
+    assert built.tags == ["number"]
