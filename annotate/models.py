@@ -133,7 +133,10 @@ class Membership(models.Model):
 
 
 class Answer(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="answers")
+    # Indexed as the leading column of answer_project_order and answer_external_id_unique.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="answers", db_index=False
+    )
     external_id = models.CharField(max_length=200)
     position = models.PositiveIntegerField(default=0, help_text="Order of import.")
     question = models.TextField()
@@ -174,7 +177,10 @@ class Answer(models.Model):
 
 
 class Passage(models.Model):
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="passages")
+    # Indexed as the leading column of passage_rank_unique.
+    answer = models.ForeignKey(
+        Answer, on_delete=models.CASCADE, related_name="passages", db_index=False
+    )
     rank = models.PositiveIntegerField(help_text="1 = first retrieved.")
     source_id = models.CharField(max_length=300, blank=True)
     title = models.CharField(max_length=500, blank=True)
@@ -193,7 +199,10 @@ class Passage(models.Model):
 class Claim(models.Model):
     # project is the answer's project, kept here so the queue and reports at 100k–1M claims
     # filter one indexed table instead of joining answers.
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="claims")
+    # Indexed as the leading column of claim_queue_idx.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="claims", db_index=False
+    )
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="claims")
     text = models.TextField()
     position = models.PositiveIntegerField(default=0)
