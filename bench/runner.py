@@ -54,7 +54,7 @@ SIZES: dict[str, dict] = {
         "one_saves": 50,
         "many_seconds": 12.0,
         "think_seconds": 24.0,
-        "import_answers": 5_000,
+        "import_answers": 100_000,  # the size (~50 s a run)
         "big_claims": 1_000_000,
         "small_claims": 10_000,
         "judge_claims": 1_000,
@@ -91,7 +91,7 @@ BUDGETS: dict[str, dict[str, float]] = {
     },
     "default": {
         "save_next": 120,
-        "import": 120,
+        "import": 150,
         "report": 240,
         "judge": 60,
         "ragas": 90,
