@@ -99,6 +99,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Django's database sessions and model backend, reading their row per request by SQL instead
+# of a compiled ORM query (config/auth.py).
+SESSION_ENGINE = "config.auth"
+AUTHENTICATION_BACKENDS = ["config.auth.UserBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotate:project-list"
 LOGOUT_REDIRECT_URL = "login"
