@@ -1111,8 +1111,10 @@ def git_commit() -> str:
     done = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
     )
+    # RESULTS.md itself is not a change to what was measured (bench.stats writes its section
+    # there during the run).
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md"],
         cwd=ROOT,
         capture_output=True,
         text=True,
