@@ -919,6 +919,14 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
                     else sum(stale_counts.values()),
                 )
             )
+        # An instrument all of whose verdicts were made on claims' earlier text has no verdict
+        # left to audit: it is not an instrument of the report, but it is named with its count.
+        listed = set(keys) if keys else set(stale_counts)
+        report["instruments_left_out"] = [
+            {"model": model, "prompt_version": prompt_version, "stale_verdicts": n}
+            for (model, prompt_version), n in sorted(stale_counts.items(), key=str)
+            if (model, prompt_version) not in listed
+        ]
         report["judge"] = instruments[0]
         report["instruments"] = [
             {key: value for key, value in block.items() if not key.startswith("_")}
@@ -928,8 +936,29 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
         for name in ("debiased_faithfulness", "ppi_faithfulness", "gold_only_faithfulness"):
             report["method"][f"judge_{name}"] = report["judge"][name]["method"]
         report["method"]["judge_audit"] = report["judge"]["method"]
+        if report["instruments_left_out"]:
+            report["method"]["judge_audit"] += " " + instruments_left_out_text(
+                report["instruments_left_out"]
+            )
     progress(0.98, "saving")
     return json_safe(report)
+
+
+def _left_out_name(row: dict) -> str:
+    n = row["stale_verdicts"]
+    return (
+        f"model {row['model'] or '—'}, prompt {row['prompt_version']}: "
+        f"{n} verdict{'s' if n != 1 else ''}"
+    )
+
+
+def instruments_left_out_text(left_out: list[dict]) -> str:
+    """The sentence naming the instruments with no current verdict (report, dashboard, card)."""
+    named = "; ".join(_left_out_name(row) for row in left_out)
+    return (
+        "Left out, every verdict made on a claim's previous text (edited, split or merged "
+        f"since): {named}. Run the judge on unjudged claims to judge the new text."
+    )
 
 
 def report_public(report: dict) -> dict:
@@ -986,6 +1015,10 @@ def audit_card(*, report: dict, instrument: int = 0) -> dict:
         "canaries": block["canary"]["canaries"],
         "unparseable": block["unparseable"],
         "stale_verdicts_left_out": block.get("stale_verdicts", 0),
+        # Instruments with no current verdict, as "model …, prompt …: N verdicts".
+        "instruments_left_out_all_stale": [
+            _left_out_name(row) for row in report.get("instruments_left_out", [])
+        ],
         "method": block["method"] + " " + CRC_CAVEAT,
     }
     return json_safe(card)

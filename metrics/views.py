@@ -78,11 +78,18 @@ def _dashboard_context(project, judge, alpha: float | None, instrument: int) -> 
 
             inputs = (report.get("_instrument_crc_inputs") or [{}] * len(instruments))[instrument]
             crc = crc_from_inputs(inputs, alpha=alpha)
+        from metrics.services import instruments_left_out_text
+
         context.update(
             {
                 "instruments": instruments,
                 "instrument_index": instrument,
                 "audit": block,
+                "instruments_left_out_text": (
+                    instruments_left_out_text(report["instruments_left_out"])
+                    if report.get("instruments_left_out")
+                    else ""
+                ),
                 "crc": crc,
                 "confusion_svg": charts.confusion_heatmap(block["confusion"]),
                 "confusion_rows": list(

@@ -511,3 +511,37 @@ def test_report_leaves_out_judge_verdicts_made_on_a_claims_previous_text(planted
     assert card["audit_sample_size"] == 38
     # Gold itself is untouched by the judge's staleness: 40 gold claims, as before.
     assert report["claims"]["total"] == 40
+
+
+def test_report_names_an_instrument_whose_every_verdict_went_stale(planted):
+    """A second prompt version judged 8 claims, then a lead edited all 8: that instrument has
+    no verdict left to audit. It is not audited, and it is not silently gone: the report, its
+    method text and the audit card name it with its count."""
+    from judges.models import JudgeVerdict
+    from metrics.services import audit_card
+    from tests.metrics.factories_report import add_second_instrument
+
+    add_second_instrument(planted)
+    JudgeVerdict.objects.filter(run__judge=planted.judge, run__prompt_version="p-2").update(
+        stale=True
+    )
+    report = report_compute(project=planted.project, judge=planted.judge)
+    json.dumps(report, allow_nan=False)
+    assert [(i["model"], i["prompt_version"]) for i in report["instruments"]] == [("m-1", "p-1")]
+    assert report["instruments_left_out"] == [
+        {"model": "m-1", "prompt_version": "p-2", "stale_verdicts": 8}
+    ]
+    assert "model m-1, prompt p-2: 8 verdicts" in report["method"]["judge_audit"]
+    assert audit_card(report=report)["instruments_left_out_all_stale"] == [
+        "model m-1, prompt p-2: 8 verdicts"
+    ]
+
+
+def test_report_leaves_nothing_out_while_every_instrument_has_current_verdicts(planted):
+    from tests.metrics.factories_report import add_second_instrument
+
+    add_second_instrument(planted)
+    report = report_compute(project=planted.project, judge=planted.judge)
+    assert len(report["instruments"]) == 2
+    assert report["instruments_left_out"] == []
+    assert "Left out" not in report["method"]["judge_audit"]

@@ -77,6 +77,19 @@ def test_dashboard_says_how_many_judge_verdicts_on_old_text_it_left_out(client, 
     assert "59 claims judged" in html
 
 
+def test_dashboard_names_an_instrument_with_no_current_verdict(client, planted):
+    from judges.models import JudgeVerdict
+    from tests.metrics.factories_report import add_second_instrument
+
+    add_second_instrument(planted)
+    JudgeVerdict.objects.filter(run__prompt_version="p-2").update(stale=True)
+    snapshot = snapshot_create(project=planted.project, judge=planted.judge)
+    snapshot_compute(snapshot_id=snapshot.pk)
+    html = client.get(url("dashboard", planted), {"judge": planted.judge.pk}).content.decode()
+    assert "every verdict made on a claim&#x27;s previous text" in html
+    assert "model m-1, prompt p-2: 8 verdicts" in html
+
+
 def test_dashboard_htmx_renders_only_the_report_partial(client, planted, computed):
     response = client.get(url("dashboard", planted), {"judge": planted.judge.pk}, **HTMX)
     html = response.content.decode()
