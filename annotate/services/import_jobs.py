@@ -4,7 +4,8 @@
 The file waits under MEDIA_ROOT/imports/ (web and workers share that directory). It is deleted
 once the job is done (its answers are in the database) and kept when the job failed: a file
 with errors stays for a look at what was wrong (the admin links it), and a job the queue or a
-worker lost can be started again from it (`import_job_retry`).
+worker lost can be started again from it (`import_job_retry`). `import_files_prune` (the
+`import_files_prune` command) deletes the files of jobs that failed long ago.
 
 Without a broker (the demo, `make run`) the job runs in the uploading request and the page shows
 it finished. With one, the page polls the job while a worker runs it.
@@ -14,7 +15,9 @@ import io
 import logging
 import threading
 import uuid
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import BinaryIO
 
 from django.core.files.uploadedfile import UploadedFile
@@ -340,3 +343,57 @@ def import_job_get_for_project(*, project: Project, job_id: int) -> ImportJob:
 
 def import_jobs_recent(*, project: Project, limit: int = RECENT_JOBS) -> list[ImportJob]:
     return list(ImportJob.objects.filter(project=project).select_related("created_by")[:limit])
+
+
+@dataclass
+class PruneResult:
+    jobs: int = 0  # failed jobs whose kept file was deleted (the job and its errors stay)
+    orphans: int = 0  # files under MEDIA_ROOT/imports/ that no job refers to
+    bytes: int = 0
+    paths: list[str] = field(default_factory=list)
+
+
+def import_files_prune(*, older_than: timedelta, dry_run: bool = False) -> PruneResult:
+    """Delete the upload files nobody will import any more, older than `older_than`.
+
+    A failed job keeps its file (for a look at what was wrong, or to start it again); this
+    removes the files of jobs that failed longer ago than `older_than`, clearing the job's file
+    field (its errors, counts and dates stay), and files under MEDIA_ROOT/imports/ that no job
+    refers to (a crash between storing an upload and creating its job) whose modification time
+    is older than that. Files of queued and running jobs are never touched. `dry_run` deletes
+    nothing and reports what would go.
+    """
+    result = PruneResult()
+    cutoff = timezone.now() - older_than
+    storage = ImportJob._meta.get_field("file").storage
+    expired = ImportJob.objects.filter(
+        status=ImportJob.Status.FAILED, finished_at__lt=cutoff
+    ).exclude(file="")
+    for job in expired.iterator():
+        size = storage.size(job.file.name) if storage.exists(job.file.name) else 0
+        result.jobs += 1
+        result.bytes += size
+        result.paths.append(job.file.name)
+        if not dry_run:
+            job.file.delete(save=False)
+            ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.FAILED).update(file="")
+    referenced = set(ImportJob.objects.exclude(file="").values_list("file", flat=True))
+    root = Path(storage.path("imports"))
+    if root.is_dir():
+        for path in sorted(root.rglob("*")):
+            name = path.relative_to(storage.path("")).as_posix()
+            if not path.is_file() or name in referenced:
+                continue
+            modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+            if modified >= cutoff:
+                continue
+            result.orphans += 1
+            result.bytes += path.stat().st_size
+            result.paths.append(name)
+            if not dry_run:
+                path.unlink()
+        if not dry_run:  # the per-upload directories left empty
+            for directory in sorted(root.iterdir()):
+                if directory.is_dir() and not any(directory.iterdir()):
+                    directory.rmdir()
+    return result
