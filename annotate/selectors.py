@@ -158,15 +158,19 @@ def label_screen_get(*, project: Project, user, claim: Claim, from_queue: bool =
 
     answer = claim.answer
     # The queue reads a served claim's siblings with it (annotate.services.queue).
-    siblings = getattr(claim, "answer_claims", None) or claim_siblings(claim=claim)
+    siblings = getattr(claim, "answer_claims", None)
+    if siblings is None:
+        siblings = claim_siblings(claim=claim)
+    # The queue reads a served claim's pile with it, too (an empty pile is a read pile).
+    passages = getattr(claim, "answer_passages", None)
+    if passages is None:
+        passages = list(answer.passages.order_by("rank"))
     index = next(i for i, sibling in enumerate(siblings) if sibling.pk == claim.pk)
     has_span = claim.span_start is not None and claim.span_end is not None
     has_span = has_span and claim.span_end <= len(answer.text)
     return {
         "answer": answer,
-        # The queue reads a served claim's pile with it, too.
-        "passages": getattr(claim, "answer_passages", None)
-        or list(answer.passages.order_by("rank")),
+        "passages": passages,
         "own_label": (
             None
             if from_queue

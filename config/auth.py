@@ -51,9 +51,10 @@ class UserBackend(ModelBackend):
     """Django's model backend; only the per-request load of the logged-in user is SQL."""
 
     def get_user(self, user_id):
+        model = get_user_model()
         try:
-            user_id = get_user_model()._meta.pk.to_python(user_id)
+            user_id = model._meta.pk.to_python(user_id)
         except ValidationError:  # a session holding a malformed id: nobody is logged in
             return None
-        user = _row_by(get_user_model(), get_user_model()._meta.pk.column, user_id)
+        user = _row_by(model, model._meta.pk.column, user_id)
         return user if user is not None and self.user_can_authenticate(user) else None

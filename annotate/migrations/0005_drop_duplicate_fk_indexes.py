@@ -12,11 +12,15 @@ on every backend.
 import django.db.models.deletion
 from django.db import migrations, models
 
+# (table, column, index, model, field, related_name, target)
 INDEXES = [
-    ("annotate_answer", "project_id", "annotate_answer_project_id_81227853"),
-    ("annotate_claim", "project_id", "annotate_claim_project_id_97de9ba3"),
-    ("annotate_passage", "answer_id", "annotate_passage_answer_id_93751009"),
-]
+    ("annotate_answer", "project_id", "annotate_answer_project_id_81227853",
+     "answer", "project", "answers", "annotate.project"),
+    ("annotate_claim", "project_id", "annotate_claim_project_id_97de9ba3",
+     "claim", "project", "claims", "annotate.project"),
+    ("annotate_passage", "answer_id", "annotate_passage_answer_id_93751009",
+     "passage", "answer", "passages", "annotate.answer"),
+]  # fmt: skip
 
 
 class Migration(migrations.Migration):
@@ -28,42 +32,23 @@ class Migration(migrations.Migration):
         migrations.SeparateDatabaseAndState(
             database_operations=[
                 migrations.RunSQL(
-                    sql=f'DROP INDEX IF EXISTS "{name}"',
-                    reverse_sql=f'CREATE INDEX "{name}" ON "{table}" ("{column}")',
+                    sql=f'DROP INDEX IF EXISTS "{index}"',
+                    reverse_sql=f'CREATE INDEX "{index}" ON "{table}" ("{column}")',
                 )
-                for table, column, name in INDEXES
+                for table, column, index, *_ in INDEXES
             ],
             state_operations=[
                 migrations.AlterField(
-                    model_name="answer",
-                    name="project",
+                    model_name=model,
+                    name=field,
                     field=models.ForeignKey(
                         db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
-                        related_name="answers",
-                        to="annotate.project",
+                        related_name=related_name,
+                        to=target,
                     ),
-                ),
-                migrations.AlterField(
-                    model_name="claim",
-                    name="project",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="claims",
-                        to="annotate.project",
-                    ),
-                ),
-                migrations.AlterField(
-                    model_name="passage",
-                    name="answer",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="passages",
-                        to="annotate.answer",
-                    ),
-                ),
+                )
+                for *_, model, field, related_name, target in INDEXES
             ],
         ),
     ]

@@ -33,7 +33,12 @@ from annotate.models import (
     Role,
 )
 from annotate.queue_order import claim_labels_required, claim_queue_key
-from annotate.services.labels import LabelError, label_evidence_check
+from annotate.services.labels import (
+    HISTORY_STATE_COLUMNS,
+    LABEL_STATE_COLUMNS,
+    LabelError,
+    label_evidence_check,
+)
 from judges.models import Backend, Judge, JudgeRun, JudgeVerdict, JudgeVerdictChoice
 
 BATCH_ANSWERS = 1000
@@ -68,30 +73,14 @@ CLAIM_COLUMNS = (
     "queue_key",
     "labels_required",
 )
-LABEL_COLUMNS = (
-    "claim_id",
-    "annotator_id",
-    "verdict",
-    "evidence_passage_id",
-    "evidence_start",
-    "evidence_end",
-    "evidence_quote",
-    "note",
-    "correct",
-)
+LABEL_COLUMNS = ("claim_id", "annotator_id", *LABEL_STATE_COLUMNS)
 # A label's history row: its id and action, then the label's own columns.
 LABEL_HISTORY_COLUMNS = (
     "label_id_at_time",
     "action",
     "claim_id",
     "annotator_id",
-    "verdict",
-    "evidence_passage_id_at_time",
-    "evidence_start",
-    "evidence_end",
-    "evidence_quote",
-    "note",
-    "correct",
+    *HISTORY_STATE_COLUMNS,
 )
 GOLD_COLUMNS = ("claim_id", "verdict", "source", "reason", "decided_by_id")
 JUDGE_VERDICT_COLUMNS = ("run_id", "claim_id", "verdict", "confidence", "raw_response")

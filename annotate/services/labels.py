@@ -20,6 +20,22 @@ from annotate.models import (
 )
 from annotate.quotes import QuoteError, quote_locate, quote_verify, utf16_to_codepoint_offset
 
+# A label's own state, in the order every writer of labels and their history uses (the
+# history row names the passage `evidence_passage_id_at_time`).
+LABEL_STATE_COLUMNS = (
+    "verdict",
+    "evidence_passage_id",
+    "evidence_start",
+    "evidence_end",
+    "evidence_quote",
+    "note",
+    "correct",
+)
+HISTORY_STATE_COLUMNS = tuple(
+    "evidence_passage_id_at_time" if column == "evidence_passage_id" else column
+    for column in LABEL_STATE_COLUMNS
+)
+
 
 class LabelError(ValueError):
     """A label that cannot be saved as given; the message is for the analyst."""
@@ -237,7 +253,7 @@ def label_save(
     )
     batch = StatementBatch()
     _reservation_release(batch, claim_id=claim.pk, user_id=annotator.pk)
-    _label, complete_delta = _label_write(
+    _, complete_delta = _label_write(
         batch,
         locked=locked,
         annotator=annotator,
@@ -281,10 +297,10 @@ def label_save_and_next(
     `project.claims_complete` are moved in memory too, so the next screen's progress needs no
     query.
 
-    Round trips (PostgreSQL): one statement reads the locked claim with its labels, gold and
-    the member's reservations; the label's writes and the search for the next claim go
-    together in one batch, the reservation and the completion counter in another
-    (`annotate.batch`).
+    Three round trips on PostgreSQL (`annotate.batch`): the claim's lock with the read of its
+    labels, gold and the member's reservations; the label's writes with the search for the
+    next claim; the next claim's reservation, the completion counter and the next screen's
+    reads (`annotate.services.queue.claim_take_next`).
     """
     from annotate.services.queue import claim_take_next, stratum_condition
 
@@ -389,15 +405,7 @@ def _label_write(
     )
     label._state.adding = False
     label._state.db = connection.alias
-    columns = [
-        "verdict",
-        "evidence_passage_id",
-        "evidence_start",
-        "evidence_end",
-        "evidence_quote",
-        "note",
-        "correct",
-    ]
+    columns = LABEL_STATE_COLUMNS
     values = [getattr(label, column) for column in columns]
     stratum_value = Label._meta.get_field("stratum").get_db_prep_save(stratum, connection)
     moment = connection.ops.adapt_datetimefield_value(now)
@@ -419,14 +427,10 @@ def _label_write(
         )
         label_id, label_params = "%s", [own[0]]
     action = LabelHistory.Action.UPDATED if own else LabelHistory.Action.CREATED
-    # The history row holds the label's state after the change, under its own column names.
-    history_columns = [
-        "evidence_passage_id_at_time" if column == "evidence_passage_id" else column
-        for column in columns
-    ]
+    # The history row holds the label's state after the change.
     batch.add(
         f"INSERT INTO {history} (label_id_at_time, claim_id, annotator_id, action,"
-        f" {', '.join(history_columns)}, changed_at)"
+        f" {', '.join(HISTORY_STATE_COLUMNS)}, changed_at)"
         f" VALUES ({label_id}, %s, %s, %s, {', '.join(['%s'] * len(columns))}, %s)",
         [*label_params, claim.pk, annotator.pk, action, *values, moment],
     )

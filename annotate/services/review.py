@@ -133,6 +133,8 @@ def gold_recompute_locked(*, claim: Claim) -> Gold | None:
     batch.run()
     if decision.action == "keep":
         return gold
+    if decision.action == "delete":
+        return None
     return Gold.objects.filter(claim=claim).first()
 
 

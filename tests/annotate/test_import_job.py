@@ -22,13 +22,7 @@ from tests.reliability.test_broker_down import dead_broker  # noqa: F401 (a fixt
 
 DATA = Path(__file__).parent / "data"
 HTMX = {"HTTP_HX_REQUEST": "true"}
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def media_root(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
 
 
 @pytest.fixture

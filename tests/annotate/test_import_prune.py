@@ -14,13 +14,7 @@ from annotate.models import ImportJob
 from tests.annotate.test_import_job import job_with_file, stored_files
 from tests.factories import ProjectFactory
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def media_root(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
 
 
 @pytest.fixture
