@@ -1,8 +1,11 @@
 """Writing labels: the one path by which an analyst's verdict reaches the database."""
 
+import logging
+import random
+import time
 from dataclasses import dataclass
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.http import Http404
 from django.utils import timezone
 
@@ -37,8 +40,29 @@ HISTORY_STATE_COLUMNS = tuple(
 )
 
 
+logger = logging.getLogger(__name__)
+
+# SQLSTATEs after which the whole transaction may simply run again: deadlock_detected and
+# serialization_failure (PostgreSQL rolled it back; nothing of it was written).
+RETRIED_SQLSTATES = frozenset({"40P01", "40001"})
+SAVE_TRIES = 3
+SAVE_BACKOFF_SECONDS = 0.02  # times the try number, jittered ×0.5–1.5
+
+
 class LabelError(ValueError):
     """A label that cannot be saved as given; the message is for the analyst."""
+
+
+class LabelSaveConflict(RuntimeError):
+    """The save lost to concurrent transactions `SAVE_TRIES` times; nothing of it was written.
+
+    The message is for the analyst: their form is shown again as they sent it."""
+
+
+def transaction_conflict(error: BaseException) -> bool:
+    """Whether `error` is a deadlock or serialisation failure, after which a retry is safe."""
+    cause = error.__cause__ if isinstance(error, OperationalError) else error
+    return getattr(cause, "sqlstate", None) in RETRIED_SQLSTATES
 
 
 def _history_row(label: Label, action: str) -> LabelHistory:
@@ -269,8 +293,37 @@ def label_save(
     return Label.objects.get(claim_id=claim.pk, annotator=annotator)
 
 
+def label_save_and_next(**arguments) -> tuple[Label, Claim | None]:
+    """`_label_save_and_next` (see there), its transaction run again after a deadlock or a
+    serialisation failure: up to `SAVE_TRIES` tries with a short jittered backoff, then
+    LabelSaveConflict. Call it outside any transaction (inside one, only its savepoint is
+    retried while the outer transaction keeps its locks)."""
+    for attempt in range(1, SAVE_TRIES + 1):
+        try:
+            return _label_save_and_next(**arguments)
+        except OperationalError as error:
+            if not transaction_conflict(error):
+                raise
+            logger.warning(
+                "save-and-next of claim %s by user %s: %s (try %s of %s)",
+                arguments.get("claim_id"),
+                getattr(arguments.get("annotator"), "pk", None),
+                str(error).splitlines()[0],
+                attempt,
+                SAVE_TRIES,
+            )
+            if attempt == SAVE_TRIES:
+                raise LabelSaveConflict(
+                    "Your label was not saved: the database was busy with other saves at "
+                    "that moment (several tabs saving at once, say). Your verdict and quote "
+                    "are still in the form: press Save again."
+                ) from error
+            time.sleep(SAVE_BACKOFF_SECONDS * attempt * random.uniform(0.5, 1.5))
+    raise AssertionError("unreachable")
+
+
 @transaction.atomic
-def label_save_and_next(
+def _label_save_and_next(
     *,
     project: Project,
     membership: Membership,

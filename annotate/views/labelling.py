@@ -21,7 +21,12 @@ from annotate.selectors import (
     label_screen_get,
     labelling_progress,
 )
-from annotate.services.labels import LabelError, label_save_and_next, label_undo
+from annotate.services.labels import (
+    LabelError,
+    LabelSaveConflict,
+    label_save_and_next,
+    label_undo,
+)
 from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve
 
 
@@ -142,12 +147,17 @@ def label_claim_save(request, project, membership, claim_id: int):
             note=data["note"],
             correct=data["correct"] if data["verdict"] != Verdict.SUPPORTED else "",
         )
-    except (LabelError, QueueError) as error:
+    except (LabelError, QueueError, LabelSaveConflict) as error:
         claim = claim_get_for_project(project=project, claim_id=claim_id)
         status = 200 if request.htmx else 422
-        return _screen(
+        if isinstance(error, LabelSaveConflict):
+            status = 503  # label.js swaps it in: the form as sent, with the message
+        response = _screen(
             request, project, membership, claim, data=request.POST, error=str(error), status=status
         )
+        if status == 503:
+            response["Retry-After"] = "1"
+        return response
     if not request.htmx:
         return redirect(f"{reverse('annotate:label-next', args=[project.slug])}?saved={claim_id}")
     response = _screen(request, project, membership, following, saved=label, from_queue=True)
