@@ -70,6 +70,7 @@ def _history_row(label: Label, action: str) -> LabelHistory:
         label_id_at_time=label.pk,
         claim_id=label.claim_id,
         annotator_id=label.annotator_id,
+        imported_annotator_id=label.imported_annotator_id,
         action=action,
         verdict=label.verdict,
         evidence_passage_id_at_time=label.evidence_passage_id,

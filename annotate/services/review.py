@@ -359,7 +359,9 @@ def adjudication_claims(*, project: Project) -> QuerySet[Claim]:
 
 def claim_labels_for_review(*, claim: Claim) -> list[Label]:
     return list(
-        claim.labels.select_related("annotator", "evidence_passage").order_by("annotator__username")
+        claim.labels.select_related("annotator", "imported_annotator", "evidence_passage").order_by(
+            "annotator__username", "imported_annotator__name"
+        )
     )
 
 
@@ -432,7 +434,7 @@ def contradiction_rows(*, project: Project) -> list[ContradictionRow]:
     """Every claim with gold CONTRADICTED, or no gold and a CONTRADICTED label, with the
     answer's sentence and each contradicting label's quoted line."""
     contradicting = Label.objects.filter(verdict=Verdict.CONTRADICTED).select_related(
-        "evidence_passage", "annotator"
+        "evidence_passage", "annotator", "imported_annotator"
     )
     claims = (
         Claim.objects.filter(project=project)

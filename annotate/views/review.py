@@ -43,9 +43,9 @@ class AdjudicateForm(forms.Form):
 def _labels_prefetch() -> Prefetch:
     return Prefetch(
         "labels",
-        queryset=Label.objects.select_related("annotator", "evidence_passage").order_by(
-            "annotator__username"
-        ),
+        queryset=Label.objects.select_related(
+            "annotator", "imported_annotator", "evidence_passage"
+        ).order_by("annotator__username", "imported_annotator__name"),
         to_attr="review_labels",
     )
 
@@ -260,7 +260,7 @@ def _contradictions_table(rows) -> list[dict]:
                     "passage_says": f"{line.before}{line.mark}{line.after}".strip() if line else "",
                     "quote": label.evidence_quote if label else "",
                     "gold": row.gold or "(no gold yet)",
-                    "analyst": label.annotator.get_username() if label else "",
+                    "analyst": label.annotator_name if label else "",
                 }
             )
     return table
