@@ -77,6 +77,13 @@ class Project(models.Model):
         default=False,
         help_text="After saving their own label, analysts may see the judge's and colleagues'.",
     )
+    count_changed_after_reveal = models.BooleanField(
+        default=False,
+        help_text="Count labels changed after the analyst was shown the judge's or a "
+        "colleague's verdict toward gold and agreement. Off: such a label does not count "
+        "toward a unanimous gold (the claim then needs other labels or a lead) and is left "
+        "out of inter-analyst agreement.",
+    )
     # Labelling progress, maintained by label_save/label_undo so the screen never recounts
     # 100k claims (a count over them takes tens of ms); annotate.services.queue can rebuild it.
     claims_complete = models.PositiveIntegerField(
@@ -311,6 +318,11 @@ class Label(models.Model):
         default=dict, blank=True, help_text="The queue restriction in force when labelled."
     )
     needs_review = models.BooleanField(default=False)
+    changed_after_reveal = models.BooleanField(
+        default=False,
+        help_text="Its verdict differs from the one it had when the analyst was shown the "
+        "judge's or a colleague's verdict on the claim (a `Reveal`).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -386,6 +398,7 @@ class LabelHistory(models.Model):
     evidence_quote = models.TextField(blank=True)
     note = models.TextField(blank=True)
     correct = models.CharField(max_length=7, blank=True)
+    changed_after_reveal = models.BooleanField(default=False)
     changed_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -394,6 +407,28 @@ class LabelHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.verdict} on claim {self.claim_id}"
+
+
+class Reveal(models.Model):
+    """The judge's verdicts or colleagues' labels on a claim were shown to a user, once their
+    own label existed (`claim_reveal_for_user`, recorded when the screen renders them).
+
+    `verdict` is the user's verdict at the first reveal, their blind judgement: a later label
+    of theirs with another verdict is `changed_after_reveal`.
+    """
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="reveals")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    verdict = models.CharField(max_length=12, choices=Verdict.choices)
+    revealed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "user"], name="reveal_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"claim {self.claim_id} revealed to {self.user_id} (was {self.verdict})"
 
 
 class Reservation(models.Model):

@@ -147,12 +147,15 @@ def label_columns(*, project: Project) -> pd.DataFrame:
 
     `annotator_id` is the user's id, or minus the id of an imported annotator (labels that
     came in a file under a name, `annotate.models.ImportedAnnotator`); `annotator_names`
-    names both.
+    names both. Labels changed after a reveal (the analyst saw the judge's or a colleague's
+    verdict, then changed theirs) are left out unless the project counts them
+    (`Project.count_changed_after_reveal`): they are no independent judgement.
     """
+    labels = Label.objects.filter(claim__project=project)
+    if not project.count_changed_after_reveal:
+        labels = labels.exclude(changed_after_reveal=True)
     frame = _frame(
-        Label.objects.filter(claim__project=project).annotate(
-            annotator_key=Coalesce(F("annotator_id"), -F("imported_annotator_id"))
-        ),
+        labels.annotate(annotator_key=Coalesce(F("annotator_id"), -F("imported_annotator_id"))),
         {
             "claim_id": "claim_id",
             "annotator_key": "annotator_id",

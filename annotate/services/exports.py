@@ -301,7 +301,7 @@ def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
         )
         label_columns = (
             f"{_ANNOTATOR_KEY}, l.verdict, l.evidence_passage_id, l.evidence_start,"
-            " l.evidence_end, l.evidence_quote, l.note, l.correct"
+            " l.evidence_end, l.evidence_quote, l.note, l.correct, l.changed_after_reveal"
         )
         citation_columns = "p.id"
     else:
@@ -318,6 +318,7 @@ def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
             f" {_text('l.evidence_start')} || ',' || {_text('l.evidence_end')} || ','"
             f" || {csv_sql('l.evidence_quote')} || ',' || {csv_sql('l.note')}"
             f" || ',' || l.correct"
+            " || ',' || CASE WHEN l.changed_after_reveal THEN 'true' ELSE '' END"
         )
         citation_columns = _PASSAGE_REF
     with connection.cursor() as cursor:
@@ -412,7 +413,7 @@ def _pile_refs(passages: list[tuple]) -> dict[int, str | int]:
 
 
 def _label_entry(label: tuple, refs: dict, lookups: _Lookups) -> dict:
-    _claim, annotator, verdict, passage, start, end, quote, note, correct = label
+    _claim, annotator, verdict, passage, start, end, quote, note, correct, changed = label
     entry: dict = {"annotator": lookups.username(annotator), "verdict": verdict}
     if passage is not None:
         entry["quote"] = {"passage": refs[passage], "start": start, "end": end, "text": quote}
@@ -420,6 +421,9 @@ def _label_entry(label: tuple, refs: dict, lookups: _Lookups) -> dict:
         entry["note"] = note
     if correct:
         entry["correct"] = correct
+    if changed:
+        # Changed after the analyst saw the judge's or a colleague's verdict (for leads).
+        entry["changed_after_reveal"] = True
     return entry
 
 
@@ -525,6 +529,7 @@ LABEL_FIELDS = (
     "quote_text",
     "note",
     "correct",
+    "changed_after_reveal",  # "true" when changed after a reveal of the judge's or colleagues'
 )
 FIXED_COLUMNS = (
     "answer_id",

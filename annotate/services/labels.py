@@ -19,6 +19,7 @@ from annotate.models import (
     Passage,
     Project,
     Reservation,
+    Reveal,
     Verdict,
 )
 from annotate.quotes import QuoteError, quote_locate, quote_verify, utf16_to_codepoint_offset
@@ -79,7 +80,24 @@ def _history_row(label: Label, action: str) -> LabelHistory:
         evidence_quote=label.evidence_quote,
         note=label.note,
         correct=label.correct,
+        changed_after_reveal=label.changed_after_reveal,
     )
+
+
+def reveal_record(*, claim_id: int, user, verdict: str) -> None:
+    """Record that the judge's or colleagues' verdicts on claim `claim_id` were shown to
+    `user`, whose own label then said `verdict`. Only the first reveal is kept: its verdict is
+    their blind judgement, against which a later change is `changed_after_reveal`. One
+    statement, INSERT … ON CONFLICT DO NOTHING, for a screen that just rendered a reveal."""
+    Reveal.objects.bulk_create(
+        [Reveal(claim_id=claim_id, user=user, verdict=verdict)], ignore_conflicts=True
+    )
+
+
+def _changed_after_reveal(*, revealed: str | None, verdict: str) -> bool:
+    """A label is changed after reveal when a reveal was shown and its verdict is no longer
+    the one the analyst had then (changing back to it clears the flag)."""
+    return revealed is not None and verdict != revealed
 
 
 def label_evidence_check(
@@ -165,11 +183,13 @@ class _LockedClaim:
     """A claim read under its row lock with what saving a label on it needs (`_claim_lock`)."""
 
     claim: Claim
-    labels: list[tuple[int, int, str, bool]]  # every label: id, annotator_id, verdict, review
+    # every label: id, annotator_id, verdict, needs_review, changed_after_reveal
+    labels: list[tuple[int, int | None, str, bool, bool]]
     gold: tuple[str, str, str] | None  # its gold: verdict, source, reason
     gold_id: int | None
     reserved: bool  # the user holds a reservation on it (expired or not)
     holds_another: bool  # the user holds an unexpired reservation on another claim of the project
+    revealed: str | None  # the user's verdict when the claim was first revealed to them
 
 
 def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _LockedClaim:
@@ -186,6 +206,7 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
     """
     claims, labels = Claim._meta.db_table, Label._meta.db_table
     golds, reservations = Gold._meta.db_table, Reservation._meta.db_table
+    reveals = Reveal._meta.db_table
     batch = StatementBatch()
     if connection.features.has_select_for_update:
         batch.add(
@@ -201,8 +222,9 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
                 WHERE r.user_id = %s AND o.project_id = c.project_id AND r.claim_id <> c.id
                 AND r.expires_at > %s
             ),
+            (SELECT v.verdict FROM {reveals} v WHERE v.claim_id = c.id AND v.user_id = %s),
             g.id, g.verdict, g.source, g.reason,
-            l.id, l.annotator_id, l.verdict, l.needs_review
+            l.id, l.annotator_id, l.verdict, l.needs_review, l.changed_after_reveal
         FROM {claims} c
         LEFT JOIN {golds} g ON g.claim_id = c.id
         LEFT JOIN {labels} l ON l.claim_id = c.id
@@ -212,6 +234,7 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
         user_id,
         user_id,
         connection.ops.adapt_datetimefield_value(now),
+        user_id,
         claim_id,
         project_id,
     ]
@@ -232,11 +255,16 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
     claim = Claim.from_db(connection.alias, fields, [read[name] for name in fields])
     return _LockedClaim(
         claim=claim,
-        labels=[(row[13], row[14], row[15], bool(row[16])) for row in rows if row[13] is not None],
-        gold=(first[10], first[11], first[12]) if first[9] is not None else None,
-        gold_id=first[9],
+        labels=[
+            (row[14], row[15], row[16], bool(row[17]), bool(row[18]))
+            for row in rows
+            if row[14] is not None
+        ],
+        gold=(first[11], first[12], first[13]) if first[10] is not None else None,
+        gold_id=first[10],
         reserved=bool(first[7]),
         holds_another=bool(first[8]),
+        revealed=first[9],
     )
 
 
@@ -287,6 +315,7 @@ def label_save(
         correct=correct,
         stratum=stratum or {},
         now=now,
+        count_changed=claim.project.count_changed_after_reveal,
         **evidence,
     )
     _project_complete_move(batch, project_id=claim.project_id, delta=complete_delta)
@@ -386,6 +415,7 @@ def _label_save_and_next(
         correct=correct,
         stratum=stratum,
         now=now,
+        count_changed=project.count_changed_after_reveal,
         **evidence,
     )
     last = StatementBatch()
@@ -418,6 +448,7 @@ def _label_write(
     correct: str,
     stratum: dict,
     now,
+    count_changed: bool,
 ) -> tuple[Label, int]:
     """Queue on `batch` the writes of the label, its history row, the counters and the gold.
 
@@ -425,6 +456,8 @@ def _label_write(
     `label_count` is exact), after `_label_check`; run `batch` before the transaction ends.
     Returns the label as it will stand (without its id when new) and the change to the
     project's `claims_complete`, for the caller to apply as its transaction's last write.
+    The label is `changed_after_reveal` when its verdict differs from the user's at the
+    claim's reveal (`locked.revealed`); `count_changed` is the project's setting for gold.
     """
     from annotate.services.review import gold_apply, gold_decide
 
@@ -454,6 +487,7 @@ def _label_write(
         correct=correct,
         stratum=stratum,
         needs_review=False,
+        changed_after_reveal=_changed_after_reveal(revealed=locked.revealed, verdict=verdict),
         created_at=None if own else now,
         updated_at=now,
     )
@@ -464,37 +498,40 @@ def _label_write(
     stratum_value = Label._meta.get_field("stratum").get_db_prep_save(stratum, connection)
     moment = connection.ops.adapt_datetimefield_value(now)
     table, history = Label._meta.db_table, LabelHistory._meta.db_table
+    changed = label.changed_after_reveal
     if own is None:
         batch.add(
             f"INSERT INTO {table} (claim_id, annotator_id, {', '.join(columns)}, stratum,"
-            " needs_review, created_at, updated_at)"
-            f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s)",
-            [claim.pk, annotator.pk, *values, stratum_value, False, moment, moment],
+            " needs_review, changed_after_reveal, created_at, updated_at)"
+            f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s, %s)",
+            [claim.pk, annotator.pk, *values, stratum_value, False, changed, moment, moment],
         )
         label_id = f"(SELECT id FROM {table} WHERE claim_id = %s AND annotator_id = %s)"
         label_params = [claim.pk, annotator.pk]
     else:
         batch.add(
             f"UPDATE {table} SET {', '.join(f'{column} = %s' for column in columns)},"
-            " stratum = %s, needs_review = %s, updated_at = %s WHERE id = %s",
-            [*values, stratum_value, False, moment, own[0]],
+            " stratum = %s, needs_review = %s, changed_after_reveal = %s, updated_at = %s"
+            " WHERE id = %s",
+            [*values, stratum_value, False, changed, moment, own[0]],
         )
         label_id, label_params = "%s", [own[0]]
     action = LabelHistory.Action.UPDATED if own else LabelHistory.Action.CREATED
     # The history row holds the label's state after the change.
     batch.add(
         f"INSERT INTO {history} (label_id_at_time, claim_id, annotator_id, action,"
-        f" {', '.join(HISTORY_STATE_COLUMNS)}, changed_at)"
-        f" VALUES ({label_id}, %s, %s, %s, {', '.join(['%s'] * len(columns))}, %s)",
-        [*label_params, claim.pk, annotator.pk, action, *values, moment],
+        f" {', '.join(HISTORY_STATE_COLUMNS)}, changed_after_reveal, changed_at)"
+        f" VALUES ({label_id}, %s, %s, %s, {', '.join(['%s'] * len(columns))}, %s, %s)",
+        [*label_params, claim.pk, annotator.pk, action, *values, changed, moment],
     )
-    labels = [(row[2], row[3]) for row in locked.labels if row[1] != annotator.pk]
-    labels.append((verdict, False))
+    labels = [(row[2], row[3], row[4]) for row in locked.labels if row[1] != annotator.pk]
+    labels.append((verdict, False, changed))
     decision = gold_decide(
         labels_required=claim.labels_required,
         claim_needs_review=claim.needs_review,
         labels=labels,
         gold=locked.gold,
+        count_changed=count_changed,
     )
     gold_apply(batch, claim=claim, decision=decision, gold_id=locked.gold_id, now=now)
     return label, complete_delta
@@ -609,6 +646,12 @@ def label_undo(*, user, project: Project) -> Claim | None:
     label.evidence_quote = before.evidence_quote if passage else ""
     label.note = before.note
     label.correct = before.correct
+    label.changed_after_reveal = _changed_after_reveal(
+        revealed=Reveal.objects.filter(claim=claim, user=user)
+        .values_list("verdict", flat=True)
+        .first(),
+        verdict=label.verdict,
+    )
     label.save()
     _history_row(label, LabelHistory.Action.UNDONE).save()
     gold_recompute_locked(claim=claim)

@@ -26,6 +26,7 @@ from annotate.services.labels import (
     LabelSaveConflict,
     label_save_and_next,
     label_undo,
+    reveal_record,
 )
 from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve
 
@@ -91,8 +92,18 @@ def _screen(
         context["saved_reveal"] = claim_reveal_for_user(
             claim=saved.claim, user=request.user, project=project
         )
+    _reveals_record(request.user, (context.get("reveal"), context.get("own_label")))
+    _reveals_record(request.user, (context.get("saved_reveal"), saved))
     template = "annotate/label.html#screen" if request.htmx else "annotate/label.html"
     return render(request, template, context, status=status)
+
+
+def _reveals_record(user, shown: tuple) -> None:
+    """Record a reveal this screen renders (a judge's verdict or a colleague's label beside
+    the user's own label): a later change of that label is then `changed_after_reveal`."""
+    reveal, label = shown
+    if label is not None and reveal and (reveal["judge_verdicts"] or reveal["colleague_labels"]):
+        reveal_record(claim_id=label.claim_id, user=user, verdict=label.verdict)
 
 
 def _next(request, project, membership) -> tuple[Claim | None, str]:
