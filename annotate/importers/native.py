@@ -4,7 +4,7 @@
      "risk_category"?, "answerable"?, "abstention"?, "metadata"?,
      "claims"?: [{"text", "position"?, "origin"?, "tags"?, "citations"?, "span"?: {"start", "end"},
                   "labels"?: [{"annotator", "verdict", "quote"?: {"passage", "start", "end", "text"?},
-                               "note"?, "correct"?}],
+                               "note"?, "correct"?, "changed_after_reveal"?}],
                   "gold"?: {"verdict", "source", "reason"?, "decided_by"?},
                   "judge"?: {"name", "verdict", "confidence"?} (or a list of them),
                   "judges"?: [{"name", "verdict", "confidence"?, "prompt_version"?, "model"?,
@@ -172,7 +172,10 @@ def label_parse(
         return None
     note = reader.get(raw, "note", path, "string", required=False, default="")
     correct = _correct(reader, raw, path)
-    if annotator is None or verdict is None or note is None:
+    changed = reader.get(
+        raw, "changed_after_reveal", path, "boolean", required=False, default=False
+    )
+    if annotator is None or verdict is None or note is None or changed is None:
         return None
     if verdict == Verdict.SUPPORTED:
         correct = ""  # as label_save: correctness is asked of unfaithful claims only
@@ -183,6 +186,7 @@ def label_parse(
         note=note,
         correct=correct,
         field=path,
+        changed_after_reveal=changed,
     )
 
 

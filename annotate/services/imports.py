@@ -74,7 +74,13 @@ CLAIM_COLUMNS = (
     "labels_required",
 )
 # A label is a mapped member's (annotator_id) or an imported annotator's: one of the two.
-LABEL_COLUMNS = ("claim_id", "annotator_id", "imported_annotator_id", *LABEL_STATE_COLUMNS)
+LABEL_COLUMNS = (
+    "claim_id",
+    "annotator_id",
+    "imported_annotator_id",
+    *LABEL_STATE_COLUMNS,
+    "changed_after_reveal",
+)
 # A label's history row: its id and action, then the label's own columns.
 LABEL_HISTORY_COLUMNS = (
     "label_id_at_time",
@@ -83,6 +89,7 @@ LABEL_HISTORY_COLUMNS = (
     "annotator_id",
     "imported_annotator_id",
     *HISTORY_STATE_COLUMNS,
+    "changed_after_reveal",
 )
 GOLD_COLUMNS = (
     "claim_id",
@@ -485,6 +492,7 @@ class _Writer:
                             quote.text if quote else "",
                             label.note,
                             label.correct,
+                            label.changed_after_reveal,
                         )
                     )
                 if claim.gold:

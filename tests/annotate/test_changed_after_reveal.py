@@ -177,3 +177,29 @@ def test_the_reveal_on_the_claims_own_page_is_recorded_too(client):
     assert Reveal.objects.get(claim=claim, user=analyst).verdict == "SUPPORTED"
     _post(client, project, claim, passage, "CONTRADICTED")
     assert Label.objects.get(claim=claim, annotator=analyst).changed_after_reveal
+
+
+def test_the_flag_survives_export_and_import_and_keeps_the_claim_out_of_gold(client):
+    from annotate.services.imports import answers_import
+
+    project, claim, passage, analyst, colleague, _lead = _world()
+    client.force_login(analyst)
+    _post(client, project, claim, passage, "SUPPORTED")
+    _post(client, project, claim, passage, "CONTRADICTED")
+    label_save(
+        claim=claim,
+        annotator=colleague,
+        verdict=Verdict.CONTRADICTED,
+        **_evidence(passage, "CONTRADICTED"),
+    )
+    out = io.StringIO()
+    claims_export(project=project, format="jsonl", out=out)
+    copy = ProjectFactory(analysts_per_claim=2)
+    answers_import(project=copy, path_or_file=io.BytesIO(out.getvalue().encode()), format="native")
+    flags = dict(
+        Label.objects.filter(claim__project=copy).values_list(
+            "imported_annotator__name", "changed_after_reveal"
+        )
+    )
+    assert flags == {analyst.username: True, colleague.username: False}
+    assert not Gold.objects.filter(claim__project=copy).exists()

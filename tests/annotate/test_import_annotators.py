@@ -285,3 +285,20 @@ def test_export_then_import_keeps_the_labels_and_imported_annotator_names():
         for claim in json.loads(line)["claims"]
         for label in claim["labels"]
     } == {"alice (imported)", "bob (imported)"}
+
+
+def test_the_adjudication_page_shows_imported_annotators_as_imported():
+    project = ProjectFactory(analysts_per_claim=2)
+    lead = _member(project, "lea", Role.LEAD)
+    answers_import(
+        project=project,
+        path_or_file=io.BytesIO(
+            _file(_record("r1", ("alice", "SUPPORTED"), ("bob", "NOT_IN_PILE")))
+        ),
+        format="native",
+    )
+    page = _client(lead).get(reverse("annotate:adjudicate", args=[project.slug]))
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "alice (imported)" in html
+    assert "bob (imported)" in html
