@@ -323,11 +323,37 @@ def label_save(
     return Label.objects.get(claim_id=claim.pk, annotator=annotator)
 
 
-def label_save_and_next(**arguments) -> tuple[Label, Claim | None]:
+def label_save_and_next(
+    *,
+    project: Project,
+    membership: Membership,
+    annotator,
+    claim_id: int,
+    verdict: str,
+    passage_id: int | None = None,
+    start_utf16: int | None = None,
+    end_utf16: int | None = None,
+    quote: str = "",
+    note: str = "",
+    correct: str = "",
+) -> tuple[Label, Claim | None]:
     """`_label_save_and_next` (see there), its transaction run again after a deadlock or a
     serialisation failure: up to `SAVE_TRIES` tries with a short jittered backoff, then
     LabelSaveConflict. Call it outside any transaction (inside one, only its savepoint is
     retried while the outer transaction keeps its locks)."""
+    arguments = {
+        "project": project,
+        "membership": membership,
+        "annotator": annotator,
+        "claim_id": claim_id,
+        "verdict": verdict,
+        "passage_id": passage_id,
+        "start_utf16": start_utf16,
+        "end_utf16": end_utf16,
+        "quote": quote,
+        "note": note,
+        "correct": correct,
+    }
     for attempt in range(1, SAVE_TRIES + 1):
         try:
             return _label_save_and_next(**arguments)
@@ -336,8 +362,8 @@ def label_save_and_next(**arguments) -> tuple[Label, Claim | None]:
                 raise
             logger.warning(
                 "save-and-next of claim %s by user %s: %s (try %s of %s)",
-                arguments.get("claim_id"),
-                getattr(arguments.get("annotator"), "pk", None),
+                claim_id,
+                getattr(annotator, "pk", None),
                 str(error).splitlines()[0],
                 attempt,
                 SAVE_TRIES,
