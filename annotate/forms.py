@@ -20,6 +20,7 @@ class ProjectSettingsForm(forms.ModelForm):
             "double_labelled_share",
             "quote_required",
             "reveal_after_save",
+            "count_changed_after_reveal",
         ]
         widgets = {"double_labelled_share": forms.NumberInput(attrs={"step": "0.05"})}
 

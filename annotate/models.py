@@ -77,6 +77,13 @@ class Project(models.Model):
         default=False,
         help_text="After saving their own label, analysts may see the judge's and colleagues'.",
     )
+    count_changed_after_reveal = models.BooleanField(
+        default=False,
+        help_text="Count labels changed after the analyst was shown the judge's or a "
+        "colleague's verdict toward gold and agreement. Off: such a label does not count "
+        "toward a unanimous gold (the claim then needs other labels or a lead) and is left "
+        "out of inter-analyst agreement.",
+    )
     # Labelling progress, maintained by label_save/label_undo so the screen never recounts
     # 100k claims (a count over them takes tens of ms); annotate.services.queue can rebuild it.
     claims_complete = models.PositiveIntegerField(
@@ -246,12 +253,57 @@ class Claim(models.Model):
         return self.text[:80]
 
 
+class ImportedAnnotator(models.Model):
+    """A name an imported file's labels (or gold) were made under, kept within the project.
+
+    Not an account: it cannot log in, is no member, and two projects' "alice" are two
+    annotators. An import attributes labels to one of these unless an owner mapped the name to
+    a member on that import (`annotate.services.imports.answers_import`'s `annotator_map`).
+    """
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="imported_annotators"
+    )
+    name = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "name"], name="imported_annotator_unique_name"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return imported_name(self.name)
+
+
+IMPORTED_SUFFIX = " (imported)"
+
+
+def imported_name(name: str) -> str:
+    """How screens and exports show an imported annotator: "alice (imported)"."""
+    return f"{name}{IMPORTED_SUFFIX}"
+
+
 class Label(models.Model):
-    """One analyst's verdict on one claim, with the evidence quote that decides it."""
+    """One analyst's verdict on one claim, with the evidence quote that decides it.
+
+    Made by a user (`annotator`, a member when they saved it) or, for labels that came in a
+    file, by an `imported_annotator`: exactly one of the two.
+    """
 
     claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="labels")
     annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="labels"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="labels",
+    )
+    imported_annotator = models.ForeignKey(
+        ImportedAnnotator, null=True, blank=True, on_delete=models.PROTECT, related_name="labels"
     )
     verdict = models.CharField(max_length=12, choices=Verdict.choices)
     evidence_passage = models.ForeignKey(
@@ -266,12 +318,25 @@ class Label(models.Model):
         default=dict, blank=True, help_text="The queue restriction in force when labelled."
     )
     needs_review = models.BooleanField(default=False)
+    changed_after_reveal = models.BooleanField(
+        default=False,
+        help_text="Its verdict differs from the one it had when the analyst was shown the "
+        "judge's or a colleague's verdict on the claim (a `Reveal`).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["claim", "annotator"], name="label_one_per_annotator"),
+            models.UniqueConstraint(
+                fields=["claim", "imported_annotator"], name="label_one_per_imported_annotator"
+            ),
+            models.CheckConstraint(
+                condition=Q(annotator__isnull=False, imported_annotator__isnull=True)
+                | Q(annotator__isnull=True, imported_annotator__isnull=False),
+                name="label_one_annotator_kind",
+            ),
             models.CheckConstraint(
                 condition=Q(verdict__in=Verdict.values), name="label_verdict_valid"
             ),
@@ -298,7 +363,14 @@ class Label(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.verdict} by {self.annotator} on claim {self.claim_id}"
+        return f"{self.verdict} by {self.annotator_name} on claim {self.claim_id}"
+
+    @property
+    def annotator_name(self) -> str:
+        """The username, or "alice (imported)" for an imported annotator."""
+        if self.imported_annotator_id is not None:
+            return str(self.imported_annotator)
+        return self.annotator.get_username() if self.annotator_id is not None else ""
 
 
 class LabelHistory(models.Model):
@@ -313,7 +385,10 @@ class LabelHistory(models.Model):
     label_id_at_time = models.BigIntegerField(null=True, blank=True)
     claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="label_history")
     annotator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    imported_annotator = models.ForeignKey(
+        ImportedAnnotator, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     action = models.CharField(max_length=10, choices=Action.choices)
     verdict = models.CharField(max_length=12, blank=True)
@@ -323,6 +398,7 @@ class LabelHistory(models.Model):
     evidence_quote = models.TextField(blank=True)
     note = models.TextField(blank=True)
     correct = models.CharField(max_length=7, blank=True)
+    changed_after_reveal = models.BooleanField(default=False)
     changed_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -331,6 +407,28 @@ class LabelHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.verdict} on claim {self.claim_id}"
+
+
+class Reveal(models.Model):
+    """The judge's verdicts or colleagues' labels on a claim were shown to a user, once their
+    own label existed (`claim_reveal_for_user`, recorded when the screen renders them).
+
+    `verdict` is the user's verdict at the first reveal, their blind judgement: a later label
+    of theirs with another verdict is `changed_after_reveal`.
+    """
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="reveals")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    verdict = models.CharField(max_length=12, choices=Verdict.choices)
+    revealed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "user"], name="reveal_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"claim {self.claim_id} revealed to {self.user_id} (was {self.verdict})"
 
 
 class Reservation(models.Model):
@@ -360,6 +458,10 @@ class Gold(models.Model):
     source = models.CharField(max_length=12, choices=Source.choices)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # An imported gold's `decided_by` name, kept as an imported annotator (never an account).
+    imported_decided_by = models.ForeignKey(
+        ImportedAnnotator, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     reason = models.TextField(blank=True)
     decided_at = models.DateTimeField(auto_now=True)
@@ -431,6 +533,12 @@ class ImportJob(models.Model):
     file = models.FileField(upload_to=import_upload_to, max_length=500, blank=True)
     file_name = models.CharField(max_length=255, help_text="The name the file was uploaded as.")
     format = models.CharField(max_length=12, default="auto")
+    annotator_map = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Annotator names of the file mapped to members' usernames by the owner; "
+        "unmapped names are imported annotators.",
+    )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     answers_checked = models.PositiveIntegerField(
         default=0, help_text="Answers read and checked so far."

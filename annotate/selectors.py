@@ -140,7 +140,7 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
     colleagues = (
         Label.objects.filter(claim=claim)
         .exclude(annotator=user)
-        .select_related("annotator")
+        .select_related("annotator", "imported_annotator")
         .order_by("created_at", "id")
     )
     return {"judge_verdicts": list(judge_verdicts), "colleague_labels": list(colleagues)}

@@ -13,11 +13,22 @@ import numpy as np
 import pandas as pd
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.db.models.lookups import Exact
 from django.http import Http404
 
-from annotate.models import Answer, Claim, Fact, Gold, Label, LabelHistory, Project
+from annotate.models import (
+    Answer,
+    Claim,
+    Fact,
+    Gold,
+    ImportedAnnotator,
+    Label,
+    LabelHistory,
+    Project,
+    imported_name,
+)
 from judges.models import Judge, JudgeRun, JudgeVerdict
 from metrics.models import ReportSnapshot
 
@@ -132,12 +143,22 @@ def gold_columns(*, project: Project) -> pd.DataFrame:
 
 
 def label_columns(*, project: Project) -> pd.DataFrame:
-    """Every analyst label: claim, annotator, verdict, correctness mark."""
+    """Every analyst label: claim, annotator, verdict, correctness mark.
+
+    `annotator_id` is the user's id, or minus the id of an imported annotator (labels that
+    came in a file under a name, `annotate.models.ImportedAnnotator`); `annotator_names`
+    names both. Labels changed after a reveal (the analyst saw the judge's or a colleague's
+    verdict, then changed theirs) are left out unless the project counts them
+    (`Project.count_changed_after_reveal`): they are no independent judgement.
+    """
+    labels = Label.objects.filter(claim__project=project)
+    if not project.count_changed_after_reveal:
+        labels = labels.exclude(changed_after_reveal=True)
     frame = _frame(
-        Label.objects.filter(claim__project=project),
+        labels.annotate(annotator_key=Coalesce(F("annotator_id"), -F("imported_annotator_id"))),
         {
             "claim_id": "claim_id",
-            "annotator_id": "annotator_id",
+            "annotator_key": "annotator_id",
             "verdict": "verdict",
             "correct": "correct",
         },
@@ -161,9 +182,14 @@ def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
 
 
 def annotator_names(*, user_ids) -> dict[int, str]:
-    """User id → username for these users (one small query)."""
-    users = get_user_model().objects.filter(id__in=[int(i) for i in user_ids])
-    return dict(users.values_list("id", "username"))
+    """Annotator key (see `label_columns`) → name: the username, or "alice (imported)" for an
+    imported annotator (two small queries)."""
+    keys = [int(i) for i in user_ids]
+    users = get_user_model().objects.filter(id__in=[k for k in keys if k > 0])
+    names = dict(users.values_list("id", "username"))
+    imported = ImportedAnnotator.objects.filter(id__in=[-k for k in keys if k < 0])
+    names.update({-pk: imported_name(name) for pk, name in imported.values_list("id", "name")})
+    return names
 
 
 def fact_columns(*, project: Project) -> pd.DataFrame:

@@ -4,7 +4,7 @@
      "risk_category"?, "answerable"?, "abstention"?, "metadata"?,
      "claims"?: [{"text", "position"?, "origin"?, "tags"?, "citations"?, "span"?: {"start", "end"},
                   "labels"?: [{"annotator", "verdict", "quote"?: {"passage", "start", "end", "text"?},
-                               "note"?, "correct"?}],
+                               "note"?, "correct"?, "changed_after_reveal"?}],
                   "gold"?: {"verdict", "source", "reason"?, "decided_by"?},
                   "judge"?: {"name", "verdict", "confidence"?} (or a list of them),
                   "judges"?: [{"name", "verdict", "confidence"?, "prompt_version"?, "model"?,
@@ -31,7 +31,7 @@ from annotate.importers.records import (
     QuoteIn,
 )
 from annotate.importers.sources import RawRecord
-from annotate.models import Correctness, Gold, RiskCategory, Verdict
+from annotate.models import IMPORTED_SUFFIX, Correctness, Gold, RiskCategory, Verdict
 from annotate.quotes import QuoteError, quote_verify
 from judges.models import JudgeRun, JudgeVerdictChoice
 
@@ -147,13 +147,15 @@ def label_parse(
     """One analyst's label, under the rules of `annotate.services.labels.label_save`."""
     if not reader.check(raw, path, "object"):
         return None
-    annotator = reader.get(raw, "annotator", path, "string", max_length=150)
+    annotator = reader.get(raw, "annotator", path, "string", max_length=161)
     if annotator is not None:
-        annotator = annotator.strip()
-        if not _username_ok(annotator):
+        # An export names an imported annotator "alice (imported)": the name is "alice".
+        annotator = annotator.strip().removesuffix(IMPORTED_SUFFIX)
+        if len(annotator) > 150 or not _username_ok(annotator):
             reader.fail(
                 join(path, "annotator"),
-                f"{shown(annotator)} is not a valid username (letters, digits and @.+-_ only)",
+                f"{shown(annotator)} is not a valid annotator name "
+                "(letters, digits and @.+-_ only, at most 150)",
             )
             annotator = None
     verdict = reader.verdict(raw, "verdict", path, VERDICTS)
@@ -170,7 +172,10 @@ def label_parse(
         return None
     note = reader.get(raw, "note", path, "string", required=False, default="")
     correct = _correct(reader, raw, path)
-    if annotator is None or verdict is None or note is None:
+    changed = reader.get(
+        raw, "changed_after_reveal", path, "boolean", required=False, default=False
+    )
+    if annotator is None or verdict is None or note is None or changed is None:
         return None
     if verdict == Verdict.SUPPORTED:
         correct = ""  # as label_save: correctness is asked of unfaithful claims only
@@ -181,6 +186,7 @@ def label_parse(
         note=note,
         correct=correct,
         field=path,
+        changed_after_reveal=changed,
     )
 
 
@@ -196,7 +202,14 @@ def _gold(reader: FieldReader, raw: Any, path: str) -> GoldIn | None:
         )
         source = None
     reason = reader.get(raw, "reason", path, "string", required=False, default="")
-    decided_by = reader.get(raw, "decided_by", path, "string", required=False, default="")
+    decided_by = reader.get(
+        raw, "decided_by", path, "string", required=False, default="", max_length=161
+    )
+    if decided_by:
+        decided_by = decided_by.strip().removesuffix(IMPORTED_SUFFIX)
+        if len(decided_by) > 150:
+            reader.fail(join(path, "decided_by"), "a name of more than 150 characters")
+            decided_by = None
     if verdict is None or source is None or reason is None or decided_by is None:
         return None
     return GoldIn(verdict=verdict, source=source, reason=reason, decided_by=decided_by)

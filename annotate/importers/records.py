@@ -31,6 +31,7 @@ class LabelIn:
     note: str = ""
     correct: str = ""
     field: str = ""  # where in the record, for errors found later
+    changed_after_reveal: bool = False  # as an export says: left out of gold and agreement
 
 
 @dataclass

@@ -93,6 +93,7 @@ def _labels_flag(*, claim: Claim) -> int:
                 label_id_at_time=label.pk,
                 claim_id=claim.pk,
                 annotator_id=label.annotator_id,
+                imported_annotator_id=label.imported_annotator_id,
                 action=LabelHistory.Action.FLAGGED,
                 verdict=label.verdict,
                 evidence_passage_id_at_time=label.evidence_passage_id,

@@ -6,7 +6,8 @@ Two formats:
   gold, judges), so exporting a project and importing the file into a fresh one gives the same
   claims, labels, quotes, gold and judge verdicts. Extra keys (`claim_id`, `method`, a judge's
   `backend`) are informative and ignored on import.
-- `csv`: one row per claim; one group of columns per analyst (`label:<username>:verdict`, ...)
+- `csv`: one row per claim; one group of columns per analyst (`label:<username>:verdict`, ...;
+  an imported annotator is `label:<name> (imported):verdict`)
   and per judge instrument (`judge:<name>@<prompt version>:verdict` / `:confidence`).
 
 Every row carries a `method` so a figure built from the file says how its verdicts were made.
@@ -30,7 +31,16 @@ from typing import TextIO
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
 
-from annotate.models import Answer, Claim, Gold, Label, Passage, Project
+from annotate.models import (
+    Answer,
+    Claim,
+    Gold,
+    ImportedAnnotator,
+    Label,
+    Passage,
+    Project,
+    imported_name,
+)
 from judges.models import JudgeRun, JudgeVerdict
 
 FORMATS = ("csv", "jsonl")
@@ -102,9 +112,14 @@ class _Lookups:
         return found
 
     def username(self, pk: int) -> str:
+        """The name of annotator key `pk` (see `_ANNOTATOR_KEY`)."""
         found = self.usernames.get(pk)
         if found is None:
-            found = self.usernames[pk] = get_user_model().objects.get(pk=pk).get_username()
+            if pk < 0:
+                found = str(ImportedAnnotator.objects.get(pk=-pk))
+            else:
+                found = get_user_model().objects.get(pk=pk).get_username()
+            self.usernames[pk] = found
         return found
 
 
@@ -124,17 +139,29 @@ def _project_runs(project: Project) -> list[JudgeRun]:
     )
 
 
+# A label's annotator as one number: the user's id, or minus the imported annotator's id.
+_ANNOTATOR_KEY = "COALESCE(l.annotator_id, -l.imported_annotator_id)"
+
+
 def _project_annotators(project: Project) -> list[tuple[int, str]]:
-    """(id, username) of everyone with a label in the project, by username."""
+    """(annotator key, name) of everyone with a label in the project, by name: users by
+    username, imported annotators as "alice (imported)" (key: minus their id)."""
     User = get_user_model()
     # Not EXISTS per user: that reads all of a user's labels in other projects (6 s for a 5k
     # claims project beside a 1M one); this reads the project's own labels once.
-    return list(
+    users = list(
         User.objects.filter(labels__claim__project=project)
         .distinct()
         .order_by(User.USERNAME_FIELD)
         .values_list("pk", User.USERNAME_FIELD)
     )
+    imported = [
+        (-pk, imported_name(name))
+        for pk, name in ImportedAnnotator.objects.filter(project=project, labels__isnull=False)
+        .distinct()
+        .values_list("pk", "name")
+    ]
+    return sorted(users + imported, key=lambda row: (row[1], row[0]))
 
 
 def _batches(rows: Iterable, size: int) -> Iterator[list]:
@@ -264,11 +291,17 @@ def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
         username = connection.ops.quote_name(User._meta.get_field(User.USERNAME_FIELD).column)
         claim_columns = "c.position, c.text, c.origin, c.tags, c.span_start, c.span_end"
         passage_columns = "p.id, p.rank, p.source_id, p.title, p.text"
-        gold_columns = f"g.verdict, g.source, g.reason, u.{username}"
-        gold_join = f" LEFT JOIN {_q(User)} u ON u.id = g.decided_by_id"
+        gold_columns = (
+            f"g.verdict, g.source, g.reason,"
+            f" COALESCE(u.{username}, ia.name || '{imported_name('')}')"
+        )
+        gold_join = (
+            f" LEFT JOIN {_q(User)} u ON u.id = g.decided_by_id"
+            f" LEFT JOIN {_q(ImportedAnnotator)} ia ON ia.id = g.imported_decided_by_id"
+        )
         label_columns = (
-            "l.annotator_id, l.verdict, l.evidence_passage_id, l.evidence_start,"
-            " l.evidence_end, l.evidence_quote, l.note, l.correct"
+            f"{_ANNOTATOR_KEY}, l.verdict, l.evidence_passage_id, l.evidence_start,"
+            " l.evidence_end, l.evidence_quote, l.note, l.correct, l.changed_after_reveal"
         )
         citation_columns = "p.id"
     else:
@@ -281,10 +314,11 @@ def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
         gold_join = ""
         # Verdict and correct are from fixed choices (CHECK constraints): never quoted.
         label_columns = (
-            f"l.annotator_id, l.verdict, l.evidence_passage_id,"
+            f"{_ANNOTATOR_KEY}, l.verdict, l.evidence_passage_id,"
             f" {_text('l.evidence_start')} || ',' || {_text('l.evidence_end')} || ','"
             f" || {csv_sql('l.evidence_quote')} || ',' || {csv_sql('l.note')}"
             f" || ',' || l.correct"
+            " || ',' || CASE WHEN l.changed_after_reveal THEN 'true' ELSE '' END"
         )
         citation_columns = _PASSAGE_REF
     with connection.cursor() as cursor:
@@ -379,7 +413,7 @@ def _pile_refs(passages: list[tuple]) -> dict[int, str | int]:
 
 
 def _label_entry(label: tuple, refs: dict, lookups: _Lookups) -> dict:
-    _claim, annotator, verdict, passage, start, end, quote, note, correct = label
+    _claim, annotator, verdict, passage, start, end, quote, note, correct, changed = label
     entry: dict = {"annotator": lookups.username(annotator), "verdict": verdict}
     if passage is not None:
         entry["quote"] = {"passage": refs[passage], "start": start, "end": end, "text": quote}
@@ -387,6 +421,9 @@ def _label_entry(label: tuple, refs: dict, lookups: _Lookups) -> dict:
         entry["note"] = note
     if correct:
         entry["correct"] = correct
+    if changed:
+        # Changed after the analyst saw the judge's or a colleague's verdict (for leads).
+        entry["changed_after_reveal"] = True
     return entry
 
 
@@ -492,6 +529,7 @@ LABEL_FIELDS = (
     "quote_text",
     "note",
     "correct",
+    "changed_after_reveal",  # "true" when changed after a reveal of the judge's or colleagues'
 )
 FIXED_COLUMNS = (
     "answer_id",

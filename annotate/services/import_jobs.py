@@ -143,16 +143,23 @@ def _in_process() -> bool:
 
 
 def import_job_start(
-    *, project: Project, user, file: UploadedFile, format: str = "auto"
+    *,
+    project: Project,
+    user,
+    file: UploadedFile,
+    format: str = "auto",
+    annotator_map: dict[str, str] | None = None,
 ) -> ImportJob:
     """Store the uploaded file, create its job and hand it to a worker (or, without a broker,
-    run it now). The returned job is re-read: finished when it ran in this process."""
+    run it now). The returned job is re-read: finished when it ran in this process.
+    `annotator_map` (name → member's username) is checked when the job runs, too."""
     job = ImportJob.objects.create(
         project=project,
         created_by=user if getattr(user, "is_authenticated", False) else None,
         file=file,
         file_name=(file.name or "upload")[:255],
         format=format,
+        annotator_map=annotator_map or {},
         total_bytes=file.size or 0,
     )
     _enqueue(job.pk)
@@ -282,6 +289,7 @@ def import_job_execute(*, job_id: int, owner: str | None = None) -> str:
                 format=job.format,
                 user=job.created_by,
                 progress=writer.report,
+                annotator_map=job.annotator_map,
             )
             writer.stop()
             # In the import's transaction: answers and "done" are committed together.

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace as _Row
 
-from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
@@ -25,6 +24,7 @@ from annotate.models import (
     Answer,
     Claim,
     Gold,
+    ImportedAnnotator,
     Label,
     LabelHistory,
     Membership,
@@ -73,19 +73,107 @@ CLAIM_COLUMNS = (
     "queue_key",
     "labels_required",
 )
-LABEL_COLUMNS = ("claim_id", "annotator_id", *LABEL_STATE_COLUMNS)
+# A label is a mapped member's (annotator_id) or an imported annotator's: one of the two.
+LABEL_COLUMNS = (
+    "claim_id",
+    "annotator_id",
+    "imported_annotator_id",
+    *LABEL_STATE_COLUMNS,
+    "changed_after_reveal",
+)
 # A label's history row: its id and action, then the label's own columns.
 LABEL_HISTORY_COLUMNS = (
     "label_id_at_time",
     "action",
     "claim_id",
     "annotator_id",
+    "imported_annotator_id",
     *HISTORY_STATE_COLUMNS,
+    "changed_after_reveal",
 )
-GOLD_COLUMNS = ("claim_id", "verdict", "source", "reason", "decided_by_id")
+GOLD_COLUMNS = (
+    "claim_id",
+    "verdict",
+    "source",
+    "reason",
+    "decided_by_id",
+    "imported_decided_by_id",
+)
 JUDGE_VERDICT_COLUMNS = ("run_id", "claim_id", "verdict", "confidence", "raw_response")
 
-__all__ = ["BATCH_ANSWERS", "ImportFailed", "ImportResult", "answers_import"]
+__all__ = [
+    "BATCH_ANSWERS",
+    "AnnotatorMapError",
+    "ImportFailed",
+    "ImportResult",
+    "annotator_map_check",
+    "annotator_map_parse",
+    "answers_import",
+]
+
+
+class AnnotatorMapError(ImportFailed):
+    """A mapping of annotator names to members that cannot be applied; the message says why
+    (an ImportFailed, so a job records it as the import's problem)."""
+
+    def __init__(self, message: str):
+        super().__init__([ImportIssue("the annotator mapping", "", message)])
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def annotator_map_parse(text: str) -> dict[str, str]:
+    """The import form's mapping, one `name = username` per line (blank lines ignored)."""
+    mapping: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        name, equals, username = (part.strip() for part in line.partition("="))
+        if not equals or not name or not username:
+            raise AnnotatorMapError(
+                f"Line {number} of the mapping: write it as name = username, got {line.strip()!r}."
+            )
+        if name in mapping:
+            raise AnnotatorMapError(f"Line {number} of the mapping: {name!r} is mapped twice.")
+        mapping[name] = username
+    return mapping
+
+
+def annotator_map_check(*, project: Project, annotator_map: dict[str, str], user=None) -> dict:
+    """name → user id of the member each name is mapped to; AnnotatorMapError unless every
+    username is a member of `project` (of any role) and `user`, when given, is its owner.
+
+    The message for a username that is no member is the same whether or not such an account
+    exists, so the form cannot be used to find out which usernames there are.
+    """
+    if not annotator_map:
+        return {}
+    if user is not None:
+        role = (
+            Membership.objects.filter(project=project, user=user)
+            .values_list("role", flat=True)
+            .first()
+        )
+        if role != Role.OWNER:
+            raise AnnotatorMapError(
+                "Only an owner of this project can map annotator names to members; "
+                "leave the mapping empty to import the names as imported annotators."
+            )
+    members = dict(
+        Membership.objects.filter(
+            project=project, user__username__in=set(annotator_map.values())
+        ).values_list("user__username", "user_id")
+    )
+    for name, username in annotator_map.items():
+        if username not in members:
+            raise AnnotatorMapError(
+                f"{name!r} → {username!r}: {username!r} is not a member of this project. "
+                "Add them on the project's settings page first, or leave the name unmapped "
+                f"(its labels are then kept as “{name} (imported)”). Nothing was imported."
+            )
+    return {name: members[username] for name, username in annotator_map.items()}
 
 
 @dataclass
@@ -99,7 +187,11 @@ class ImportResult:
     gold: int = 0
     judge_verdicts: int = 0
     judge_runs: int = 0
-    users_created: int = 0
+    # Distinct annotator names in the file's labels and gold, and how many of them the owner
+    # mapped to members; the others are the project's imported annotators. Nothing here
+    # depends on which accounts exist.
+    annotator_names: int = 0
+    annotator_names_mapped: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -114,7 +206,8 @@ class ImportResult:
             f"{count(self.labels, 'label')}, {self.gold} gold, "
             f"{count(self.judge_verdicts, 'judge verdict')} in "
             f"{count(self.judge_runs, 'judge run')}; "
-            f"{count(self.users_created, 'analyst')} created."
+            f"{count(self.annotator_names, 'annotator name')}"
+            f" ({self.annotator_names_mapped} mapped to members)."
         )
 
 
@@ -130,6 +223,7 @@ class _Writer:
         result: ImportResult,
         source: str,
         progress: Callable[[int], None] | None,
+        mapped: dict[str, int],
     ):
         self.project = project
         self.progress = progress
@@ -142,10 +236,9 @@ class _Writer:
         top = project.answers.aggregate(top=Max("position"))["top"]
         self.next_position = 0 if top is None else top + 1
         self.checked = 0
-        self.user_ids: dict[str, int] = {}
-        self.member_ids = set(
-            Membership.objects.filter(project=project).values_list("user_id", flat=True)
-        )
+        self.mapped = mapped  # name -> member's user id
+        self.imported_ids: dict[str, int] = {}  # name -> ImportedAnnotator id
+        self.names_seen: set[str] = set()
         self.judges: dict[str, Judge | None] = {}  # name -> existing imported judge, or None
         self.runs: dict[tuple, JudgeRun] = {}
         self.run_counts: dict[int, Counter] = {}
@@ -211,25 +304,39 @@ class _Writer:
         if self.progress is not None:
             self.progress(self.checked)
 
-    def _users(self, usernames: set[str], *, members: bool) -> None:
-        missing = usernames - self.user_ids.keys()
-        if missing:
-            User = get_user_model()
-            found = dict(User.objects.filter(username__in=missing).values_list("username", "id"))
-            for name in sorted(missing - found.keys()):
-                # Imported analysts cannot log in until an owner gives them a password.
-                created = User(username=name)
-                created.set_unusable_password()
-                created.save()
-                found[name] = created.pk
-                self.result.users_created += 1
-            self.user_ids.update(found)
-        if members:
-            new = {self.user_ids[name] for name in usernames} - self.member_ids
-            Membership.objects.bulk_create(
-                [Membership(project=self.project, user_id=uid, role=Role.ANALYST) for uid in new]
+    def _annotators(self, names: set[str]) -> None:
+        """Give every name not mapped to a member its imported annotator in the project
+        (the existing one, else a new one). Never looks at accounts."""
+        self.names_seen |= names
+        missing = names - self.mapped.keys() - self.imported_ids.keys()
+        if not missing:
+            return
+        found = dict(
+            ImportedAnnotator.objects.filter(project=self.project, name__in=missing).values_list(
+                "name", "id"
             )
-            self.member_ids |= new
+        )
+        created = ImportedAnnotator.objects.bulk_create(
+            [
+                ImportedAnnotator(project=self.project, name=name)
+                for name in sorted(missing - found.keys())
+            ]
+        )
+        if any(row.pk is None for row in created):  # backends without RETURNING
+            found = dict(
+                ImportedAnnotator.objects.filter(
+                    project=self.project, name__in=missing
+                ).values_list("name", "id")
+            )
+        else:
+            found.update({row.name: row.pk for row in created})
+        self.imported_ids.update(found)
+
+    def _who(self, name: str) -> tuple[int | None, int | None]:
+        """(user id, imported annotator id) a name's label or gold is attributed to."""
+        if name in self.mapped:
+            return self.mapped[name], None
+        return None, self.imported_ids[name]
 
     def _run(self, name: str, version: str, kind: str, run: str, model: str) -> JudgeRun:
         key = (name, version, kind, run)
@@ -335,8 +442,7 @@ class _Writer:
         deciders = {
             c.gold.decided_by for a in batch for c in a.claims if c.gold and c.gold.decided_by
         }
-        self._users(annotators, members=True)
-        self._users(deciders - annotators, members=False)
+        self._annotators(annotators | deciders)
 
         citations, labels, golds, verdicts = [], [], [], []
         next_claim_id = iter(claim_ids)
@@ -344,7 +450,20 @@ class _Writer:
             for claim in answer.claims:
                 claim_id = next(next_claim_id)
                 citations += [(claim_id, pile[i]) for i in claim.citations]
+                mapped_here: dict[int, str] = {}  # member's user id -> the name mapped to them
                 for label in claim.labels:
+                    user_id, imported_id = self._who(label.annotator)
+                    if user_id is not None:
+                        if user_id in mapped_here:
+                            self.issues.add(
+                                answer.location,
+                                f"{label.field}.annotator",
+                                f"{label.annotator!r} is mapped to the member that "
+                                f"{mapped_here[user_id]!r} is mapped to, who already labelled "
+                                "this claim (one label per analyst and claim)",
+                            )
+                            continue
+                        mapped_here[user_id] = label.annotator
                     quote = label.quote
                     try:
                         label_evidence_check(
@@ -364,7 +483,8 @@ class _Writer:
                     labels.append(
                         (
                             claim_id,
-                            self.user_ids[label.annotator],
+                            user_id,
+                            imported_id,
                             label.verdict,
                             pile[quote.passage_index] if quote else None,
                             quote.start if quote else None,
@@ -372,16 +492,18 @@ class _Writer:
                             quote.text if quote else "",
                             label.note,
                             label.correct,
+                            label.changed_after_reveal,
                         )
                     )
                 if claim.gold:
+                    decided = claim.gold.decided_by
                     golds.append(
                         (
                             claim_id,
                             claim.gold.verdict,
                             claim.gold.source,
                             claim.gold.reason,
-                            self.user_ids.get(claim.gold.decided_by),
+                            *(self._who(decided) if decided else (None, None)),
                         )
                     )
                 for verdict in claim.judges:
@@ -432,6 +554,8 @@ class _Writer:
             run.done = run.total - run.unparseable
             run.save(update_fields=["total", "unparseable", "done"])
         self.result.judge_runs = len(self.runs)
+        self.result.annotator_names = len(self.names_seen)
+        self.result.annotator_names_mapped = len(self.names_seen & self.mapped.keys())
 
 
 @transaction.atomic
@@ -442,14 +566,22 @@ def answers_import(
     format: str = "auto",
     user=None,
     progress: Callable[[int], None] | None = None,
+    annotator_map: dict[str, str] | None = None,
 ) -> ImportResult:
     """Import every answer of a file into `project`, or nothing: raise ImportFailed with the
     problems (each naming its line or record and field) when anything in the file is wrong.
+
+    Labels (and gold's `decided_by`) are attributed to the file's annotator names as the
+    project's imported annotators ("alice (imported)"), never to an account, except the names
+    `annotator_map` maps to a member's username (checked by `annotator_map_check`:
+    AnnotatorMapError, nothing imported, for a username that is no member, or when `user` is
+    given and is not an owner). An import never creates users nor adds members.
 
     `path_or_file` is a path or a binary file object (an UploadedFile); `format` is auto,
     native, ragas or ragchecker. `progress(n)` is called after each batch with the number of
     answers read and checked so far.
     """
+    mapped = annotator_map_check(project=project, annotator_map=annotator_map or {}, user=user)
     issues = IssueLog()
     result = ImportResult()
     with binary_source(path_or_file) as (handle, name):
@@ -464,6 +596,7 @@ def answers_import(
             result=result,
             source=name,
             progress=progress,
+            mapped=mapped,
         )
         try:
             for answer in reader:

@@ -1,8 +1,11 @@
 """Writing labels: the one path by which an analyst's verdict reaches the database."""
 
+import logging
+import random
+import time
 from dataclasses import dataclass
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.http import Http404
 from django.utils import timezone
 
@@ -16,6 +19,7 @@ from annotate.models import (
     Passage,
     Project,
     Reservation,
+    Reveal,
     Verdict,
 )
 from annotate.quotes import QuoteError, quote_locate, quote_verify, utf16_to_codepoint_offset
@@ -37,8 +41,29 @@ HISTORY_STATE_COLUMNS = tuple(
 )
 
 
+logger = logging.getLogger(__name__)
+
+# SQLSTATEs after which the whole transaction may simply run again: deadlock_detected and
+# serialization_failure (PostgreSQL rolled it back; nothing of it was written).
+RETRIED_SQLSTATES = frozenset({"40P01", "40001"})
+SAVE_TRIES = 3
+SAVE_BACKOFF_SECONDS = 0.02  # times the try number, jittered ×0.5–1.5
+
+
 class LabelError(ValueError):
     """A label that cannot be saved as given; the message is for the analyst."""
+
+
+class LabelSaveConflict(RuntimeError):
+    """The save lost to concurrent transactions `SAVE_TRIES` times; nothing of it was written.
+
+    The message is for the analyst: their form is shown again as they sent it."""
+
+
+def transaction_conflict(error: BaseException) -> bool:
+    """Whether `error` is a deadlock or serialisation failure, after which a retry is safe."""
+    cause = error.__cause__ if isinstance(error, OperationalError) else error
+    return getattr(cause, "sqlstate", None) in RETRIED_SQLSTATES
 
 
 def _history_row(label: Label, action: str) -> LabelHistory:
@@ -46,6 +71,7 @@ def _history_row(label: Label, action: str) -> LabelHistory:
         label_id_at_time=label.pk,
         claim_id=label.claim_id,
         annotator_id=label.annotator_id,
+        imported_annotator_id=label.imported_annotator_id,
         action=action,
         verdict=label.verdict,
         evidence_passage_id_at_time=label.evidence_passage_id,
@@ -54,7 +80,24 @@ def _history_row(label: Label, action: str) -> LabelHistory:
         evidence_quote=label.evidence_quote,
         note=label.note,
         correct=label.correct,
+        changed_after_reveal=label.changed_after_reveal,
     )
+
+
+def reveal_record(*, claim_id: int, user, verdict: str) -> None:
+    """Record that the judge's or colleagues' verdicts on claim `claim_id` were shown to
+    `user`, whose own label then said `verdict`. Only the first reveal is kept: its verdict is
+    their blind judgement, against which a later change is `changed_after_reveal`. One
+    statement, INSERT … ON CONFLICT DO NOTHING, for a screen that just rendered a reveal."""
+    Reveal.objects.bulk_create(
+        [Reveal(claim_id=claim_id, user=user, verdict=verdict)], ignore_conflicts=True
+    )
+
+
+def _changed_after_reveal(*, revealed: str | None, verdict: str) -> bool:
+    """A label is changed after reveal when a reveal was shown and its verdict is no longer
+    the one the analyst had then (changing back to it clears the flag)."""
+    return revealed is not None and verdict != revealed
 
 
 def label_evidence_check(
@@ -140,11 +183,13 @@ class _LockedClaim:
     """A claim read under its row lock with what saving a label on it needs (`_claim_lock`)."""
 
     claim: Claim
-    labels: list[tuple[int, int, str, bool]]  # every label: id, annotator_id, verdict, review
+    # every label: id, annotator_id, verdict, needs_review, changed_after_reveal
+    labels: list[tuple[int, int | None, str, bool, bool]]
     gold: tuple[str, str, str] | None  # its gold: verdict, source, reason
     gold_id: int | None
     reserved: bool  # the user holds a reservation on it (expired or not)
     holds_another: bool  # the user holds an unexpired reservation on another claim of the project
+    revealed: str | None  # the user's verdict when the claim was first revealed to them
 
 
 def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _LockedClaim:
@@ -161,6 +206,7 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
     """
     claims, labels = Claim._meta.db_table, Label._meta.db_table
     golds, reservations = Gold._meta.db_table, Reservation._meta.db_table
+    reveals = Reveal._meta.db_table
     batch = StatementBatch()
     if connection.features.has_select_for_update:
         batch.add(
@@ -176,8 +222,9 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
                 WHERE r.user_id = %s AND o.project_id = c.project_id AND r.claim_id <> c.id
                 AND r.expires_at > %s
             ),
+            (SELECT v.verdict FROM {reveals} v WHERE v.claim_id = c.id AND v.user_id = %s),
             g.id, g.verdict, g.source, g.reason,
-            l.id, l.annotator_id, l.verdict, l.needs_review
+            l.id, l.annotator_id, l.verdict, l.needs_review, l.changed_after_reveal
         FROM {claims} c
         LEFT JOIN {golds} g ON g.claim_id = c.id
         LEFT JOIN {labels} l ON l.claim_id = c.id
@@ -187,6 +234,7 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
         user_id,
         user_id,
         connection.ops.adapt_datetimefield_value(now),
+        user_id,
         claim_id,
         project_id,
     ]
@@ -207,11 +255,16 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
     claim = Claim.from_db(connection.alias, fields, [read[name] for name in fields])
     return _LockedClaim(
         claim=claim,
-        labels=[(row[13], row[14], row[15], bool(row[16])) for row in rows if row[13] is not None],
-        gold=(first[10], first[11], first[12]) if first[9] is not None else None,
-        gold_id=first[9],
+        labels=[
+            (row[14], row[15], row[16], bool(row[17]), bool(row[18]))
+            for row in rows
+            if row[14] is not None
+        ],
+        gold=(first[11], first[12], first[13]) if first[10] is not None else None,
+        gold_id=first[10],
         reserved=bool(first[7]),
         holds_another=bool(first[8]),
+        revealed=first[9],
     )
 
 
@@ -262,6 +315,7 @@ def label_save(
         correct=correct,
         stratum=stratum or {},
         now=now,
+        count_changed=claim.project.count_changed_after_reveal,
         **evidence,
     )
     _project_complete_move(batch, project_id=claim.project_id, delta=complete_delta)
@@ -269,8 +323,63 @@ def label_save(
     return Label.objects.get(claim_id=claim.pk, annotator=annotator)
 
 
-@transaction.atomic
 def label_save_and_next(
+    *,
+    project: Project,
+    membership: Membership,
+    annotator,
+    claim_id: int,
+    verdict: str,
+    passage_id: int | None = None,
+    start_utf16: int | None = None,
+    end_utf16: int | None = None,
+    quote: str = "",
+    note: str = "",
+    correct: str = "",
+) -> tuple[Label, Claim | None]:
+    """`_label_save_and_next` (see there), its transaction run again after a deadlock or a
+    serialisation failure: up to `SAVE_TRIES` tries with a short jittered backoff, then
+    LabelSaveConflict. Call it outside any transaction (inside one, only its savepoint is
+    retried while the outer transaction keeps its locks)."""
+    arguments = {
+        "project": project,
+        "membership": membership,
+        "annotator": annotator,
+        "claim_id": claim_id,
+        "verdict": verdict,
+        "passage_id": passage_id,
+        "start_utf16": start_utf16,
+        "end_utf16": end_utf16,
+        "quote": quote,
+        "note": note,
+        "correct": correct,
+    }
+    for attempt in range(1, SAVE_TRIES + 1):
+        try:
+            return _label_save_and_next(**arguments)
+        except OperationalError as error:
+            if not transaction_conflict(error):
+                raise
+            logger.warning(
+                "save-and-next of claim %s by user %s: %s (try %s of %s)",
+                claim_id,
+                getattr(annotator, "pk", None),
+                str(error).splitlines()[0],
+                attempt,
+                SAVE_TRIES,
+            )
+            if attempt == SAVE_TRIES:
+                raise LabelSaveConflict(
+                    "Your label was not saved: the database was busy with other saves at "
+                    "that moment (several tabs saving at once, say). Your verdict and quote "
+                    "are still in the form: press Save again."
+                ) from error
+            time.sleep(SAVE_BACKOFF_SECONDS * attempt * random.uniform(0.5, 1.5))
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def _label_save_and_next(
     *,
     project: Project,
     membership: Membership,
@@ -332,6 +441,7 @@ def label_save_and_next(
         correct=correct,
         stratum=stratum,
         now=now,
+        count_changed=project.count_changed_after_reveal,
         **evidence,
     )
     last = StatementBatch()
@@ -364,6 +474,7 @@ def _label_write(
     correct: str,
     stratum: dict,
     now,
+    count_changed: bool,
 ) -> tuple[Label, int]:
     """Queue on `batch` the writes of the label, its history row, the counters and the gold.
 
@@ -371,6 +482,8 @@ def _label_write(
     `label_count` is exact), after `_label_check`; run `batch` before the transaction ends.
     Returns the label as it will stand (without its id when new) and the change to the
     project's `claims_complete`, for the caller to apply as its transaction's last write.
+    The label is `changed_after_reveal` when its verdict differs from the user's at the
+    claim's reveal (`locked.revealed`); `count_changed` is the project's setting for gold.
     """
     from annotate.services.review import gold_apply, gold_decide
 
@@ -400,6 +513,7 @@ def _label_write(
         correct=correct,
         stratum=stratum,
         needs_review=False,
+        changed_after_reveal=_changed_after_reveal(revealed=locked.revealed, verdict=verdict),
         created_at=None if own else now,
         updated_at=now,
     )
@@ -410,37 +524,40 @@ def _label_write(
     stratum_value = Label._meta.get_field("stratum").get_db_prep_save(stratum, connection)
     moment = connection.ops.adapt_datetimefield_value(now)
     table, history = Label._meta.db_table, LabelHistory._meta.db_table
+    changed = label.changed_after_reveal
     if own is None:
         batch.add(
             f"INSERT INTO {table} (claim_id, annotator_id, {', '.join(columns)}, stratum,"
-            " needs_review, created_at, updated_at)"
-            f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s)",
-            [claim.pk, annotator.pk, *values, stratum_value, False, moment, moment],
+            " needs_review, changed_after_reveal, created_at, updated_at)"
+            f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s, %s)",
+            [claim.pk, annotator.pk, *values, stratum_value, False, changed, moment, moment],
         )
         label_id = f"(SELECT id FROM {table} WHERE claim_id = %s AND annotator_id = %s)"
         label_params = [claim.pk, annotator.pk]
     else:
         batch.add(
             f"UPDATE {table} SET {', '.join(f'{column} = %s' for column in columns)},"
-            " stratum = %s, needs_review = %s, updated_at = %s WHERE id = %s",
-            [*values, stratum_value, False, moment, own[0]],
+            " stratum = %s, needs_review = %s, changed_after_reveal = %s, updated_at = %s"
+            " WHERE id = %s",
+            [*values, stratum_value, False, changed, moment, own[0]],
         )
         label_id, label_params = "%s", [own[0]]
     action = LabelHistory.Action.UPDATED if own else LabelHistory.Action.CREATED
     # The history row holds the label's state after the change.
     batch.add(
         f"INSERT INTO {history} (label_id_at_time, claim_id, annotator_id, action,"
-        f" {', '.join(HISTORY_STATE_COLUMNS)}, changed_at)"
-        f" VALUES ({label_id}, %s, %s, %s, {', '.join(['%s'] * len(columns))}, %s)",
-        [*label_params, claim.pk, annotator.pk, action, *values, moment],
+        f" {', '.join(HISTORY_STATE_COLUMNS)}, changed_after_reveal, changed_at)"
+        f" VALUES ({label_id}, %s, %s, %s, {', '.join(['%s'] * len(columns))}, %s, %s)",
+        [*label_params, claim.pk, annotator.pk, action, *values, changed, moment],
     )
-    labels = [(row[2], row[3]) for row in locked.labels if row[1] != annotator.pk]
-    labels.append((verdict, False))
+    labels = [(row[2], row[3], row[4]) for row in locked.labels if row[1] != annotator.pk]
+    labels.append((verdict, False, changed))
     decision = gold_decide(
         labels_required=claim.labels_required,
         claim_needs_review=claim.needs_review,
         labels=labels,
         gold=locked.gold,
+        count_changed=count_changed,
     )
     gold_apply(batch, claim=claim, decision=decision, gold_id=locked.gold_id, now=now)
     return label, complete_delta
@@ -555,6 +672,12 @@ def label_undo(*, user, project: Project) -> Claim | None:
     label.evidence_quote = before.evidence_quote if passage else ""
     label.note = before.note
     label.correct = before.correct
+    label.changed_after_reveal = _changed_after_reveal(
+        revealed=Reveal.objects.filter(claim=claim, user=user)
+        .values_list("verdict", flat=True)
+        .first(),
+        verdict=label.verdict,
+    )
     label.save()
     _history_row(label, LabelHistory.Action.UNDONE).save()
     gold_recompute_locked(claim=claim)

@@ -73,12 +73,21 @@ def project_settings_update(*, project: Project, **fields) -> Project:
         "double_labelled_share",
         "quote_required",
         "reveal_after_save",
+        "count_changed_after_reveal",
     }
     unknown = set(fields) - allowed
     if unknown:
         raise ValueError(f"Not a project setting: {', '.join(sorted(unknown))}")
+    # Read from the database: a ModelForm has already set the new value on `project`.
+    counting_changed = "count_changed_after_reveal" in fields and fields[
+        "count_changed_after_reveal"
+    ] != Project.objects.values_list("count_changed_after_reveal", flat=True).get(pk=project.pk)
     for key, value in fields.items():
         setattr(project, key, value)
     project.full_clean()
     project.save(update_fields=list(fields))
+    if counting_changed:
+        from annotate.services.review import gold_recompute_changed_after_reveal
+
+        gold_recompute_changed_after_reveal(project=project)
     return project

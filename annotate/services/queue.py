@@ -7,6 +7,13 @@ analyst for `RESERVATION_MINUTES`; labels plus other analysts' unexpired reserva
 `Claim.labels_required`, so two analysts pressing "next" at once never both get the claim that
 needed only one more label. An abandoned reservation simply expires.
 
+Lock order (every transaction that writes labels or reservations): the claim being saved
+(waited for), then the member's counter row, then other claims only with SKIP LOCKED (never
+waited for), then reservations of claims this transaction holds locked, then the project's
+completion counter last. Nothing waits for a lock out of that order, so saves of one analyst
+from several tabs cannot deadlock; `label_save_and_next` still retries a deadlock or
+serialisation failure (a writer outside this module may take locks in another order).
+
 Concurrency (PostgreSQL): candidates are locked with `SELECT … FOR UPDATE SKIP LOCKED`, then
 re-checked with a fresh statement (READ COMMITTED gives each statement a new snapshot), because
 the first statement's snapshot may predate a reservation committed while it scanned; the
@@ -130,8 +137,25 @@ def claim_next_for_user(*, project: Project, user, stratum: dict | None = None) 
     """
     now = timezone.now()
     condition, _ = stratum_condition(project=project, stratum=stratum)
-    Reservation.objects.filter(user=user, claim__project=project, expires_at__lte=now).delete()
+    _expired_release(project=project, user=user, now=now)
     return claim_take_next(project=project, user=user, condition=condition, now=now)
+
+
+def _expired_release(*, project: Project, user, now) -> None:
+    """Delete the user's expired reservations in the project, skipping any another
+    transaction is writing (a save-and-next releasing or renewing it under its claim's lock):
+    this cleanup takes no claim lock, so waiting there could close a cycle of waits."""
+    if not connection.features.has_select_for_update_skip_locked:
+        Reservation.objects.filter(user=user, claim__project=project, expires_at__lte=now).delete()
+        return
+    reservations, claims = Reservation._meta.db_table, Claim._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {reservations} WHERE id IN (SELECT r.id FROM {reservations} r"
+            f" INNER JOIN {claims} c ON c.id = r.claim_id WHERE r.user_id = %s"
+            " AND c.project_id = %s AND r.expires_at <= %s FOR UPDATE OF r SKIP LOCKED)",
+            [user.pk, project.pk, connection.ops.adapt_datetimefield_value(now)],
+        )
 
 
 def claim_take_next(
@@ -160,8 +184,11 @@ def claim_take_next(
     after = after if after is not None else StatementBatch()
     if may_hold_one:
         before.run()
+        # SKIP LOCKED: the claim may be locked by another tab of this user saving it (its
+        # transaction holds this member's counter row we would wait for next: a deadlock).
+        # Skipped, the queue serves the next open claim; the reservation stays theirs.
         mine = (
-            Claim.objects.select_for_update(of=("self",))
+            Claim.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("answer")
             .filter(
                 project=project,

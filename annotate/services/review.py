@@ -1,8 +1,13 @@
 """Gold verdicts (unanimous or adjudicated), facts for coverage, and the reads that show them.
 
 Gold is what the judge is audited against:
-- unanimous: at least `claim.labels_required` labels, all the same verdict, none waiting for
-  review → gold automatically (`gold_recompute_for_claim`, called whenever labels change);
+- unanimous: at least `claim.labels_required` counted labels, all the same verdict, none
+  waiting for review → gold automatically (`gold_recompute_for_claim`, called whenever labels
+  change). A label changed after a reveal (`Label.changed_after_reveal`: its analyst saw the
+  judge's or a colleague's verdict, then changed theirs) is not counted unless the project's
+  `count_changed_after_reveal` says so: it neither makes nor breaks unanimity, so a claim
+  whose other labels are too few waits for a lead (or, with labels to spare, is decided by
+  the others);
 - otherwise the claim waits for a lead, who picks the verdict with a reason
   (`gold_adjudicate`). A lead's decision stands until a lead changes it.
 
@@ -14,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connection, transaction
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from annotate.batch import StatementBatch
@@ -81,24 +86,29 @@ def gold_decide(
     *,
     labels_required: int,
     claim_needs_review: bool,
-    labels: list[tuple[str, bool]],
+    labels: list[tuple[str, bool, bool]],
     gold: tuple[str, str, str] | None,
+    count_changed: bool = False,
 ) -> GoldDecision:
-    """The unanimous-gold rule on values alone: `labels` are the (verdict, needs_review) of every
-    label of the claim, `gold` its current gold as (verdict, source, reason) or None.
+    """The unanimous-gold rule on values alone: `labels` are the (verdict, needs_review,
+    changed_after_reveal) of every label of the claim, `gold` its current gold as (verdict,
+    source, reason) or None, `count_changed` the project's `count_changed_after_reveal`.
 
-    Unanimous: at least `labels_required` labels (and at least one), all one verdict, none
-    waiting for review and the claim not flagged. An adjudicated gold is never touched. When
-    every label is fresh again after an edit flagged the claim, the flag goes off first.
+    Unanimous: at least `labels_required` counted labels (and at least one), all one verdict,
+    none waiting for review and the claim not flagged. Counted: every label, except, unless
+    `count_changed`, those changed after a reveal, which are left out entirely (they neither
+    make the count nor break the agreement). An adjudicated gold is never touched. When every
+    label is fresh again after an edit flagged the claim, the flag goes off first.
     """
     if gold is not None and gold[1] == Gold.Source.ADJUDICATED:
         return GoldDecision("keep")
-    any_review = any(review for _, review in labels)
+    any_review = any(review for _, review, _ in labels)
     review_cleared = bool(claim_needs_review and labels and not any_review)
     needs_review = claim_needs_review and not review_cleared
-    verdicts = {verdict for verdict, _ in labels}
+    counted = [label for label in labels if count_changed or not label[2]]
+    verdicts = {verdict for verdict, _, _ in counted}
     unanimous = (
-        len(labels) >= max(labels_required, 1)
+        len(counted) >= max(labels_required, 1)
         and len(verdicts) == 1
         and not any_review
         and not needs_review
@@ -107,7 +117,12 @@ def gold_decide(
         action = "delete" if gold is not None else "keep"
         return GoldDecision(action, review_cleared=review_cleared)
     verdict = verdicts.pop()
-    reason = f"All {len(labels)} analysts labelled it {verdict}."
+    reason = f"All {len(counted)} analysts labelled it {verdict}."
+    if len(counted) < len(labels):
+        left_out = len(labels) - len(counted)
+        reason += (
+            f" {left_out} label{'s' if left_out != 1 else ''} changed after a reveal not counted."
+        )
     if gold is None:
         action = "create"
     elif gold[0] != verdict or gold[2] != reason:
@@ -121,12 +136,15 @@ def gold_recompute_locked(*, claim: Claim) -> Gold | None:
     """`gold_recompute_for_claim` for a caller already inside a transaction that holds the
     claim's row lock, with `claim` read under that lock (no second lock, no savepoint)."""
     gold = Gold.objects.filter(claim=claim).first()
-    labels = list(claim.labels.values_list("verdict", "needs_review"))
+    labels = list(claim.labels.values_list("verdict", "needs_review", "changed_after_reveal"))
     decision = gold_decide(
         labels_required=claim.labels_required,
         claim_needs_review=claim.needs_review,
         labels=labels,
         gold=(gold.verdict, gold.source, gold.reason) if gold else None,
+        count_changed=Project.objects.filter(pk=claim.project_id)
+        .values_list("count_changed_after_reveal", flat=True)
+        .get(),
     )
     batch = StatementBatch()
     gold_apply(batch, claim=claim, decision=decision, gold_id=gold.pk if gold else None)
@@ -136,6 +154,19 @@ def gold_recompute_locked(*, claim: Claim) -> Gold | None:
     if decision.action == "delete":
         return None
     return Gold.objects.filter(claim=claim).first()
+
+
+def gold_recompute_changed_after_reveal(*, project: Project) -> int:
+    """After the project's `count_changed_after_reveal` changed: bring the unanimous gold of
+    every claim with a label changed after a reveal in line; returns how many claims."""
+    ids = list(
+        Claim.objects.filter(project=project, labels__changed_after_reveal=True)
+        .distinct()
+        .values_list("pk", flat=True)
+    )
+    for claim_id in ids:
+        gold_recompute_for_claim(claim=Claim(pk=claim_id, project_id=project.pk))
+    return len(ids)
 
 
 def gold_apply(
@@ -175,12 +206,11 @@ def gold_unanimous_bulk(*, project: Project) -> int:
     verdict, none flagged for review, the claim not flagged), for labels written in bulk by an
     import. One pass over the labels of claims without gold, ordered by claim.
     """
-    rows = (
-        Label.objects.filter(claim__project=project, claim__gold__isnull=True)
-        .order_by("claim_id")
-        .values_list(
-            "claim_id", "claim__labels_required", "claim__needs_review", "verdict", "needs_review"
-        )
+    rows = Label.objects.filter(claim__project=project, claim__gold__isnull=True)
+    if not project.count_changed_after_reveal:
+        rows = rows.exclude(changed_after_reveal=True)  # as gold_decide: not counted
+    rows = rows.order_by("claim_id").values_list(
+        "claim_id", "claim__labels_required", "claim__needs_review", "verdict", "needs_review"
     )
     golds: list[Gold] = []
 
@@ -337,21 +367,28 @@ def facts_grounded_for_project(*, project: Project) -> tuple[set[int], list[int]
 
 def adjudication_claims(*, project: Project) -> QuerySet[Claim]:
     """Claims waiting for a lead: analysts disagree, or a label or the claim needs review
-    (edited after labelling). Claims a lead already decided drop out until edited again."""
+    (edited after labelling), or (unless the project counts them) a label changed after a
+    reveal left the claim with all its labels and no gold. Claims a lead already decided drop
+    out until edited again."""
     adjudicated = Gold.objects.filter(claim=OuterRef("pk"), source=Gold.Source.ADJUDICATED)
+    waiting = Q(n_verdicts__gt=1) | Q(n_review__gt=0)
+    if not project.count_changed_after_reveal:
+        waiting |= (
+            Q(n_changed__gt=0)
+            & Q(label_count__gte=F("labels_required"))
+            & ~Exists(Gold.objects.filter(claim=OuterRef("pk")))
+        )
     return (
         Claim.objects.filter(project=project)
         .annotate(
             n_labels=Count("labels", distinct=True),
             n_verdicts=Count("labels__verdict", distinct=True),
             n_review=Count("labels", filter=Q(labels__needs_review=True), distinct=True),
+            n_changed=Count("labels", filter=Q(labels__changed_after_reveal=True), distinct=True),
             adjudicated=Exists(adjudicated),
         )
         .filter(n_labels__gt=0)
-        .filter(
-            Q(needs_review=True)
-            | (Q(adjudicated=False) & (Q(n_verdicts__gt=1) | Q(n_review__gt=0)))
-        )
+        .filter(Q(needs_review=True) | (Q(adjudicated=False) & waiting))
         .select_related("answer")
         .order_by("answer__position", "answer_id", "position", "id")
     )
@@ -359,7 +396,9 @@ def adjudication_claims(*, project: Project) -> QuerySet[Claim]:
 
 def claim_labels_for_review(*, claim: Claim) -> list[Label]:
     return list(
-        claim.labels.select_related("annotator", "evidence_passage").order_by("annotator__username")
+        claim.labels.select_related("annotator", "imported_annotator", "evidence_passage").order_by(
+            "annotator__username", "imported_annotator__name"
+        )
     )
 
 
@@ -432,7 +471,7 @@ def contradiction_rows(*, project: Project) -> list[ContradictionRow]:
     """Every claim with gold CONTRADICTED, or no gold and a CONTRADICTED label, with the
     answer's sentence and each contradicting label's quoted line."""
     contradicting = Label.objects.filter(verdict=Verdict.CONTRADICTED).select_related(
-        "evidence_passage", "annotator"
+        "evidence_passage", "annotator", "imported_annotator"
     )
     claims = (
         Claim.objects.filter(project=project)

@@ -26,6 +26,7 @@ from annotate.services.import_jobs import (
     import_job_start,
     import_jobs_recent,
 )
+from annotate.services.imports import AnnotatorMapError, annotator_map_check, annotator_map_parse
 
 FORMAT_LABELS = {
     "auto": "Tell from the file",
@@ -43,6 +44,28 @@ class ImportForm(forms.Form):
     format = forms.ChoiceField(
         choices=[(name, FORMAT_LABELS[name]) for name in IMPORT_FORMATS], initial="auto"
     )
+    annotator_map = forms.CharField(
+        label="Map annotator names to members (owners only)",
+        required=False,
+        max_length=20000,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "c.smith = carol"}),
+        help_text="One name = username per line. The file's labels are kept under its "
+        "annotator names as imported annotators (shown as “name (imported)”); a name mapped "
+        "here is filed under that member's account instead. Only members of this project "
+        "can be mapped; an import never creates accounts or adds members.",
+    )
+
+    def __init__(self, *args, project=None, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project, self.user = project, user
+
+    def clean_annotator_map(self) -> dict[str, str]:
+        try:
+            mapping = annotator_map_parse(self.cleaned_data["annotator_map"])
+            annotator_map_check(project=self.project, annotator_map=mapping, user=self.user)
+        except AnnotatorMapError as error:
+            raise forms.ValidationError(str(error)) from error
+        return mapping
 
 
 class UploadCapHandler(FileUploadHandler):
@@ -90,7 +113,7 @@ def import_answers_view(request, project, membership):
 def _import_handle(request, project, membership, cap: UploadCapHandler | None):
     if request.method == "GET":
         return _import_render(request, project, membership, form=ImportForm())
-    form = ImportForm(request.POST, request.FILES)
+    form = ImportForm(request.POST, request.FILES, project=project, user=request.user)
     if cap is not None and cap.exceeded:
         return _import_render(request, project, membership, refused=True, status=413)
     if not form.is_valid():
@@ -100,6 +123,7 @@ def _import_handle(request, project, membership, cap: UploadCapHandler | None):
         user=request.user,
         file=form.cleaned_data["file"],
         format=form.cleaned_data["format"],
+        annotator_map=form.cleaned_data["annotator_map"],
     )
     return _import_render(request, project, membership, job=job, status=_job_status(job))
 

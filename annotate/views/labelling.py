@@ -21,7 +21,13 @@ from annotate.selectors import (
     label_screen_get,
     labelling_progress,
 )
-from annotate.services.labels import LabelError, label_save_and_next, label_undo
+from annotate.services.labels import (
+    LabelError,
+    LabelSaveConflict,
+    label_save_and_next,
+    label_undo,
+    reveal_record,
+)
 from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve
 
 
@@ -86,8 +92,18 @@ def _screen(
         context["saved_reveal"] = claim_reveal_for_user(
             claim=saved.claim, user=request.user, project=project
         )
+    _reveals_record(request.user, (context.get("reveal"), context.get("own_label")))
+    _reveals_record(request.user, (context.get("saved_reveal"), saved))
     template = "annotate/label.html#screen" if request.htmx else "annotate/label.html"
     return render(request, template, context, status=status)
+
+
+def _reveals_record(user, shown: tuple) -> None:
+    """Record a reveal this screen renders (a judge's verdict or a colleague's label beside
+    the user's own label): a later change of that label is then `changed_after_reveal`."""
+    reveal, label = shown
+    if label is not None and reveal and (reveal["judge_verdicts"] or reveal["colleague_labels"]):
+        reveal_record(claim_id=label.claim_id, user=user, verdict=label.verdict)
 
 
 def _next(request, project, membership) -> tuple[Claim | None, str]:
@@ -142,12 +158,17 @@ def label_claim_save(request, project, membership, claim_id: int):
             note=data["note"],
             correct=data["correct"] if data["verdict"] != Verdict.SUPPORTED else "",
         )
-    except (LabelError, QueueError) as error:
+    except (LabelError, QueueError, LabelSaveConflict) as error:
         claim = claim_get_for_project(project=project, claim_id=claim_id)
         status = 200 if request.htmx else 422
-        return _screen(
+        if isinstance(error, LabelSaveConflict):
+            status = 503  # label.js swaps it in: the form as sent, with the message
+        response = _screen(
             request, project, membership, claim, data=request.POST, error=str(error), status=status
         )
+        if status == 503:
+            response["Retry-After"] = "1"
+        return response
     if not request.htmx:
         return redirect(f"{reverse('annotate:label-next', args=[project.slug])}?saved={claim_id}")
     response = _screen(request, project, membership, following, saved=label, from_queue=True)

@@ -43,9 +43,9 @@ class AdjudicateForm(forms.Form):
 def _labels_prefetch() -> Prefetch:
     return Prefetch(
         "labels",
-        queryset=Label.objects.select_related("annotator", "evidence_passage").order_by(
-            "annotator__username"
-        ),
+        queryset=Label.objects.select_related(
+            "annotator", "imported_annotator", "evidence_passage"
+        ).order_by("annotator__username", "imported_annotator__name"),
         to_attr="review_labels",
     )
 
@@ -54,11 +54,16 @@ def _card(claim, form=None, decided=None) -> dict:
     """Everything a lead needs side by side: the claim, its sentence in the answer, and each
     analyst's verdict, note and quote marked in its passage."""
     labels = []
+    # The analysts' verdicts when the claim was revealed to them: what a changed label was.
+    revealed = {reveal.user_id: reveal.verdict for reveal in claim.reveals.all()}
     for label in claim.review_labels:
         passage = label.evidence_passage
         labels.append(
             {
                 "label": label,
+                "revealed_verdict": revealed.get(label.annotator_id)
+                if label.changed_after_reveal
+                else None,
                 "line": passage_line(passage.text, label.evidence_start, label.evidence_end)
                 if passage
                 else None,
@@ -82,7 +87,7 @@ def _card(claim, form=None, decided=None) -> dict:
 @require_GET
 @project_view(Role.LEAD)
 def adjudicate(request, project, membership):
-    claims = adjudication_claims(project=project).prefetch_related(_labels_prefetch())
+    claims = adjudication_claims(project=project).prefetch_related(_labels_prefetch(), "reveals")
     page = Paginator(claims.select_related("gold"), 20).get_page(request.GET.get("page"))
     context = {
         "project": project,
@@ -98,7 +103,9 @@ def adjudicate(request, project, membership):
 def adjudicate_claim(request, project, membership, claim_id: int):
     claim = claim_get_for_project(project=project, claim_id=claim_id)
     claim = (
-        Claim.objects.select_related("answer").prefetch_related(_labels_prefetch()).get(pk=claim.pk)
+        Claim.objects.select_related("answer")
+        .prefetch_related(_labels_prefetch(), "reveals")
+        .get(pk=claim.pk)
     )
     form, decided, status = None, None, 200
     if request.method == "POST":
@@ -260,7 +267,7 @@ def _contradictions_table(rows) -> list[dict]:
                     "passage_says": f"{line.before}{line.mark}{line.after}".strip() if line else "",
                     "quote": label.evidence_quote if label else "",
                     "gold": row.gold or "(no gold yet)",
-                    "analyst": label.annotator.get_username() if label else "",
+                    "analyst": label.annotator_name if label else "",
                 }
             )
     return table

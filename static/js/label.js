@@ -145,6 +145,15 @@
     }
   });
 
+  // A save that lost to concurrent saves answers 503 with the screen as sent (verdict, quote,
+  // the message): htmx leaves error statuses unswapped unless told.
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.xhr.status === 503 && byId("screen")) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
+
   document.body.addEventListener("labelSaved", function () {
     window.scrollTo({ top: 0 });
   });

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotate.models import Answer, Gold, Label, Verdict
+from annotate.models import IMPORTED_SUFFIX, Answer, Gold, Label, Verdict
 from annotate.services.exports import claims_export
 from annotate.services.imports import answers_import
 from judges.models import JudgeVerdict
@@ -115,7 +115,11 @@ def comparable(project):
     for answer in Answer.objects.filter(project=project).order_by("position"):
         pile = [(p.rank, p.source_id, p.text) for p in answer.passages.all()]
         for claim in answer.claims.order_by("position"):
-            gold = Gold.objects.filter(claim=claim).select_related("decided_by").first()
+            gold = (
+                Gold.objects.filter(claim=claim)
+                .select_related("decided_by", "imported_decided_by")
+                .first()
+            )
             rows.append(
                 {
                     "answer": (
@@ -138,7 +142,8 @@ def comparable(project):
                     "cited": [p.rank for p in claim.cited_passages.all()],
                     "labels": sorted(
                         (
-                            label.annotator.username,
+                            # Names come back as the fresh project's imported annotators.
+                            label.annotator_name.removesuffix(IMPORTED_SUFFIX),
                             label.verdict,
                             label.evidence_passage.rank if label.evidence_passage else None,
                             label.evidence_start,
@@ -148,7 +153,7 @@ def comparable(project):
                             label.correct,
                         )
                         for label in Label.objects.filter(claim=claim).select_related(
-                            "annotator", "evidence_passage"
+                            "annotator", "imported_annotator", "evidence_passage"
                         )
                     ),
                     "gold": gold
@@ -156,7 +161,11 @@ def comparable(project):
                         gold.verdict,
                         gold.source,
                         gold.reason,
-                        gold.decided_by.username if gold.decided_by else None,
+                        gold.decided_by.username
+                        if gold.decided_by
+                        else gold.imported_decided_by.name
+                        if gold.imported_decided_by
+                        else None,
                     ),
                     "judges": sorted(
                         (

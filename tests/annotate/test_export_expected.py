@@ -118,6 +118,7 @@ def world():
         annotator=zoe,
         verdict=Verdict.CONTRADICTED,
         correct="no",
+        changed_after_reveal=True,
         **evidence(fees, FEES),
     )
     LabelFactory(claim=taken, annotator=ben, verdict=Verdict.NOT_IN_PILE)
@@ -192,7 +193,9 @@ def expected_csv(world):
         "gold_reason",
     ]
     for name in ("ana", "ben", "zoë"):
-        header += [f"label:{name}:{field}" for field in (*fields, "correct")]
+        header += [
+            f"label:{name}:{field}" for field in (*fields, "correct", "changed_after_reveal")
+        ]
     for instrument in ("baseline@v1 (canary)", "baseline@v1", "gpt@abc"):
         header += [f"judge:{instrument}:verdict", f"judge:{instrument}:confidence"]
     header.append("method")
@@ -229,6 +232,7 @@ def expected_csv(world):
                 "label:zoë:quote_end": len(FEES),
                 "label:zoë:quote_text": FEES,
                 "label:zoë:correct": "no",
+                "label:zoë:changed_after_reveal": "true",
                 "judge:baseline@v1:verdict": "SUPPORTED",
                 "judge:baseline@v1:confidence": "0.5",
                 "judge:gpt@abc:verdict": "SUPPORTED",
@@ -330,6 +334,7 @@ def expected_jsonl(world):
                             "verdict": "CONTRADICTED",
                             "quote": {"passage": 2, "start": 0, "end": len(FEES), "text": FEES},
                             "correct": "no",
+                            "changed_after_reveal": True,
                         },
                         {"annotator": "ben", "verdict": "NOT_IN_PILE"},
                     ],

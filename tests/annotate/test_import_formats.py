@@ -38,7 +38,7 @@ def native_snapshot(project):
                     "cited": [p.source_id for p in claim.cited_passages.all()],
                     "labels": sorted(
                         (
-                            label.annotator.username,
+                            label.annotator_name,
                             label.verdict,
                             label.evidence_passage.source_id if label.evidence_passage else None,
                             label.evidence_start,
@@ -82,7 +82,7 @@ def test_answers_import_native_jsonl_writes_answers_pile_claims_labels_gold_and_
     # One gold comes with the file; the other two claims' labels are unanimous and complete
     # (labels_required is 1 or 2 here), so they become gold as saved labels would.
     assert (result.labels, result.gold, result.judge_verdicts, result.judge_runs) == (5, 3, 3, 1)
-    assert result.users_created == 3
+    assert (result.annotator_names, result.annotator_names_mapped) == (3, 0)
 
     refund = Answer.objects.get(project=project, external_id="refund-1")
     assert refund.question == "How long do refunds take? 💸"
@@ -106,12 +106,12 @@ def test_answers_import_native_jsonl_writes_answers_pile_claims_labels_gold_and_
         analysts_per_claim=1, double_share=0.5, queue_key=expected_key
     )
     # The quote sits after an emoji: offsets are code points, not UTF-16 units.
-    ana = claim.labels.get(annotator__username="ana")
+    ana = claim.labels.get(imported_annotator__name="ana")
     start = REFUND_PASSAGE.index("processed")
     assert (ana.evidence_start, ana.evidence_end) == (start, start + 24)
     assert ana.evidence_quote == "processed within 14 days"
     assert ana.evidence_passage.source_id == "policy-7"
-    ben = claim.labels.get(annotator__username="ben")  # passage given by rank
+    ben = claim.labels.get(imported_annotator__name="ben")  # passage given by rank
     assert ben.evidence_passage == ana.evidence_passage
     assert ben.note == "clear"
     assert claim.gold.verdict == "SUPPORTED"
@@ -145,28 +145,33 @@ def test_answers_import_right_to_left_quotes_after_emoji():
     assert dose.question == "מה המינון המרבי?"
     assert dose.text == "🏥 המינון המרבי הוא 4 גרם ביום."
     claim = dose.claims.get()
-    hebrew = claim.labels.get(annotator__username="ana")
+    hebrew = claim.labels.get(imported_annotator__name="ana")
     assert hebrew.evidence_quote == "המינון המרבי הוא 4 גרם ביום"
     assert HEBREW_PASSAGE[hebrew.evidence_start : hebrew.evidence_end] == hebrew.evidence_quote
     assert hebrew.evidence_start == 2  # the emoji is one code point, then a space
-    arabic = claim.labels.get(annotator__username="dana")
+    arabic = claim.labels.get(imported_annotator__name="dana")
     # No "text" in the file: the quote is taken from the span.
     assert arabic.evidence_quote == "الجرعة القصوى للبالغين"
     assert arabic.evidence_passage.text == ARABIC_PASSAGE
 
 
-def test_answers_import_creates_missing_annotators_as_analysts_without_password():
+def test_answers_import_keeps_annotator_names_as_imported_annotators_never_accounts():
     project = ProjectFactory()
     existing = get_user_model().objects.create_user("ben", password="x")
     Membership.objects.create(project=project, user=existing, role=Role.LEAD)
     answers_import(project=project, path_or_file=DATA / "native.jsonl")
 
-    ana = get_user_model().objects.get(username="ana")
-    assert not ana.has_usable_password()
-    assert Membership.objects.get(project=project, user=ana).role == Role.ANALYST
-    assert Membership.objects.get(project=project, user__username="dana").role == Role.ANALYST
-    # An existing member keeps their role and password.
-    assert Membership.objects.get(project=project, user=existing).role == Role.LEAD
+    assert not get_user_model().objects.filter(username__in=["ana", "dana"]).exists()
+    assert list(Membership.objects.filter(project=project).values_list("user", "role")) == [
+        (existing.pk, Role.LEAD)
+    ]
+    # Even a member's name is an imported annotator unless an owner maps it.
+    assert set(project.imported_annotators.values_list("name", flat=True)) == {
+        "ana",
+        "ben",
+        "dana",
+    }
+    assert not Label.objects.filter(annotator=existing).exists()
     existing.refresh_from_db()
     assert existing.has_usable_password()
 

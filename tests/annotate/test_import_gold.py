@@ -6,7 +6,7 @@ import pytest
 
 from annotate.models import Claim, Gold, Membership
 from annotate.services.imports import answers_import
-from tests.factories import ProjectFactory
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 PILE = [{"id": "p1", "title": "Policy", "text": "Refunds are issued within 14 days."}]
 
@@ -24,6 +24,8 @@ def _record(answer_id, claims):
 @pytest.mark.django_db
 def test_import_makes_unanimous_gold_and_leaves_disagreements_to_a_lead(tmp_path):
     project = ProjectFactory(analysts_per_claim=2)
+    for name in ("ana", "ben"):  # members, their names mapped: the counters are theirs
+        MembershipFactory(project=project, user=UserFactory(username=name))
     quote = {"passage": "p1", "start": 0, "end": 34}
     records = [
         _record(
@@ -53,7 +55,12 @@ def test_import_makes_unanimous_gold_and_leaves_disagreements_to_a_lead(tmp_path
     path = tmp_path / "answers.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
 
-    result = answers_import(project=project, path_or_file=str(path), format="native")
+    result = answers_import(
+        project=project,
+        path_or_file=str(path),
+        format="native",
+        annotator_map={"ana": "ana", "ben": "ben"},
+    )
 
     golds = dict(Gold.objects.values_list("claim__text", "verdict"))
     assert golds == {"Refunds take 14 days.": "SUPPORTED"}  # one label is not enough for 2

@@ -61,7 +61,7 @@ def test_import_upload_imports_and_shows_counts(lead, project):
     assert "Imported 3 answers" in page
     assert "5 passages" in page
     assert "3 claims" in page
-    assert "5 labels, by 3 new analysts" in page
+    assert "5 labels by 3 annotator names" in page
     assert "3 judge verdicts in 1 judge run" in page
     assert "<html" in page
     assert Answer.objects.filter(project=project).count() == 3
@@ -196,7 +196,7 @@ def test_export_download_streams_a_named_file(lead, project, format):
         ]
     else:
         assert body.count("\n") == 1 + Claim.objects.filter(project=project).count()
-        assert "label:ana:verdict" in body.splitlines()[0]
+        assert "label:ana (imported):verdict" in body.splitlines()[0]
     assert Label.objects.filter(claim__project=project).count() == 5
 
 

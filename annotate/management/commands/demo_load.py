@@ -53,7 +53,14 @@ class Command(BaseCommand):
             for record in demo_records():
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             handle.flush()
-            result = answers_import(project=project, path_or_file=handle.name, format="native")
+            # The demo's analysts are members: their labels go to their accounts, not to
+            # imported annotators (an owner's mapping, as on the import page).
+            result = answers_import(
+                project=project,
+                path_or_file=handle.name,
+                format="native",
+                annotator_map={name: name for name in users},
+            )
         self.stdout.write(f"Imported {result}")
         self._judge(project, users["lead"])
         return project

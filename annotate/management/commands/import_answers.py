@@ -6,7 +6,7 @@ from django.db import transaction
 
 from annotate.importers import FORMATS
 from annotate.models import Project
-from annotate.services.imports import ImportFailed, answers_import
+from annotate.services.imports import ImportFailed, annotator_map_parse, answers_import
 
 
 class Command(BaseCommand):
@@ -23,8 +23,16 @@ class Command(BaseCommand):
             "--create", action="store_true", help="Create the project if it does not exist."
         )
         parser.add_argument("--name", help="The new project's name (with --create).")
+        parser.add_argument(
+            "--map",
+            action="append",
+            default=[],
+            metavar="NAME=USERNAME",
+            help="File labels under NAME to this member's account (repeatable); unmapped "
+            'names are kept as imported annotators ("NAME (imported)").',
+        )
 
-    def handle(self, *args, path, project, format, create, name, **options):
+    def handle(self, *args, path, project, format, create, name, map, **options):
         slug = project
         try:
             with transaction.atomic():
@@ -41,6 +49,7 @@ class Command(BaseCommand):
                     path_or_file=path,
                     format=format,
                     progress=self._progress,
+                    annotator_map=annotator_map_parse("\n".join(map)),
                 )
         except ImportFailed as failed:
             raise CommandError(str(failed)) from failed
