@@ -22,6 +22,7 @@ from annotate.importers.sources import (
     head_read,
     raw_records,
 )
+from annotate.limits import count_message, limits_current
 
 FORMATS = ("auto", "native", "ragas", "ragchecker")
 Parser = Callable[..., tuple[AnswerIn | None, FieldReader]]
@@ -74,6 +75,7 @@ class AnswerReader:
         self.issues = issues
         self.quote_required = quote_required
         self.container = container_detect(head_read(handle), name)
+        self.limits = limits_current()
 
     def _parser(self, raw: RawRecord) -> Parser | None:
         if self.format == "auto":
@@ -94,7 +96,18 @@ class AnswerReader:
 
     def __iter__(self) -> Iterator[AnswerIn]:
         parser: Parser | None = None
-        for raw in raw_records(self.handle, self.container, self.issues):
+        most = self.limits.answers_per_file
+        for number, raw in enumerate(raw_records(self.handle, self.container, self.issues), 1):
+            if number > most:
+                self.issues.add(
+                    raw.location,
+                    "",
+                    count_message(number, most, "answer", "answers_per_file", "the file").replace(
+                        f"has {number:,} answers", f"has more than {most} answers"
+                    )
+                    + ": split it into several files",
+                )
+                return
             if parser is None:
                 if not isinstance(raw.value, dict):
                     self.issues.add(raw.location, "", "expected a JSON object (one answer)")
@@ -102,7 +115,7 @@ class AnswerReader:
                 parser = self._parser(raw)
                 if parser is None:
                     return
-            answer, reader = parser(raw, quote_required=self.quote_required)
+            answer, reader = parser(raw, quote_required=self.quote_required, limits=self.limits)
             self.issues.extend(reader.issues)
             if answer is not None:
                 yield answer
