@@ -51,6 +51,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.request_charset.RequestCharsetMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -124,7 +125,9 @@ IMPORT_MAX_UPLOAD_BYTES = int(os.environ.get("IMPORT_MAX_UPLOAD_BYTES", str(200 
 # imported) and on every claim write (annotate/limits.py). Real RAG piles are 3-50 passages
 # of 100-2,000 words; the defaults leave room for 4x the largest of those, long answers and
 # fine-grained claim splits, while keeping one answer's screen and memory bounded.
-FAITHAUDIT_MAX_PASSAGES_PER_ANSWER = int(os.environ.get("FAITHAUDIT_MAX_PASSAGES_PER_ANSWER", "200"))
+FAITHAUDIT_MAX_PASSAGES_PER_ANSWER = int(
+    os.environ.get("FAITHAUDIT_MAX_PASSAGES_PER_ANSWER", "200")
+)
 # ~3,500 words: a long retrieved chunk (typical chunkers cut at 500-4,000 characters).
 FAITHAUDIT_MAX_PASSAGE_CHARS = int(os.environ.get("FAITHAUDIT_MAX_PASSAGE_CHARS", "20000"))
 # ~8,000 words: longer than any generated answer we audit; a whole report fits.
