@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate.access import project_view
 from annotate.models import Claim, Fact, Label, Passage, Role, Verdict
 from annotate.quotes import QuoteError, quote_locate, utf16_to_codepoint_offset
-from annotate.selectors import answer_get_for_project, claim_get_for_project
+from annotate.selectors import answer_get_for_project, claim_get_for_project, pile_page_get
 from annotate.services.review import (
     ReviewError,
     adjudication_claims,
@@ -132,10 +132,12 @@ class FactForm(forms.Form):
     end_utf16 = forms.IntegerField(required=False, min_value=0)
 
 
-def _facts_context(project, membership, answer, **extra) -> dict:
+def _facts_context(project, membership, answer, *, pile=None, passage=None, **extra) -> dict:
+    """`pile`: the page of the pile asked for; `passage`: the one just marked (its page)."""
     facts = list(answer.facts.select_related("created_by").order_by("passage__rank", "start"))
+    pile_context = pile_page_get(answer=answer, page=pile, chosen_passage_id=passage)
     passages = []
-    for passage in answer.passages.all():
+    for passage in pile_context["passages"]:
         mine = [(f.start, f.end, f) for f in facts if f.passage_id == passage.pk]
         passages.append({"passage": passage, "segments": text_segments(passage.text, mine)})
     return {
@@ -144,6 +146,7 @@ def _facts_context(project, membership, answer, **extra) -> dict:
         "answer": answer,
         "facts": facts,
         "passages": passages,
+        "pile_page": pile_context["pile_page"],
         "is_lead": membership.has_role(Role.LEAD),
         **extra,
     }
@@ -151,7 +154,15 @@ def _facts_context(project, membership, answer, **extra) -> dict:
 
 def _facts_respond(request, project, membership, answer, *, error="", notice=""):
     if request.htmx:
-        context = _facts_context(project, membership, answer, error=error, notice=notice)
+        context = _facts_context(
+            project,
+            membership,
+            answer,
+            pile=request.GET.get("pile"),
+            passage=request.POST.get("passage"),
+            error=error,
+            notice=notice,
+        )
         return render(request, "annotate/facts.html#facts", context)
     if error:
         messages.error(request, error)
@@ -164,7 +175,8 @@ def _facts_respond(request, project, membership, answer, *, error="", notice="")
 @project_view(Role.ANALYST)
 def facts(request, project, membership, answer_id: int):
     answer = answer_get_for_project(project=project, answer_id=answer_id)
-    return render(request, "annotate/facts.html", _facts_context(project, membership, answer))
+    context = _facts_context(project, membership, answer, pile=request.GET.get("pile"))
+    return render(request, "annotate/facts.html", context)
 
 
 def _fact_span(passage: Passage, data: dict) -> tuple[int, int]:

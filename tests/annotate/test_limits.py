@@ -390,3 +390,24 @@ def test_a_long_claims_list_on_the_answer_detail_page_is_paged(settings):
     assert "Claim number 0." in page
     later = client.get(url, {"claims": 3}).content.decode()
     assert "Claim number 250." in later
+
+
+def test_the_facts_page_shows_a_long_pile_one_page_at_a_time(long_pile, settings):
+    project, answer, _, client = long_pile
+    size = settings.FAITHAUDIT_PILE_PAGE_SIZE
+    url = reverse("annotate:facts", args=[project.slug, answer.pk])
+    page = client.get(url).content.decode()
+    shown = re.findall(r'data-testid="passage-(\d+)"', page)
+    assert [int(rank) for rank in shown] == list(range(1, size + 1))
+    assert f'href="{url}?pile=2"' in page
+    passage = answer.passages.get(rank=25)
+    response = client.post(
+        reverse("annotate:fact-add", args=[project.slug, answer.pk]),
+        {"passage": passage.pk, "quote": "says 25"},
+        HTTP_HX_REQUEST="true",
+    )
+    marked = response.content.decode()
+    assert answer.facts.get().passage_id == passage.pk
+    # The answer comes back on the page of the passage just marked.
+    assert 'data-testid="passage-25"' in marked
+    assert marked.count("data-testid=\"passage-") <= size
