@@ -410,4 +410,4 @@ def test_the_facts_page_shows_a_long_pile_one_page_at_a_time(long_pile, settings
     assert answer.facts.get().passage_id == passage.pk
     # The answer comes back on the page of the passage just marked.
     assert 'data-testid="passage-25"' in marked
-    assert marked.count("data-testid=\"passage-") <= size
+    assert marked.count('data-testid="passage-') <= size
