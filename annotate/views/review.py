@@ -17,6 +17,7 @@ from annotate.models import Claim, Fact, Label, Passage, Role, Verdict
 from annotate.quotes import QuoteError, quote_locate, utf16_to_codepoint_offset
 from annotate.selectors import answer_get_for_project, claim_get_for_project, pile_page_get
 from annotate.services.review import (
+    Marked,
     ReviewError,
     adjudication_claims,
     contradiction_rows,
@@ -50,6 +51,25 @@ def _labels_prefetch() -> Prefetch:
     )
 
 
+# A card shows this much of an answer or passage on each side of what it marks (20 cards a
+# page: a 50,000-character answer would otherwise be read 20 times); the answer page has all.
+CARD_CONTEXT_CHARS = 1000
+
+
+def _around(marked: Marked, chars: int = CARD_CONTEXT_CHARS) -> Marked:
+    """`marked` cut to `chars` on each side of its mark (the start, when nothing is marked)."""
+    before, mark, after = marked.before, marked.mark, marked.after
+    if not mark and not after:
+        return Marked(before[: 2 * chars] + ("…" if len(before) > 2 * chars else ""), "", "")
+    if len(before) > chars:
+        before = "…" + before[-chars:]
+    if len(mark) > 4 * chars:
+        mark = f"{mark[: 2 * chars]} … {mark[-2 * chars :]}"
+    if len(after) > chars:
+        after = after[:chars] + "…"
+    return Marked(before, mark, after)
+
+
 def _card(claim, form=None, decided=None) -> dict:
     """Everything a lead needs side by side: the claim, its sentence in the answer, and each
     analyst's verdict, note and quote marked in its passage."""
@@ -59,11 +79,13 @@ def _card(claim, form=None, decided=None) -> dict:
         labels.append(
             {
                 "label": label,
-                "line": passage_line(passage.text, label.evidence_start, label.evidence_end)
+                "line": _around(
+                    passage_line(passage.text, label.evidence_start, label.evidence_end)
+                )
                 if passage
                 else None,
                 "passage": passage,
-                "full": text_marked(passage.text, label.evidence_start, label.evidence_end)
+                "full": _around(text_marked(passage.text, label.evidence_start, label.evidence_end))
                 if passage
                 else None,
             }
@@ -71,7 +93,7 @@ def _card(claim, form=None, decided=None) -> dict:
     gold = claim.gold if hasattr(claim, "gold") else None
     return {
         "claim": claim,
-        "said": text_marked(claim.answer.text, claim.span_start, claim.span_end),
+        "said": _around(text_marked(claim.answer.text, claim.span_start, claim.span_end)),
         "labels": labels,
         "gold": decided or gold,
         "form": form or AdjudicateForm(),

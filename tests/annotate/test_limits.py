@@ -411,3 +411,37 @@ def test_the_facts_page_shows_a_long_pile_one_page_at_a_time(long_pile, settings
     # The answer comes back on the page of the passage just marked.
     assert 'data-testid="passage-25"' in marked
     assert marked.count('data-testid="passage-') <= size
+
+
+def test_the_adjudication_page_cuts_long_answers_and_passages_around_what_is_marked():
+    """20 cards a page, each with its answer and quoted passages: cut to a window around the
+    claim and the quote, the whole text one link away (the answer page)."""
+    from tests.factories import LabelFactory, UserFactory
+
+    project = ProjectFactory(slug="adjudicate-long")
+    filler = "Filler sentence of the answer. " * 1000  # 31,000 characters each side
+    answer = AnswerFactory(project=project, text=f"{filler}Refunds take 14 days. {filler}")
+    passage = PassageFactory(
+        answer=answer, rank=1, text=f"{filler}Refunds take 14 days here. {filler}"
+    )
+    start = len(filler)
+    claim = ClaimFactory(
+        answer=answer, text="Refunds take 14 days.", span_start=start, span_end=start + 21
+    )
+    LabelFactory(
+        claim=claim,
+        annotator=UserFactory(),
+        verdict="SUPPORTED",
+        evidence_passage=passage,
+        evidence_start=start,
+        evidence_end=start + 20,
+        evidence_quote="Refunds take 14 days",
+    )
+    LabelFactory(claim=claim, annotator=UserFactory(), verdict="NOT_IN_PILE")
+    client = lead_client(project)
+    response = client.get(reverse("annotate:adjudicate", args=[project.slug]))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Refunds take 14 days." in page
+    assert len(response.content) < 30_000, "not the 124,000 characters of answer and passage"
+    assert reverse("annotate:answer-detail", args=[project.slug, answer.pk]) in page
