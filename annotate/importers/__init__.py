@@ -22,7 +22,7 @@ from annotate.importers.sources import (
     head_read,
     raw_records,
 )
-from annotate.limits import count_message, limits_current
+from annotate.limits import SETTINGS, limits_current
 
 FORMATS = ("auto", "native", "ragas", "ragchecker")
 Parser = Callable[..., tuple[AnswerIn | None, FieldReader]]
@@ -102,10 +102,9 @@ class AnswerReader:
                 self.issues.add(
                     raw.location,
                     "",
-                    count_message(number, most, "answer", "answers_per_file", "the file").replace(
-                        f"has {number:,} answers", f"has more than {most} answers"
-                    )
-                    + ": split it into several files",
+                    f"the file holds more than {most} answers; at most {most} answers are "
+                    f"allowed per file (operator setting {SETTINGS['answers_per_file']}): "
+                    "split it into several files",
                 )
                 return
             if parser is None:
