@@ -5,14 +5,15 @@ object does not exist and when the user may not see it, so another project's obj
 confirmed to exist.
 """
 
-from django.core.paginator import Paginator
+from django.conf import settings
+from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.utils.functional import cached_property
 
 from annotate.batch import model_rows
-from annotate.models import ROLE_RANK, Answer, Claim, Membership, Project, Role
+from annotate.models import ROLE_RANK, Answer, Claim, Membership, Passage, Project, Role
 
 
 def membership_get(*, user, project: Project) -> Membership | None:
@@ -146,13 +147,76 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
     return {"judge_verdicts": list(judge_verdicts), "colleague_labels": list(colleagues)}
 
 
-def label_screen_get(*, project: Project, user, claim: Claim, from_queue: bool = False) -> dict:
-    """What the labelling screen shows for `claim`: its answer with the claim marked, the pile
-    in rank order, the claim's neighbours in the answer, the user's own label, and (only once
-    that label exists, and only if the project reveals) the judges' and colleagues' verdicts.
+# An answer's claims listed on its page, this many at a time.
+CLAIMS_PAGE_SIZE = 100
+
+
+def _page_number(value) -> int | None:
+    text = str(value or "").strip()
+    return int(text) if text.isdigit() and len(text) < 10 else None
+
+
+def pile_page_get(
+    *, answer: Answer, page=None, passages: list | None = None, chosen_passage_id=None
+) -> dict:
+    """One page of `answer`'s pile in rank order (FAITHAUDIT_PILE_PAGE_SIZE passages), so no
+    screen grows with the pile, and the passages a quote may be taken from on that page.
+
+    `page` is the page asked for (a bad or missing one: the page of the chosen passage, else
+    the first; past the end: the last). `chosen_passage_id` is the passage the analyst's quote
+    names (their saved label, or what they just sent): it stays among `quote_passages` on
+    every page, so paging never drops the quote. `passages`, when the caller has read the
+    whole pile already (the queue does), is paged instead of the database.
+    """
+    size = max(1, int(settings.FAITHAUDIT_PILE_PAGE_SIZE))
+    chosen_id = _page_number(chosen_passage_id)
+    chosen = None
+    if chosen_id is not None:
+        if passages is not None:
+            chosen = next((p for p in passages if p.pk == chosen_id), None)
+        else:
+            chosen = Passage.objects.filter(pk=chosen_id, answer_id=answer.pk).first()
+    number = _page_number(page)
+    if number is None and chosen is not None:
+        before = (
+            sum(1 for p in passages if p.rank < chosen.rank)
+            if passages is not None
+            else answer.passages.filter(rank__lt=chosen.rank).count()
+        )
+        number = before // size + 1
+    source = passages if passages is not None else answer.passages.order_by("rank", "id")
+    current: Page = Paginator(source, size).get_page(number or 1)
+    shown = list(current.object_list)
+    options = shown
+    if chosen is not None and all(p.pk != chosen.pk for p in shown):
+        options = [chosen, *shown]
+    return {"pile_page": current, "passages": shown, "quote_passages": options}
+
+
+def answer_claims_page(*, answer: Answer, page=None) -> Page:
+    """One page of `answer`'s claims in reading order (CLAIMS_PAGE_SIZE at a time)."""
+    claims = answer.claims.order_by("position", "id")
+    return Paginator(claims, CLAIMS_PAGE_SIZE).get_page(_page_number(page) or 1)
+
+
+def label_screen_get(
+    *,
+    project: Project,
+    user,
+    claim: Claim,
+    from_queue: bool = False,
+    pile=None,
+    chosen_passage_id=None,
+) -> dict:
+    """What the labelling screen shows for `claim`: its answer with the claim marked, one page
+    of the pile (`pile`, see `pile_page_get`), the claim's neighbours in the answer, the user's
+    own label, and (only once that label exists, and only if the project reveals) the judges'
+    and colleagues' verdicts.
 
     `from_queue`: the queue just served `claim`, so the user has no label on it (the queue
     never serves a claim they labelled) and nothing is looked up for one.
+    `chosen_passage_id`: the passage of the quote the analyst just sent, if any (else their
+    saved label's) is kept among the quote's passages whatever the page.
     """
     from annotate.models import Label
 
@@ -161,23 +225,29 @@ def label_screen_get(*, project: Project, user, claim: Claim, from_queue: bool =
     siblings = getattr(claim, "answer_claims", None)
     if siblings is None:
         siblings = claim_siblings(claim=claim)
+    own_label = (
+        None
+        if from_queue
+        else Label.objects.select_related("evidence_passage")
+        .filter(claim=claim, annotator=user)
+        .first()
+    )
+    if chosen_passage_id is None and own_label is not None:
+        chosen_passage_id = own_label.evidence_passage_id
     # The queue reads a served claim's pile with it, too (an empty pile is a read pile).
-    passages = getattr(claim, "answer_passages", None)
-    if passages is None:
-        passages = list(answer.passages.order_by("rank"))
+    pile_context = pile_page_get(
+        answer=answer,
+        page=pile,
+        passages=getattr(claim, "answer_passages", None),
+        chosen_passage_id=chosen_passage_id,
+    )
     index = next(i for i, sibling in enumerate(siblings) if sibling.pk == claim.pk)
     has_span = claim.span_start is not None and claim.span_end is not None
     has_span = has_span and claim.span_end <= len(answer.text)
     return {
         "answer": answer,
-        "passages": passages,
-        "own_label": (
-            None
-            if from_queue
-            else Label.objects.select_related("evidence_passage")
-            .filter(claim=claim, annotator=user)
-            .first()
-        ),
+        **pile_context,
+        "own_label": own_label,
         "siblings": siblings,
         "position": index + 1,
         "previous": siblings[index - 1] if index > 0 else None,

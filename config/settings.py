@@ -51,6 +51,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.request_charset.RequestCharsetMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -120,6 +121,25 @@ WHITENOISE_USE_FINDERS = True
 
 # Uploads: refuse oversized imports before they are read into memory.
 IMPORT_MAX_UPLOAD_BYTES = int(os.environ.get("IMPORT_MAX_UPLOAD_BYTES", str(200 * 1024 * 1024)))
+# Size limits on what one answer may hold, enforced on import (line and field named, nothing
+# imported) and on every claim write (annotate/limits.py). Real RAG piles are 3-50 passages
+# of 100-2,000 words; the defaults leave room for 4x the largest of those, long answers and
+# fine-grained claim splits, while keeping one answer's screen and memory bounded.
+FAITHAUDIT_MAX_PASSAGES_PER_ANSWER = int(
+    os.environ.get("FAITHAUDIT_MAX_PASSAGES_PER_ANSWER", "200")
+)
+# ~3,500 words: a long retrieved chunk (typical chunkers cut at 500-4,000 characters).
+FAITHAUDIT_MAX_PASSAGE_CHARS = int(os.environ.get("FAITHAUDIT_MAX_PASSAGE_CHARS", "20000"))
+# ~8,000 words: longer than any generated answer we audit; a whole report fits.
+FAITHAUDIT_MAX_ANSWER_CHARS = int(os.environ.get("FAITHAUDIT_MAX_ANSWER_CHARS", "50000"))
+FAITHAUDIT_MAX_QUESTION_CHARS = int(os.environ.get("FAITHAUDIT_MAX_QUESTION_CHARS", "5000"))
+# An atomic claim is one sentence; 2,000 characters allows a long, unsplit one.
+FAITHAUDIT_MAX_CLAIM_CHARS = int(os.environ.get("FAITHAUDIT_MAX_CLAIM_CHARS", "2000"))
+FAITHAUDIT_MAX_CLAIMS_PER_ANSWER = int(os.environ.get("FAITHAUDIT_MAX_CLAIMS_PER_ANSWER", "500"))
+# 10x the benchmark's 100k-answer file; a bigger corpus goes in several files.
+FAITHAUDIT_MAX_ANSWERS_PER_FILE = int(os.environ.get("FAITHAUDIT_MAX_ANSWERS_PER_FILE", "1000000"))
+# Screens show a pile (and an answer's claims) this many passages at a time, with page links.
+FAITHAUDIT_PILE_PAGE_SIZE = int(os.environ.get("FAITHAUDIT_PILE_PAGE_SIZE", "20"))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Uploaded import files wait here for a worker: web and workers must share this directory.

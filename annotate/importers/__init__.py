@@ -22,6 +22,7 @@ from annotate.importers.sources import (
     head_read,
     raw_records,
 )
+from annotate.limits import SETTINGS, limits_current
 
 FORMATS = ("auto", "native", "ragas", "ragchecker")
 Parser = Callable[..., tuple[AnswerIn | None, FieldReader]]
@@ -74,6 +75,7 @@ class AnswerReader:
         self.issues = issues
         self.quote_required = quote_required
         self.container = container_detect(head_read(handle), name)
+        self.limits = limits_current()
 
     def _parser(self, raw: RawRecord) -> Parser | None:
         if self.format == "auto":
@@ -94,7 +96,17 @@ class AnswerReader:
 
     def __iter__(self) -> Iterator[AnswerIn]:
         parser: Parser | None = None
-        for raw in raw_records(self.handle, self.container, self.issues):
+        most = self.limits.answers_per_file
+        for number, raw in enumerate(raw_records(self.handle, self.container, self.issues), 1):
+            if number > most:
+                self.issues.add(
+                    raw.location,
+                    "",
+                    f"the file holds more than {most} answers; at most {most} answers are "
+                    f"allowed per file (operator setting {SETTINGS['answers_per_file']}): "
+                    "split it into several files",
+                )
+                return
             if parser is None:
                 if not isinstance(raw.value, dict):
                     self.issues.add(raw.location, "", "expected a JSON object (one answer)")
@@ -102,7 +114,7 @@ class AnswerReader:
                 parser = self._parser(raw)
                 if parser is None:
                     return
-            answer, reader = parser(raw, quote_required=self.quote_required)
+            answer, reader = parser(raw, quote_required=self.quote_required, limits=self.limits)
             self.issues.extend(reader.issues)
             if answer is not None:
                 yield answer

@@ -7,15 +7,28 @@ and get the value or None, the problem (missing, wrong type) noted as
 
 import ast
 import json
+import math
 from typing import Any
 
 from annotate.importers.issues import ImportIssue
+from annotate.importers.jsondecode import (
+    MAX_DEPTH,
+    NestingTooDeep,
+    SafeDecoder,
+    depth_exceeds,
+    nesting_message,
+    path_text,
+    refused_in,
+    run_start,
+)
+from annotate.limits import Limits, chars_message, count_message
 from annotate.models import Verdict
 
 _KINDS = {
     "string": (lambda v: isinstance(v, str), "a string"),
     "id": (lambda v: isinstance(v, str | int) and not isinstance(v, bool), "a string or number"),
     "integer": (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
+    # Positions and offsets are stored in 32-bit columns: larger ones are refused here, by field.
     "number": (
         # A comparison, not math.isfinite: that overflows on a huge integer (10**400).
         lambda v: isinstance(v, int | float) and not isinstance(v, bool) and -1e308 <= v <= 1e308,
@@ -28,6 +41,7 @@ _KINDS = {
 
 
 _ABSENT = object()
+MAX_INTEGER = 2**31 - 1
 
 
 def text_storable(text: str) -> bool:
@@ -48,8 +62,8 @@ def shown(value: Any, limit: int = 60) -> str:
     """A value as the file spelled it (JSON), shortened for an error message."""
     try:
         text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value) if not isinstance(value, list | dict) else type(value).__name__
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -102,6 +116,9 @@ class FieldReader:
         if isinstance(value, str) and not text_storable(value):
             self.storable(value, join(prefix, key))
             return default if not required else None
+        if kind == "integer" and not -MAX_INTEGER <= value <= MAX_INTEGER:
+            self.fail(join(prefix, key), f"{shown(value)} is too large (at most {MAX_INTEGER})")
+            return None
         if kind == "id":
             value = str(value)
             if required and not value.strip():
@@ -115,7 +132,13 @@ class FieldReader:
         return value
 
     def storable(self, value: Any, path: str) -> bool:
-        """Text the database can store: no NUL character, no unpaired surrogate half."""
+        """Text the database can store: no NUL character, no unpaired surrogate half; stored
+        JSON (metadata) no deeper than MAX_DEPTH."""
+        if not isinstance(value, str):
+            deep = depth_exceeds(value)
+            if deep is not None:
+                self.fail(path_text(run_start(deep), path), nesting_message(MAX_DEPTH))
+                return False
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         if "\x00" in text or "\\u0000" in text:
             self.fail(path, "contains a NUL character (\\u0000), which cannot be stored")
@@ -126,6 +149,23 @@ class FieldReader:
             self.fail(path, "contains an unpaired surrogate (a broken \\uD800–\\uDFFF escape)")
             return False
         return True
+
+    def within(self, text: str | None, path: str, limit: str, limits: Limits) -> bool:
+        """`text` (None: already refused) no longer than the operator's limit `limit`."""
+        most = getattr(limits, limit)
+        if text is None or len(text) <= most:
+            return True
+        self.fail(path, chars_message(len(text), most, limit))
+        return False
+
+    def count_within(self, items: list | None, path: str, noun: str, limit: str, limits) -> bool:
+        """`items` (None: already refused) no more than the operator's limit `limit`; checked
+        before the items are read, so a million passages cost no more than one too many."""
+        most = getattr(limits, limit)
+        if items is None or len(items) <= most:
+            return True
+        self.fail(path, count_message(len(items), most, noun, limit))
+        return False
 
     def verdict(self, obj: dict, key: str, prefix: str, allowed: list[str]) -> str | None:
         raw = self.get(obj, key, prefix, "string")
@@ -142,16 +182,32 @@ def verdict_values() -> list[str]:
     return list(Verdict.values)
 
 
+class CellRefused(ValueError):
+    """A CSV cell whose JSON holds values we refuse: `problems` are (path in the cell, why)."""
+
+    def __init__(self, problems: list[tuple[list, str]]):
+        self.problems = problems
+        super().__init__(problems[0][1])
+
+
 def cell_decode(value: str) -> Any:
     """A list or object written into one CSV cell: JSON first, then a Python literal.
 
     Spreadsheets and pandas' `to_csv` write Python reprs (`['a', 'b']`), other tools JSON.
-    Raises ValueError when it is neither.
+    Raises ValueError when it is neither, CellRefused for NaN, 1e999, a 5,000-digit number or
+    nesting too deep.
     """
+    decoder = SafeDecoder()
     try:
-        return json.loads(value)
+        decoded = decoder.loads(value)
+    except NestingTooDeep as error:
+        raise CellRefused([(error.path, str(error))]) from None
     except ValueError:
         pass
+    else:
+        if decoder.flagged:
+            raise CellRefused(refused_in(decoded))
+        return decoded
     try:
         return ast.literal_eval(value)
     except (ValueError, SyntaxError, MemoryError, RecursionError) as error:
@@ -178,6 +234,9 @@ def csv_row_decode(
         if key in structured:
             try:
                 record[key] = cell_decode(cell)
+            except CellRefused as refused:
+                for path, message in refused.problems:
+                    reader.fail(path_text(path, key), message)
             except ValueError:
                 reader.fail(key, f"expected a JSON-encoded list or object, got {shown(cell)}")
         elif key in booleans:
@@ -193,6 +252,10 @@ def csv_row_decode(
                 record[key] = float(cell)
             except ValueError:
                 reader.fail(key, f"expected a number, got {shown(cell)}")
+                continue
+            if not math.isfinite(record[key]):
+                del record[key]
+                reader.fail(key, f"expected a finite number, got {shown(cell)}")
         else:
             record[key] = cell
     return record

@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from annotate.importers.jsondecode import NestingTooDeep, SafeDecoder, path_text
+
 CHUNK_CHARS = 1 << 20
 # One record larger than this is refused rather than held in memory.
 MAX_RECORD_CHARS = 64 << 20
@@ -17,9 +19,10 @@ _WHITESPACE = " \t\n\r"
 
 
 class JsonStreamError(ValueError):
-    def __init__(self, line: int, message: str, record: int | None = None):
+    def __init__(self, line: int, message: str, record: int | None = None, field: str = ""):
         self.line = line
         self.record = record
+        self.field = field
         super().__init__(message)
 
 
@@ -34,7 +37,9 @@ class JsonRecords:
         self.eof = False
         self.line = 1  # line of self.pos
         self.container = ""  # "list" or "object", once known
-        self._decoder = json.JSONDecoder()
+        # NaN, 1e999 and 5,000-digit integers come out as markers (`sources` names their
+        # fields); `flagged` says whether the last value holds one.
+        self.decoder = SafeDecoder()
 
     # -- buffer -------------------------------------------------------------------------------
 
@@ -80,7 +85,11 @@ class JsonRecords:
         self._skip_ws()
         while True:
             try:
-                value, end = self._decoder.raw_decode(self.buf, self.pos)
+                value, end = self.decoder.raw_decode(self.buf, self.pos)
+            except NestingTooDeep as error:
+                raise JsonStreamError(
+                    self.line, str(error), record, field=path_text(error.path)
+                ) from None
             except json.JSONDecodeError as error:
                 maybe_cut = error.pos >= len(self.buf) - 32 or error.msg.startswith(
                     "Unterminated string"
@@ -100,6 +109,7 @@ class JsonRecords:
             # A bare number near the end of the buffer may continue in the next chunk
             # ("-1.5" of "-1.5e-7"); objects, lists and strings end with their own delimiter.
             is_number = isinstance(value, int | float) and not isinstance(value, bool)
+            is_number = is_number or (self.decoder.flagged and not isinstance(value, list | dict))
             if is_number and end >= len(self.buf) - 32 and not self.eof and self._fill():
                 continue
             self._advance(end)

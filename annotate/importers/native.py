@@ -31,6 +31,7 @@ from annotate.importers.records import (
     QuoteIn,
 )
 from annotate.importers.sources import RawRecord
+from annotate.limits import Limits, limits_current
 from annotate.models import IMPORTED_SUFFIX, Correctness, Gold, RiskCategory, Verdict
 from annotate.quotes import QuoteError, quote_verify
 from judges.models import JudgeRun, JudgeVerdictChoice
@@ -84,8 +85,10 @@ def passage_resolve(reader: FieldReader, ref: Any, pile: list[PassageIn], path: 
     return None
 
 
-def _pile(reader: FieldReader, record: dict) -> list[PassageIn] | None:
+def _pile(reader: FieldReader, record: dict, limits: Limits) -> list[PassageIn] | None:
     items = reader.get(record, "pile", "", "list")
+    if not reader.count_within(items, "pile", "passage", "passages_per_answer", limits):
+        return None
     if items is None:
         return None
     pile = []
@@ -98,7 +101,7 @@ def _pile(reader: FieldReader, record: dict) -> list[PassageIn] | None:
             item, "title", path, "string", required=False, default="", max_length=500
         )
         text = reader.get(item, "text", path, "string")
-        if text is not None:
+        if text is not None and reader.within(text, join(path, "text"), "passage_chars", limits):
             pile.append(PassageIn(source_id=source_id or "", title=title or "", text=text))
     return pile if len(pile) == len(items) else None
 
@@ -170,7 +173,8 @@ def label_parse(
             f"a {verdict} label needs a quote (this project requires evidence quotes)",
         )
         return None
-    note = reader.get(raw, "note", path, "string", required=False, default="")
+    # As the labelling form's note field.
+    note = reader.get(raw, "note", path, "string", required=False, default="", max_length=5000)
     correct = _correct(reader, raw, path)
     changed = reader.get(
         raw, "changed_after_reveal", path, "boolean", required=False, default=False
@@ -281,7 +285,13 @@ def _citations(
 
 
 def _claim(
-    reader: FieldReader, raw: Any, path: str, index: int, answer: AnswerIn, quote_required: bool
+    reader: FieldReader,
+    raw: Any,
+    path: str,
+    index: int,
+    answer: AnswerIn,
+    quote_required: bool,
+    limits: Limits,
 ) -> ClaimIn | None:
     if not reader.check(raw, path, "object"):
         return None
@@ -289,6 +299,7 @@ def _claim(
     text = reader.get(raw, "text", path, "string")
     if text is not None and not text.strip():
         reader.fail(join(path, "text"), "must not be empty")
+    reader.within(text, join(path, "text"), "claim_chars", limits)
     position = reader.get(raw, "position", path, "integer", required=False, default=index)
     if position is not None and position < 0:
         reader.fail(join(path, "position"), f"must be 0 or more, got {position}")
@@ -387,7 +398,10 @@ def risk_category_parse(reader: FieldReader, record: dict) -> str:
     return value
 
 
-def native_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | None, FieldReader]:
+def native_parse(
+    raw: RawRecord, *, quote_required: bool, limits: Limits | None = None
+) -> tuple[AnswerIn | None, FieldReader]:
+    limits = limits or limits_current()
     reader = FieldReader(raw.location)
     record = raw.value
     if raw.from_csv:
@@ -400,9 +414,12 @@ def native_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | No
         return None, reader
     external_id = reader.get(record, "id", "", "id", max_length=200)
     question = reader.get(record, "question", "", "string")
+    reader.within(question, "question", "question_chars", limits)
     text = reader.get(record, "answer", "", "string")
-    pile = _pile(reader, record)
+    reader.within(text, "answer", "answer_chars", limits)
+    pile = _pile(reader, record, limits)
     reference = reader.get(record, "reference", "", "string", required=False, default="")
+    reader.within(reference, "reference", "answer_chars", limits)
     risk = risk_category_parse(reader, record)
     answerable = reader.get(record, "answerable", "", "boolean", required=False)
     abstention = reader.get(record, "abstention", "", "boolean", required=False, default=False)
@@ -428,8 +445,12 @@ def native_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | No
         if cited is not None:
             answer.metadata["citations"] = [pile[i].source_id or i + 1 for i in cited]
     claims = reader.get(record, "claims", "", "list", required=False, default=[]) or []
+    if not reader.count_within(claims, "claims", "claim", "claims_per_answer", limits):
+        return None, reader
     for index, claim_raw in enumerate(claims):
-        claim = _claim(reader, claim_raw, join("claims", index), index, answer, quote_required)
+        claim = _claim(
+            reader, claim_raw, join("claims", index), index, answer, quote_required, limits
+        )
         if claim is not None:
             answer.claims.append(claim)
     if reader.issues:

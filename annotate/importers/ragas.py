@@ -15,6 +15,7 @@ from annotate.importers.fields import FieldReader, csv_row_decode, join
 from annotate.importers.native import risk_category_parse
 from annotate.importers.records import AnswerIn, PassageIn
 from annotate.importers.sources import RawRecord
+from annotate.limits import Limits, limits_current
 
 ALIASES = {
     "question": ("user_input", "question"),
@@ -42,7 +43,10 @@ def ragas_id(question: str, answer: str, contexts: list[str]) -> str:
     return f"ragas-{digest[:16]}"
 
 
-def ragas_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | None, FieldReader]:
+def ragas_parse(
+    raw: RawRecord, *, quote_required: bool, limits: Limits | None = None
+) -> tuple[AnswerIn | None, FieldReader]:
+    limits = limits or limits_current()
     reader = FieldReader(raw.location)
     record = raw.value
     if raw.from_csv:
@@ -51,12 +55,19 @@ def ragas_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | Non
             return None, reader
     if not reader.check(record, "", "object"):
         return None, reader
-    question = reader.get(record, _alias(record, "question"), "", "string")
-    answer = reader.get(record, _alias(record, "answer"), "", "string")
+    question_key, answer_key = _alias(record, "question"), _alias(record, "answer")
+    question = reader.get(record, question_key, "", "string")
+    reader.within(question, question_key, "question_chars", limits)
+    answer = reader.get(record, answer_key, "", "string")
+    reader.within(answer, answer_key, "answer_chars", limits)
     contexts_key = _alias(record, "contexts")
     contexts = reader.get(record, contexts_key, "", "list")
+    if not reader.count_within(contexts, contexts_key, "passage", "passages_per_answer", limits):
+        contexts = None
     if contexts is not None and not all(
-        reader.check(text, join(contexts_key, i), "string") for i, text in enumerate(contexts)
+        reader.check(text, join(contexts_key, i), "string")
+        and reader.within(text, join(contexts_key, i), "passage_chars", limits)
+        for i, text in enumerate(contexts)
     ):
         contexts = None
     reference_key = _alias(record, "reference")
@@ -65,6 +76,7 @@ def ragas_parse(raw: RawRecord, *, quote_required: bool) -> tuple[AnswerIn | Non
         reference = "\n".join(reference)  # very old RAGAS: ground_truths as a list
         record = {**record, reference_key: reference}
     reference = reader.get(record, reference_key, "", "string", required=False, default="")
+    reader.within(reference, reference_key, "answer_chars", limits)
     external_id = None
     for key in ID_KEYS:
         if record.get(key) is not None:

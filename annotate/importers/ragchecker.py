@@ -25,6 +25,7 @@ from annotate.importers.fields import FieldReader, csv_row_decode, join, shown
 from annotate.importers.native import risk_category_parse
 from annotate.importers.records import AnswerIn, ClaimIn, JudgeVerdictIn, PassageIn
 from annotate.importers.sources import RawRecord
+from annotate.limits import Limits, limits_current
 from annotate.models import Verdict
 
 JUDGE_NAME = "ragchecker"
@@ -68,8 +69,9 @@ def _claim_text(reader: FieldReader, value: Any, path: str) -> str | None:
 
 
 def ragchecker_parse(
-    raw: RawRecord, *, quote_required: bool
+    raw: RawRecord, *, quote_required: bool, limits: Limits | None = None
 ) -> tuple[AnswerIn | None, FieldReader]:
+    limits = limits or limits_current()
     reader = FieldReader(raw.location)
     record = raw.value
     if raw.from_csv:
@@ -80,10 +82,17 @@ def ragchecker_parse(
         return None, reader
     external_id = reader.get(record, "query_id", "", "id", max_length=200)
     question = reader.get(record, "query", "", "string")
+    reader.within(question, "query", "question_chars", limits)
     response = reader.get(record, "response", "", "string")
+    reader.within(response, "response", "answer_chars", limits)
     reference = reader.get(record, "gt_answer", "", "string", required=False, default="")
+    reader.within(reference, "gt_answer", "answer_chars", limits)
     risk = risk_category_parse(reader, record)
     contexts = reader.get(record, "retrieved_context", "", "list")
+    if not reader.count_within(
+        contexts, "retrieved_context", "passage", "passages_per_answer", limits
+    ):
+        return None, reader
     pile = []
     for index, item in enumerate(contexts or []):
         path = join("retrieved_context", index)
@@ -94,12 +103,16 @@ def ragchecker_parse(
             item, "title", path, "string", required=False, default="", max_length=500
         )
         text = reader.get(item, "text", path, "string")
+        if not reader.within(text, join(path, "text"), "passage_chars", limits):
+            continue
         if text is not None and doc_id is not None and title is not None:
             pile.append(PassageIn(source_id=doc_id, title=title, text=text))
     if None in (external_id, question, response, reference, contexts) or reader.issues:
         return None, reader
 
     claims_raw = reader.get(record, "response_claims", "", "list", required=False, default=[])
+    if not reader.count_within(claims_raw, "response_claims", "claim", "claims_per_answer", limits):
+        return None, reader
     checked = record.get("retrieved2response") is not None
     if checked and "response_claims" not in record:
         reader.fail("response_claims", "missing (retrieved2response labels the response claims)")
@@ -107,6 +120,8 @@ def ragchecker_parse(
         _claim_text(reader, value, join("response_claims", i))
         for i, value in enumerate(claims_raw or [])
     ]
+    for i, text in enumerate(texts):
+        reader.within(text, join("response_claims", i), "claim_chars", limits)
     per_claim = reader.get(record, "retrieved2response", "", "list", required=False, default=None)
     correctness = reader.get(record, "answer2response", "", "list", required=False, default=None)
     if per_claim is not None and len(per_claim) != len(texts):

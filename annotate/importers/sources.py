@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from annotate.importers.issues import IssueLog
+from annotate.importers.jsondecode import NestingTooDeep, SafeDecoder, path_text, refused_in
 from annotate.importers.jsonstream import JsonRecords, JsonStreamError
 
 HEAD_BYTES = 64 * 1024
@@ -61,7 +62,7 @@ def container_detect(head: bytes, name: str) -> str:
             return "jsonl" if suffix in (".jsonl", ".ndjson") else "json"
         try:
             value = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):
             return "jsonl" if suffix in (".jsonl", ".ndjson") else "json"
         if isinstance(value, dict) and isinstance(value.get("results"), list):
             return "json"
@@ -74,15 +75,29 @@ def _text(handle: BinaryIO) -> TextIO:
     return io.TextIOWrapper(handle, encoding="utf-8-sig", newline="")
 
 
+def _refused(issues: IssueLog, location: str, value: Any) -> bool:
+    """Note the numbers the decoder refused in `value` (NaN, 1e999, 5,000 digits), by field."""
+    found = refused_in(value)
+    for path, message in found:
+        issues.add(location, path_text(path), message)
+    return bool(found)
+
+
 def _jsonl(stream: TextIO, issues: IssueLog) -> Iterator[RawRecord]:
+    decoder = SafeDecoder()
     for number, line in enumerate(stream, 1):
         if not line.strip():
             continue
         location = f"line {number}"
         try:
-            value = json.loads(line.rstrip("\r\n"))
+            value = decoder.loads(line.rstrip("\r\n"))
         except json.JSONDecodeError as error:
             issues.add(location, "", f"bad JSON: {error.msg} (column {error.colno})")
+            continue
+        except NestingTooDeep as error:
+            issues.add(location, path_text(error.path), str(error))
+            continue
+        if decoder.flagged and _refused(issues, location, value):
             continue
         yield RawRecord(location, value)
 
@@ -91,12 +106,15 @@ def _json(stream: TextIO, issues: IssueLog) -> Iterator[RawRecord]:
     records = JsonRecords(stream)
     try:
         for number, line, value in records:
-            yield RawRecord(f"record {number} (line {line})", value)
+            location = f"record {number} (line {line})"
+            if records.decoder.flagged and _refused(issues, location, value):
+                continue
+            yield RawRecord(location, value)
     except JsonStreamError as error:
         where = (
             f"record {error.record} (line {error.line})" if error.record else f"line {error.line}"
         )
-        issues.add(where, "", str(error))
+        issues.add(where, error.field, str(error))
 
 
 def _csv(stream: TextIO, issues: IssueLog) -> Iterator[RawRecord]:

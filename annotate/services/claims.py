@@ -17,6 +17,7 @@ import re
 from django.db import transaction
 from django.db.models import Count, F, Q
 
+from annotate.limits import SETTINGS, limits_current, too_long
 from annotate.models import ROLE_RANK, Answer, Claim, LabelHistory, Membership, Project, Role
 from annotate.queue_order import claim_labels_required, claim_queue_key
 from annotate.splitting import ClaimDraft, abstention_detect, align_claims, claim_tags, split_rule
@@ -37,6 +38,23 @@ def _require_lead(*, project, user) -> None:
     membership = Membership.objects.filter(project=project, user=user).first()
     if membership is None or ROLE_RANK[Role(membership.role)] < ROLE_RANK[Role.LEAD]:
         raise ClaimsError("Only a lead of this project can change its claims.")
+
+
+def _claim_text_check(text: str) -> None:
+    """The operator's limit on a claim's length (FAITHAUDIT_MAX_CLAIM_CHARS), for every writer."""
+    message = too_long(text, "claim_chars", "The claim")
+    if message:
+        raise ClaimsError(f"{message}. Split it into shorter claims.")
+
+
+def _claims_room_check(*, answer: Answer, total: int) -> None:
+    """Refuse a change that would leave `answer` with `total` claims, over the limit."""
+    most = limits_current().claims_per_answer
+    if total > most:
+        raise ClaimsError(
+            f"Answer {answer.external_id} would have {total} claims; at most {most} claims are "
+            f"allowed per answer (operator setting {SETTINGS['claims_per_answer']})."
+        )
 
 
 def _llm_decompose(*, judge, answer_text: str) -> tuple[list[str], str]:
@@ -220,6 +238,9 @@ def _claims_replace(
     new_drafts: list[ClaimDraft] = [
         d for d in drafts if (d.text, d.span_start, d.span_end) not in reproduced
     ]
+    _claims_room_check(answer=answer, total=len(kept) + len(new_drafts))
+    for draft in new_drafts:
+        _claim_text_check(draft.text)
     for claim in kept:
         if (claim.text, claim.span_start, claim.span_end) not in drafted:
             _labels_flag(claim=claim)
@@ -266,6 +287,7 @@ def claim_edit(*, claim: Claim, text: str, user) -> Claim:
     text = text.strip()
     if not text:
         raise ClaimsError("A claim cannot be empty: delete it instead.")
+    _claim_text_check(text)
     claim.verdicts_retired = 0
     if text == claim.text:
         return claim
@@ -296,6 +318,7 @@ def claim_split_at(*, claim: Claim, at: int, user) -> tuple[Claim, Claim]:
     first, second = claim.text[:at].strip(), claim.text[at:].strip()
     if not first or not second:
         raise ClaimsError("Both parts of a split need some text.")
+    _claims_room_check(answer=claim.answer, total=claim.answer.claims.count() + 1)
     answer = claim.answer
     within = (claim.span_start, claim.span_end)
     first_span = _locate(answer_text=answer.text, text=first, within=within)
@@ -374,6 +397,7 @@ def claims_merge(*, first: Claim, second: Claim, user) -> Claim:
             "you confirm), then merge."
         )
     survivor, absorbed = (second, first) if work[second.pk] else (first, second)
+    _claim_text_check(f"{first.text.rstrip()} {second.text.lstrip()}")
     old_text = survivor.text
     absorbed_verdicts = _verdicts_counting([absorbed.pk])
     survivor.text = f"{first.text.rstrip()} {second.text.lstrip()}"
@@ -433,6 +457,8 @@ def claim_add(*, answer: Answer, text: str, user, after: Claim | None = None) ->
         raise ClaimsError("Type the claim's text.")
     if after is not None and after.answer_id != answer.pk:
         raise ClaimsError("That claim belongs to another answer.")
+    _claim_text_check(text)
+    _claims_room_check(answer=answer, total=answer.claims.count() + 1)
     if after is None:
         position = answer.claims.count()
     else:

@@ -83,18 +83,34 @@ def _screen(
         project=project, user=request.user, membership=membership
     )
     if claim is not None:
+        # The quote's passage: what was just sent, or (paging the pile) what the form holds.
+        chosen = (data if data is not None else request.GET).get("passage") or None
         context.update(
-            label_screen_get(project=project, user=request.user, claim=claim, from_queue=from_queue)
+            label_screen_get(
+                project=project,
+                user=request.user,
+                claim=claim,
+                from_queue=from_queue,
+                pile=request.GET.get("pile"),
+                chosen_passage_id=chosen,
+            )
         )
         context["values"] = _form_values(data=data, label=context["own_label"])
+        if data is None and request.GET.get("passage"):
+            context["values"]["passage"] = request.GET["passage"]
     saved = extra.get("saved")
     if saved is not None:
         context["saved_reveal"] = claim_reveal_for_user(
             claim=saved.claim, user=request.user, project=project
         )
-    _reveals_record(request.user, (context.get("reveal"), context.get("own_label")))
-    _reveals_record(request.user, (context.get("saved_reveal"), saved))
-    template = "annotate/label.html#screen" if request.htmx else "annotate/label.html"
+    template = "annotate/label.html"
+    # A page of the pile alone (its links target #pile) shows no reveal; the screen does.
+    pile_only = bool(request.htmx) and request.htmx.target == "pile" and claim is not None
+    if not pile_only:
+        _reveals_record(request.user, (context.get("reveal"), context.get("own_label")))
+        _reveals_record(request.user, (context.get("saved_reveal"), saved))
+    if request.htmx:
+        template += "#pile-page" if pile_only else "#screen"
     return render(request, template, context, status=status)
 
 

@@ -7,7 +7,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate.access import project_view
 from annotate.forms import MembershipForm, ProjectCreateForm, ProjectSettingsForm
 from annotate.models import Role
-from annotate.selectors import answer_get_for_project, answers_page, project_list_for_user
+from annotate.selectors import (
+    answer_claims_page,
+    answer_get_for_project,
+    answers_page,
+    pile_page_get,
+    project_list_for_user,
+)
 from annotate.services.projects import (
     MembershipError,
     membership_remove,
@@ -53,8 +59,9 @@ def answer_detail(request, project, membership, answer_id: int):
         "project": project,
         "membership": membership,
         "answer": answer,
-        "passages": answer.passages.all(),
-        "claims": answer.claims.order_by("position", "id"),
+        # A page of the pile and of the claims: no page grows with the answer.
+        **pile_page_get(answer=answer, page=request.GET.get("pile")),
+        "claims_page": answer_claims_page(answer=answer, page=request.GET.get("claims")),
     }
     return render(request, "annotate/answer_detail.html", context)
 

@@ -15,8 +15,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotate.access import project_view
 from annotate.models import Claim, Fact, Label, Passage, Role, Verdict
 from annotate.quotes import QuoteError, quote_locate, utf16_to_codepoint_offset
-from annotate.selectors import answer_get_for_project, claim_get_for_project
+from annotate.selectors import answer_get_for_project, claim_get_for_project, pile_page_get
 from annotate.services.review import (
+    Marked,
     ReviewError,
     adjudication_claims,
     contradiction_rows,
@@ -50,6 +51,25 @@ def _labels_prefetch() -> Prefetch:
     )
 
 
+# A card shows this much of an answer or passage on each side of what it marks (20 cards a
+# page: a 50,000-character answer would otherwise be read 20 times); the answer page has all.
+CARD_CONTEXT_CHARS = 1000
+
+
+def _around(marked: Marked, chars: int = CARD_CONTEXT_CHARS) -> Marked:
+    """`marked` cut to `chars` on each side of its mark (the start, when nothing is marked)."""
+    before, mark, after = marked.before, marked.mark, marked.after
+    if not mark and not after:
+        return Marked(before[: 2 * chars] + ("…" if len(before) > 2 * chars else ""), "", "")
+    if len(before) > chars:
+        before = "…" + before[-chars:]
+    if len(mark) > 4 * chars:
+        mark = f"{mark[: 2 * chars]} … {mark[-2 * chars :]}"
+    if len(after) > chars:
+        after = after[:chars] + "…"
+    return Marked(before, mark, after)
+
+
 def _card(claim, form=None, decided=None) -> dict:
     """Everything a lead needs side by side: the claim, its sentence in the answer, and each
     analyst's verdict, note and quote marked in its passage."""
@@ -64,11 +84,13 @@ def _card(claim, form=None, decided=None) -> dict:
                 "revealed_verdict": revealed.get(label.annotator_id)
                 if label.changed_after_reveal
                 else None,
-                "line": passage_line(passage.text, label.evidence_start, label.evidence_end)
+                "line": _around(
+                    passage_line(passage.text, label.evidence_start, label.evidence_end)
+                )
                 if passage
                 else None,
                 "passage": passage,
-                "full": text_marked(passage.text, label.evidence_start, label.evidence_end)
+                "full": _around(text_marked(passage.text, label.evidence_start, label.evidence_end))
                 if passage
                 else None,
             }
@@ -76,7 +98,7 @@ def _card(claim, form=None, decided=None) -> dict:
     gold = claim.gold if hasattr(claim, "gold") else None
     return {
         "claim": claim,
-        "said": text_marked(claim.answer.text, claim.span_start, claim.span_end),
+        "said": _around(text_marked(claim.answer.text, claim.span_start, claim.span_end)),
         "labels": labels,
         "gold": decided or gold,
         "form": form or AdjudicateForm(),
@@ -139,10 +161,12 @@ class FactForm(forms.Form):
     end_utf16 = forms.IntegerField(required=False, min_value=0)
 
 
-def _facts_context(project, membership, answer, **extra) -> dict:
+def _facts_context(project, membership, answer, *, pile=None, passage=None, **extra) -> dict:
+    """`pile`: the page of the pile asked for; `passage`: the one just marked (its page)."""
     facts = list(answer.facts.select_related("created_by").order_by("passage__rank", "start"))
+    pile_context = pile_page_get(answer=answer, page=pile, chosen_passage_id=passage)
     passages = []
-    for passage in answer.passages.all():
+    for passage in pile_context["passages"]:
         mine = [(f.start, f.end, f) for f in facts if f.passage_id == passage.pk]
         passages.append({"passage": passage, "segments": text_segments(passage.text, mine)})
     return {
@@ -151,6 +175,7 @@ def _facts_context(project, membership, answer, **extra) -> dict:
         "answer": answer,
         "facts": facts,
         "passages": passages,
+        "pile_page": pile_context["pile_page"],
         "is_lead": membership.has_role(Role.LEAD),
         **extra,
     }
@@ -158,7 +183,15 @@ def _facts_context(project, membership, answer, **extra) -> dict:
 
 def _facts_respond(request, project, membership, answer, *, error="", notice=""):
     if request.htmx:
-        context = _facts_context(project, membership, answer, error=error, notice=notice)
+        context = _facts_context(
+            project,
+            membership,
+            answer,
+            pile=request.GET.get("pile"),
+            passage=request.POST.get("passage"),
+            error=error,
+            notice=notice,
+        )
         return render(request, "annotate/facts.html#facts", context)
     if error:
         messages.error(request, error)
@@ -171,7 +204,8 @@ def _facts_respond(request, project, membership, answer, *, error="", notice="")
 @project_view(Role.ANALYST)
 def facts(request, project, membership, answer_id: int):
     answer = answer_get_for_project(project=project, answer_id=answer_id)
-    return render(request, "annotate/facts.html", _facts_context(project, membership, answer))
+    context = _facts_context(project, membership, answer, pile=request.GET.get("pile"))
+    return render(request, "annotate/facts.html", context)
 
 
 def _fact_span(passage: Passage, data: dict) -> tuple[int, int]:

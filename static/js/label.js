@@ -135,8 +135,10 @@
     if (event.target && event.target.name === "verdict") showCorrectField();
   });
 
-  document.body.addEventListener("htmx:afterSettle", function () {
+  document.body.addEventListener("htmx:afterSettle", function (event) {
     if (!byId("screen")) return;
+    // A page of the pile came in: the analyst is reading it, keep their place.
+    if (event.detail && event.detail.target && event.detail.target.id === "pile") return;
     showCorrectField();
     var heading = byId("claim-heading") || document.querySelector("#screen h1");
     if (heading) {

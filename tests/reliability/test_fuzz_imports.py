@@ -186,3 +186,86 @@ def test_a_nul_character_is_a_field_error_not_a_database_error(fmt):
     assert issue.field == key
     assert issue.location.startswith(("line 2", "record 2"))
     assert "NUL" in issue.message
+
+
+# -- hostile JSON: what a parser chokes on, anywhere in the record --------------------------
+
+
+def _hostile_tokens():
+    from hypothesis import strategies as st
+
+    depth = st.sampled_from([1_000, 5_000, 100_000])
+    return st.one_of(
+        depth.map(lambda n: ("nested", "[" * n + "]" * n)),
+        depth.map(lambda n: ("nested", '{"a":' * n + "0" + "}" * n)),
+        st.integers(min_value=4_301, max_value=20_000).map(lambda n: ("digits", "7" * n)),
+        st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "-2E+999"]).map(
+            lambda token: ("number", token)
+        ),
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fuzz_hostile_json_is_refused_by_line_and_field(fmt, figures):
+    """Deep nesting, 5,000-digit integers and non-finite numbers at any field of the second
+    record: refused (a CSV text cell may hold them as text), never an exception, the field
+    named, the first record not half-imported."""
+    import copy
+
+    from hypothesis import strategies as st
+
+    from tests.reliability.fuzzing import PATHS, RECORD, schema_of, serialise
+
+    project = ProjectFactory(slug=f"hostile-{fmt}")
+    seen = {"files": 0, "rejected": 0}
+
+    @settings(max_examples=max(30, FUZZ_EXAMPLES // 10), deadline=None, database=None)
+    @given(st.sampled_from(PATHS[schema_of(fmt)]), _hostile_tokens())
+    def run(path, hostile):
+        kind, token = hostile
+        bad = copy.deepcopy(RECORD[fmt](2))
+        node = bad
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = "__HOSTILE__"
+        content, name = serialise(fmt, [RECORD[fmt](1), bad])
+        # In CSV a top-level text field is a cell of its own (text), not JSON.
+        csv_text_cell = fmt.endswith("csv") and b'""__HOSTILE__""' not in content
+        if fmt.endswith("csv"):
+            cell = token.replace('"', '""').encode()
+            content = content.replace(b'""__HOSTILE__""', cell)
+            content = content.replace(b"__HOSTILE__", b'"' + cell + b'"')
+        else:
+            content = content.replace(b'"__HOSTILE__"', token.encode())
+        before = counts()
+        seen["files"] += 1
+        try:
+            with transaction.atomic():
+                try:
+                    answers_import(project=project, path_or_file=SimpleUploadedFile(name, content))
+                except ImportFailed as failed:
+                    issues = failed.issues
+                    assert counts() == before, (fmt, path, kind)
+                else:
+                    issues = None
+                raise _Rollback
+        except _Rollback:
+            pass
+        if issues is None:
+            assert csv_text_cell, f"{fmt} {path} {kind}: accepted"
+            return
+        seen["rejected"] += 1
+        for issue in issues:
+            assert LOCATION.match(issue.location), str(issue)
+        if csv_text_cell:
+            return  # the cell was text: over a length limit, say, not hostile JSON
+        where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
+        assert any(
+            issue.field and (where.startswith(issue.field) or issue.field.startswith(where))
+            for issue in issues
+        ), f"{fmt} {path} {kind}: field not named: {[str(i) for i in issues]}"
+
+    run()
+    assert seen["rejected"] > 0
+    figures.add("fuzzing", **{f"{fmt} hostile JSON files": seen["files"]})
