@@ -132,14 +132,10 @@ def test_a_signed_in_user_changes_their_password_with_the_old_one(client):
     assert reverse("password_change") in client.get("/").content.decode()  # the header link
     url = reverse("password_change")
     new = "a brand new passphrase 42"
-    refused = client.post(
-        url, {"old_password": WRONG, "new_password1": new, "new_password2": new}
-    )
+    refused = client.post(url, {"old_password": WRONG, "new_password1": new, "new_password2": new})
     assert refused.status_code == 200
     assert "incorrect" in refused.content.decode()
-    done = client.post(
-        url, {"old_password": PASSWORD, "new_password1": new, "new_password2": new}
-    )
+    done = client.post(url, {"old_password": PASSWORD, "new_password1": new, "new_password2": new})
     assert done.status_code == 302
     assert done["Location"] == reverse("password_change_done")
     assert client.get(done["Location"]).status_code == 200
@@ -166,9 +162,7 @@ def test_password_reset_by_email_where_mail_is_configured(client, settings):
     set_form = client.get(link, follow=True)
     assert set_form.status_code == 200
     new = "reset passphrase 2026 ok"
-    done = client.post(
-        set_form.redirect_chain[-1][0], {"new_password1": new, "new_password2": new}
-    )
+    done = client.post(set_form.redirect_chain[-1][0], {"new_password1": new, "new_password2": new})
     assert done.status_code == 302
     assert sign_in(user.username, new)[1]
     # An unknown address: the same answer, no mail.
