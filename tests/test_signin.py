@@ -183,3 +183,15 @@ def test_password_reset_is_not_offered_without_mail(client, settings):
     assert "Ask an administrator" in page.content.decode()
     client.post(reverse("password_reset"), {"email": "ana@example.org"})
     assert mail.outbox == []
+
+
+def test_sign_ins_without_a_request_are_not_counted_and_do_not_fail(client):
+    """Django's test client and server code authenticate with no request: no client address
+    to count and no one guessing over HTTP, so the lockout neither counts nor blocks them."""
+    from axes.models import AccessAttempt
+
+    user = UserFactory()
+    for _ in range(6):
+        assert client.login(username=user.username, password=WRONG) is False
+    assert client.login(username=user.username, password=PASSWORD) is True
+    assert not AccessAttempt.objects.exists()
