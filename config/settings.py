@@ -6,6 +6,7 @@ Redis with separate workers.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -43,6 +44,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "axes",
+    "csp",
     "annotate",
     "judges",
     "metrics",
@@ -59,6 +62,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last: turns a locked-out sign-in into the lockout page (config.auth.lockout_response).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -101,12 +107,73 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 # Django's database sessions and model backend, reading their row per request by SQL instead
-# of a compiled ORM query (config/auth.py).
+# of a compiled ORM query (config/auth.py). Axes' check comes first: a locked-out username or
+# address is refused before its password is even hashed.
 SESSION_ENGINE = "config.auth"
-AUTHENTICATION_BACKENDS = ["config.auth.UserBackend"]
+AUTHENTICATION_BACKENDS = ["config.auth.SignInLockoutBackend", "config.auth.UserBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotate:project-list"
 LOGOUT_REDIRECT_URL = "login"
+
+# Who may create projects: "any" signed-in user, or "staff" only (the default in production).
+FAITHAUDIT_PROJECT_CREATORS = (
+    os.environ.get(
+        "FAITHAUDIT_PROJECT_CREATORS", "staff" if env_bool("DJANGO_PRODUCTION") else "any"
+    )
+    .strip()
+    .lower()
+)
+if FAITHAUDIT_PROJECT_CREATORS not in {"any", "staff"}:
+    raise RuntimeError("FAITHAUDIT_PROJECT_CREATORS must be 'any' or 'staff'")
+
+# Sign-in lockout (django-axes): LOGIN_FAILURE_LIMIT failed sign-ins for one username, or from
+# one client address, lock that username or address out for LOGIN_COOLOFF_MINUTES, the right
+# password included; the login page and the admin's alike. A success resets the count.
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# Attempts made while locked out do not push the end of the lockout further away.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "config.auth.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip"
+# Behind a proxy every request comes from the proxy: name the header it sets (e.g.
+# X-Forwarded-For) and the address it appended last is the client's.
+LOGIN_CLIENT_IP_HEADER = os.environ.get("LOGIN_CLIENT_IP_HEADER", "").strip()
+AXES_VERBOSE = False
+AXES_SENSITIVE_PARAMETERS = ["csrfmiddlewaretoken"]
+
+# Mail, for password reset: without EMAIL_HOST (or an EMAIL_BACKEND) nothing is sent and the
+# login page says to ask an administrator instead.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=EMAIL_PORT == 587)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", default=EMAIL_PORT == 465)
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "") or (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.dummy.EmailBackend"
+)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "faithaudit@localhost")
+PASSWORD_RESET_BY_EMAIL = bool(EMAIL_HOST or os.environ.get("EMAIL_BACKEND"))
+PASSWORD_RESET_TIMEOUT = 60 * 60 * 3  # a reset link works for three hours
+
+# Content-Security-Policy on every response (django-csp): scripts and styles only from our
+# static files, no inline script or style, never framed, forms post only here.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    }
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -1,11 +1,61 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.shortcuts import render
+from django.urls import include, path, reverse_lazy
+from django.views.decorators.http import require_http_methods
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login; the page offers a reset link only where mail is configured."""
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["password_reset_by_email"] = settings.PASSWORD_RESET_BY_EMAIL
+        return context
+
+
+@require_http_methods(["GET", "POST", "HEAD"])
+def password_reset(request):
+    """Password reset by email where mail is configured (PASSWORD_RESET_BY_EMAIL); else a page
+    saying to ask an administrator, and nothing is sent."""
+    if not settings.PASSWORD_RESET_BY_EMAIL:
+        return render(request, "registration/password_reset_unavailable.html")
+    return auth_views.PasswordResetView.as_view()(request)
+
+
+auth_urls = [
+    path("login/", LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("password/change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path(
+        "password/change/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+    path("password/reset/", password_reset, name="password_reset"),
+    path(
+        "password/reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(),
+        name="password_reset_done",
+    ),
+    path(
+        "password/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            success_url=reverse_lazy("password_reset_complete")
+        ),
+        name="password_reset_confirm",
+    ),
+    path(
+        "password/reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
+]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    *auth_urls,
     path("", include("annotate.urls")),
     path("", include("judges.urls")),
     path("", include("metrics.urls")),

@@ -1,6 +1,5 @@
 """The dashboard: reads the stored report snapshot, never recounts on page load."""
 
-import csv
 import io
 import json
 
@@ -10,11 +9,14 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import content_disposition_header
+from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
 from annotate.models import Role
+from annotate.services.exports import NeutralCsvWriter
 from metrics import charts, selectors
 from metrics.models import ReportSnapshot
 
@@ -185,10 +187,13 @@ def snapshot_progress(request, project, membership, snapshot_id: int):
     return stop
 
 
-def _filename(project, judge, kind: str, extension: str) -> str:
-    judge_part = f"-{judge.name}" if judge is not None else ""
+def _attachment(project, judge, kind: str, extension: str) -> str:
+    """The Content-Disposition of a download: a file name of slugs only (a judge's name is
+    free text: quotes, dots or line breaks in it must not name the file or break the header)."""
+    parts = [kind, project.slug, judge.name if judge is not None else ""]
+    name = "-".join(filter(None, (slugify(part) for part in parts)))
     stamp = timezone.now().strftime("%Y%m%d")
-    return f"{kind}-{project.slug}{judge_part}-{stamp}.{extension}".replace(" ", "_")
+    return content_disposition_header(True, f"{name}-{stamp}.{extension}")
 
 
 @require_GET
@@ -202,8 +207,7 @@ def report_download(request, project, membership):
     from metrics.services import report_public
 
     response = JsonResponse(report_public(snapshot.data), json_dumps_params={"indent": 2})
-    filename = _filename(project, judge, "report", "json")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = _attachment(project, judge, "report", "json")
     return response
 
 
@@ -228,7 +232,7 @@ def audit_card_download(request, project, membership):
     card = audit_card(report=snapshot.data, instrument=index)
     if (form.cleaned_data["format"] or "json") == "csv":
         buffer = io.StringIO()
-        writer = csv.writer(buffer)
+        writer = NeutralCsvWriter(buffer)
         writer.writerow(["field", "value"])
         writer.writerows(audit_card_rows(card))
         response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
@@ -238,6 +242,5 @@ def audit_card_download(request, project, membership):
             json.dumps(card, indent=2, ensure_ascii=False), content_type="application/json"
         )
         extension = "json"
-    filename = _filename(project, judge, "audit-card", extension)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = _attachment(project, judge, "audit-card", extension)
     return response

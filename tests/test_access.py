@@ -92,3 +92,40 @@ def test_member_with_the_role_reaches_the_plain_views(client):
         client.force_login(user)
         status = client.get(_url(route, project.slug)).status_code
         assert status in (200, 302, 405), f"{name} refused its own role (HTTP {status})"
+
+
+# Outside projects, only these answer someone who is not signed in (signing in, and getting a
+# new password); every other page sends them to log in. A new view must be added here on
+# purpose to be open.
+OPEN_OUTSIDE_PROJECTS = {
+    "login",
+    "logout",
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
+}
+
+
+def _other_patterns():
+    found = []
+    for entry in get_resolver().url_patterns:
+        if isinstance(entry, URLPattern):
+            found.append((entry.name, "/" + str(entry.pattern)))
+    return found
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("name", "route"), _other_patterns(), ids=[p[0] for p in _other_patterns()]
+)
+def test_pages_outside_projects_need_sign_in_unless_open_on_purpose(client, name, route):
+    url = re.sub(r"<(?:str:|uuid:|path:)?[a-z0-9_]+>", "x", route)
+    response = client.get(url)
+    if name in OPEN_OUTSIDE_PROJECTS:
+        assert response.status_code in (200, 302, 405), name
+        if response.status_code == 302:
+            assert reverse("login") not in response["Location"] or name == "logout", name
+    else:
+        assert response.status_code == 302, name
+        assert reverse("login") in response["Location"], name

@@ -20,6 +20,7 @@ gold, labels, judge verdicts, citations (and, for jsonl, the piles) as tuples, w
 in dicts and written out a batch at a time.
 """
 
+import csv
 import json
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -255,16 +256,21 @@ def _q(model) -> str:
 
 
 def csv_sql(expr: str) -> str:
-    """SQL giving the text `expr` as csv_cell() writes it, the same on PostgreSQL and SQLite.
+    """SQL giving the text `expr` as csv_cell() writes it, the same on PostgreSQL and SQLite:
+    neutralised (`csv_neutral`) and quoted.
 
     The database writes most of a csv row's text this way: at 1M claims, quoting every cell
     in Python was a quarter of the export's CPU, and the database does it on its own core.
-    (LIKE, not a search function: PostgreSQL's strpos is SQLite's instr.)
+    (LIKE, not a search function: PostgreSQL's strpos is SQLite's instr. The single quote a
+    neutralised text starts with needs no quoting itself, so it goes in front of the rest.)
     """
+    triggers = ", ".join(f"'{char}'" for char in sorted(FORMULA_TRIGGERS))
+    lead = f"CASE WHEN SUBSTR({expr}, 1, 1) IN ({triggers}) THEN '''' ELSE '' END"
     return (
-        f"CASE WHEN {expr} LIKE '%%\"%%' THEN '\"' || REPLACE({expr}, '\"', '\"\"') || '\"'"
+        f"CASE WHEN {expr} LIKE '%%\"%%'"
+        f" THEN '\"' || {lead} || REPLACE({expr}, '\"', '\"\"') || '\"'"
         f" WHEN {expr} LIKE '%%,%%' OR {expr} LIKE '%%\n%%' OR {expr} LIKE '%%\r%%'"
-        f" THEN '\"' || {expr} || '\"' ELSE {expr} END"
+        f" THEN '\"' || {lead} || {expr} || '\"' ELSE {lead} || {expr} END"
     )
 
 
@@ -547,9 +553,28 @@ FIXED_COLUMNS = (
 )
 
 
+# A spreadsheet reads a cell starting with one of these as a formula (OWASP, "CSV Injection").
+FORMULA_TRIGGERS = frozenset("=+-@\t\r")
+
+
+def csv_neutral(value):
+    """`value` safe to open in a spreadsheet: a text starting with = + - @ tab or carriage
+    return gets a leading single quote (OWASP's rule), so it shows as text and never runs.
+
+    The rule of every CSV FaithAudit writes (claims export, contradictions, audit card; in SQL
+    as `csv_sql`). Only texts: a number the product writes from a numeric column (a quote's
+    offset, a confidence, an interval's bound, -0.5 included) stays a number; the same figure
+    inside a text ("-0.05 – 0.30") is neutralised like any text.
+    """
+    if value.__class__ is str and value[:1] in FORMULA_TRIGGERS:
+        return "'" + value
+    return value
+
+
 def csv_cell(value) -> str:
-    """One value as `csv.writer` (excel dialect, QUOTE_MINIMAL) writes it: None empty, a text
-    quoted when it holds a comma, quote or line break, with its quotes doubled.
+    """One value as `csv.writer` (excel dialect, QUOTE_MINIMAL) writes `csv_neutral(value)`:
+    None empty, a text quoted when it holds a comma, quote or line break, with its quotes
+    doubled.
 
     Written by hand because most of a row's cells are empty analyst and judge columns (16
     analysts make 112 of them): csv.writer spends ~30 µs on such a row, a third of the
@@ -560,11 +585,28 @@ def csv_cell(value) -> str:
         return ""
     if value.__class__ is not str:
         return str(value)
+    if value[:1] in FORMULA_TRIGGERS:
+        value = "'" + value
     if '"' in value:
         return '"' + value.replace('"', '""') + '"'
     if "," in value or "\n" in value or "\r" in value:
         return '"' + value + '"'
     return value
+
+
+class NeutralCsvWriter:
+    """`csv.writer(out)` whose rows go through `csv_neutral` first: the writer of every CSV
+    the product builds row by row (contradictions, audit card)."""
+
+    def __init__(self, out, **kwargs):
+        self._writer = csv.writer(out, **kwargs)
+
+    def writerow(self, row):
+        return self._writer.writerow([csv_neutral(value) for value in row])
+
+    def writerows(self, rows):
+        for row in rows:
+            self.writerow(row)
 
 
 @dataclass

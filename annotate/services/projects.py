@@ -1,6 +1,8 @@
 """Projects and their members."""
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404
 
@@ -11,8 +13,19 @@ class MembershipError(ValueError):
     """A membership change that would leave the project in a bad state."""
 
 
+def project_create_allowed(*, user) -> bool:
+    """Whether `user` may create a project: FAITHAUDIT_PROJECT_CREATORS is "any" signed-in
+    user, or "staff" only (the production default)."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return settings.FAITHAUDIT_PROJECT_CREATORS == "any" or user.is_staff
+
+
 @transaction.atomic
 def project_create(*, slug: str, name: str, owner, description: str = "") -> Project:
+    """A new project with `owner` as its owner; PermissionDenied if they may not create one."""
+    if not project_create_allowed(user=owner):
+        raise PermissionDenied("Only staff may create projects here: ask an administrator.")
     project = Project.objects.create(slug=slug, name=name, description=description)
     Membership.objects.create(project=project, user=owner, role=Role.OWNER)
     return project
@@ -28,13 +41,17 @@ def project_answers_recount(*, project_ids) -> None:
 
 
 @transaction.atomic
-def membership_set(*, project: Project, username: str, role: str) -> Membership:
-    """Add `username` to the project with `role`, or change their role."""
+def membership_set(*, project: Project, username: str, role: str) -> Membership | None:
+    """Give the existing user `username` `role` in the project (adding them if need be).
+
+    None, and nothing written, when there is no such user: the caller answers the same either
+    way, so the members form cannot be used to find out which usernames exist.
+    """
     if role not in Role.values:
         raise MembershipError(f"Unknown role {role!r}.")
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
-        raise MembershipError(f"There is no user called {username!r}.")
+        return None
     membership, created = Membership.objects.select_for_update().get_or_create(
         project=project, user=user, defaults={"role": role}
     )

@@ -9,6 +9,8 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
 from django.urls import path
 from django.utils import timezone
+from django.utils.http import content_disposition_header
+from django.utils.text import slugify
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
@@ -196,8 +198,8 @@ def export_claims_view(request, project, membership):
         content_type=EXPORT_CONTENT_TYPES[format],
     )
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = (
-        f'attachment; filename="{project.slug}-claims-{stamp}.{format}"'
+    response["Content-Disposition"] = content_disposition_header(
+        True, f"{slugify(project.slug)}-claims-{stamp}.{format}"
     )
     return response
 

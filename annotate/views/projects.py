@@ -1,5 +1,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -19,6 +20,7 @@ from annotate.services.projects import (
     membership_remove,
     membership_set,
     project_create,
+    project_create_allowed,
     project_settings_update,
 )
 
@@ -27,12 +29,15 @@ from annotate.services.projects import (
 @login_required
 def project_list(request):
     projects = project_list_for_user(user=request.user)
-    return render(request, "annotate/project_list.html", {"projects": projects})
+    context = {"projects": projects, "can_create": project_create_allowed(user=request.user)}
+    return render(request, "annotate/project_list.html", context)
 
 
 @require_http_methods(["GET", "POST"])
 @login_required
 def project_new(request):
+    if not project_create_allowed(user=request.user):
+        raise PermissionDenied("Only staff may create projects here: ask an administrator.")
     form = ProjectCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         project = project_create(owner=request.user, **form.cleaned_data)
@@ -92,7 +97,13 @@ def member_set(request, project, membership):
     if form.is_valid():
         try:
             membership_set(project=project, **form.cleaned_data)
-            messages.success(request, f"{form.cleaned_data['username']} is now a member.")
+            # The same words whether or not the user exists (no username oracle).
+            role = Role(form.cleaned_data["role"]).label.lower()
+            messages.success(
+                request,
+                f"If a user called {form.cleaned_data['username']} exists, they are now"
+                f" {'an' if role[0] in 'aeiou' else 'a'} {role} of this project.",
+            )
         except MembershipError as error:
             messages.error(request, str(error))
     else:

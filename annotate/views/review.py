@@ -1,6 +1,5 @@
 """Adjudication, facts and the contradictions page."""
 
-import csv
 import io
 
 from django import forms
@@ -10,12 +9,15 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
+from django.utils.http import content_disposition_header
+from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.access import project_view
 from annotate.models import Claim, Fact, Label, Passage, Role, Verdict
 from annotate.quotes import QuoteError, quote_locate, utf16_to_codepoint_offset
 from annotate.selectors import answer_get_for_project, claim_get_for_project, pile_page_get
+from annotate.services.exports import NeutralCsvWriter
 from annotate.services.review import (
     Marked,
     ReviewError,
@@ -333,12 +335,12 @@ def contradictions(request, project, membership):
             response = HttpResponse(_markdown(project, table), content_type="text/markdown")
         else:
             buffer = io.StringIO()
-            writer = csv.DictWriter(buffer, fieldnames=CONTRADICTION_FIELDS)
-            writer.writeheader()
-            writer.writerows(table)
+            writer = NeutralCsvWriter(buffer)
+            writer.writerow(CONTRADICTION_FIELDS)
+            writer.writerows([item[field] for field in CONTRADICTION_FIELDS] for item in table)
             response = HttpResponse(buffer.getvalue(), content_type="text/csv")
-        filename = f"{project.slug}-contradictions.{wanted}"
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        filename = f"{slugify(project.slug)}-contradictions.{wanted}"
+        response["Content-Disposition"] = content_disposition_header(True, filename)
         return response
     context = {"project": project, "membership": membership, "rows": rows}
     return render(request, "annotate/contradictions.html", context)

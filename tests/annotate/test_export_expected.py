@@ -449,6 +449,7 @@ def test_export_is_the_same_whatever_the_batch_size(world, monkeypatch, format):
         st.one_of(
             st.text(),
             st.text(alphabet=',"\r\n a💶'),
+            st.text(alphabet='=+-@\t\r,"\n a'),
             st.none(),
             st.integers(),
             st.floats(allow_nan=False),
@@ -459,9 +460,10 @@ def test_export_is_the_same_whatever_the_batch_size(world, monkeypatch, format):
 )
 def test_csv_cell_writes_what_csv_writer_writes(row):
     # The export joins csv_cell()s itself (most of a row's cells are empty): the line must be
-    # what csv.writer (excel dialect) would write, byte for byte.
+    # what csv.writer (excel dialect) would write, byte for byte, of the row neutralised by
+    # OWASP's rule (a text starting with = + - @ tab or CR gets a leading '; numbers stay).
     out = io.StringIO()
-    csv.writer(out).writerow(row)
+    csv.writer(out).writerow([owasp_neutral(value) for value in row])
     assert ",".join(map(exports.csv_cell, row)) + "\r\n" == out.getvalue()
 
 
@@ -503,16 +505,29 @@ def test_export_reads_ahead_outside_a_transaction(world, monkeypatch, format):
         assert others == 0
 
 
+def owasp_neutral(value):
+    """OWASP CSV Injection: prefix a text starting with = + - @ tab or CR with a quote."""
+    if isinstance(value, str) and value and value[0] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 @pytest.mark.parametrize(
     "text",
-    ["", "plain", "a,b", 'say "hi"', '"', "line\nbreak", "cr\rhere", "x\r\n", "💶, ünï", "%_\\"],
+    ["", "plain", "a,b", 'say "hi"', '"', "line\nbreak", "cr\rhere", "x\r\n", "💶, ünï", "%_\\"]
+    + ["=1+2", "+1", "-1", "@SUM(A1)", "\tx", "\rx", '="a,b"', '-2,"x"', "a=1", "'=1"],
 )
 def test_csv_sql_quotes_as_csv_cell(text):
     # The database writes most csv cells (exports.csv_sql): the same text as csv_cell.
     sql = exports.csv_sql("CAST(%s AS TEXT)")
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {sql}", [text] * sql.count("%s"))
-        assert cursor.fetchone()[0] == exports.csv_cell(text)
+        cell = cursor.fetchone()[0]
+    assert cell == exports.csv_cell(text)
+    # Read back by Python's csv module: the text, neutralised by OWASP's rule.
+    assert list(csv.reader(io.StringIO(cell, newline=""))) == (
+        [[owasp_neutral(text)]] if text else []
+    )
 
 
 @pytest.mark.parametrize("between", [3, 150], ids=["dense-ids", "scattered-ids"])

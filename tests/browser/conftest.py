@@ -4,6 +4,11 @@
 Tests using it get live_server's transactional database, so this works on SQLite and on
 PostgreSQL alike. Screenshots go to tests/artifacts/ (git-ignored): the `screenshot` fixture is
 `screenshot(page, "name.png") -> Path`.
+
+Every page it opens is watched for Content-Security-Policy violations (`watch_csp`): the
+`securitypolicyviolation` events and Chromium's console reports of a refusal. Any violation
+fails the test that caused it (at its teardown, listing them); `page.csp_violations` is the
+list, for a test that provokes one on purpose.
 """
 
 import os
@@ -35,6 +40,35 @@ def chromium():
         browser.close()
 
 
+CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.__cspViolation({
+    directive: event.violatedDirective,
+    blocked: event.blockedURI,
+    sample: event.sample,
+    where: `${event.sourceFile}:${event.lineNumber}`,
+  });
+});
+"""
+
+
+def watch_csp(context) -> list[dict]:
+    """Collect every CSP violation of `context`'s pages into the returned list."""
+    violations: list[dict] = []
+    context.expose_binding(
+        "__cspViolation",
+        lambda source, report: violations.append({**report, "page": source["page"].url}),
+    )
+    context.add_init_script(CSP_LISTENER)
+
+    def on_console(message):
+        if "Content Security Policy" in message.text:
+            violations.append({"console": message.text, "page": message.page and message.page.url})
+
+    context.on("console", on_console)
+    return violations
+
+
 @pytest.fixture
 def fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -52,12 +86,14 @@ def browser_page(chromium, live_server, fast_passwords):
         user.set_password(PASSWORD)  # hashed with the fast test hasher
         user.save(update_fields=["password"])
         context = chromium.new_context(viewport={"width": width, "height": height})
+        violations = watch_csp(context)
         # Generous: six engineers share two cores, and a slow page is not a failing one.
         context.set_default_timeout(30_000)
         context.set_default_navigation_timeout(60_000)
-        contexts.append(context)
         page = context.new_page()
         page.base_url = live_server.url
+        page.csp_violations = violations
+        contexts.append((context, violations))
         page.goto(f"{live_server.url}/login/")
         page.fill("#id_username", user.get_username())
         page.fill("#id_password", PASSWORD)
@@ -66,8 +102,11 @@ def browser_page(chromium, live_server, fast_passwords):
         return page
 
     yield open_page
-    for context in contexts:
+    found = []
+    for context, violations in contexts:
         context.close()
+        found += violations
+    assert not found, f"Content-Security-Policy violations: {found}"
 
 
 @pytest.fixture

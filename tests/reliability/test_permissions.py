@@ -69,6 +69,27 @@ EXPECTED_ROLE = {
     "annotate:member-remove": "owner",
 }
 RANK = {"analyst": 1, "lead": 2, "owner": 3}
+# Every response carries the Content-Security-Policy with at least these directives, and
+# nothing that would let an inline or injected script run.
+CSP_REQUIRED = {
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "frame-ancestors 'none'",
+    "form-action 'self'",
+}
+
+
+def assert_csp(response, name: str) -> None:
+    policy = response.get("Content-Security-Policy", "")
+    directives = {directive.strip() for directive in policy.split(";")}
+    assert directives >= CSP_REQUIRED, (name, response.status_code, policy)
+    assert "unsafe-inline" not in policy, (name, policy)
+    assert "unsafe-eval" not in policy, (name, policy)
+
+
 WHO = ("anonymous", "outsider", "analyst", "lead", "owner")
 
 
@@ -169,6 +190,7 @@ def test_each_role_gets_exactly_what_design_allows(name, route, callback, figure
             response, method = client.post(url), "POST"
         requests += 1
         status = response.status_code
+        assert_csp(response, name)
         if who == "anonymous":
             assert status == 302, (name, status)
             assert reverse("login") in response["Location"], name
@@ -206,10 +228,22 @@ def test_another_projects_ids_under_my_slug_are_404(name, route, callback, figur
     figures.add("permissions", requests=2)
 
 
+# Pages for signing in without a password (reset by email, or the "ask an admin" page).
+OPEN_PAGES = {
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
+}
+
+
 @pytest.mark.django_db
-def test_urls_outside_projects(figures):
+def test_urls_outside_projects(settings, figures):
     """Admin (every one of its URLs): staff only, so everyone here is sent to the admin login.
-    Login page: open. Project list and new project: any signed-in user; anonymous to login."""
+    Login and password reset pages: open. Project list, password change and (with
+    FAITHAUDIT_PROJECT_CREATORS=any) new project: any signed-in user; anonymous to login.
+    Every answer carries the Content-Security-Policy."""
+    settings.FAITHAUDIT_PROJECT_CREATORS = "any"
     users = {role: UserFactory(username=f"plain-{role}") for role in ("analyst", "lead", "owner")}
     world = SimpleNamespace(users=users)
     outsider = UserFactory(username="outsider")
@@ -223,7 +257,8 @@ def test_urls_outside_projects(figures):
             response = request_any(client_for(who, world, outsider), url)
             requests += 1
             status = response.status_code
-            if name in ("admin:login", "login"):
+            assert_csp(response, name)
+            if name in ("admin:login", "login") or name in OPEN_PAGES:
                 assert status == 200, (name, who, status)
             elif name in ("logout", "admin:logout"):
                 assert status in (200, 302), (name, who, status)
@@ -239,7 +274,17 @@ def test_urls_outside_projects(figures):
             else:
                 assert status == 200, (name, who, status)
     assert requests >= 2 * 100  # the admin alone has over a hundred URLs
-    figures.add("permissions", requests=requests)
+    # With FAITHAUDIT_PROJECT_CREATORS=staff (production's default) only staff get the page.
+    settings.FAITHAUDIT_PROJECT_CREATORS = "staff"
+    for who in ("outsider", "owner"):
+        response = client_for(who, world, outsider).get(reverse("annotate:project-new"))
+        assert response.status_code == 403, who
+        assert_csp(response, "annotate:project-new")
+    staff = UserFactory(username="plain-staff", is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    assert client.get(reverse("annotate:project-new")).status_code == 200
+    figures.add("permissions", requests=requests + 3)
 
 
 @pytest.mark.django_db

@@ -174,3 +174,33 @@ def test_forged_quotes_are_refused_through_the_view(client):
         },
     )
     assert response.status_code == 302
+
+
+@pytest.mark.django_db
+def test_content_security_policy_on_every_kind_of_answer(client, settings, figures):
+    """Pages, partials, downloads, redirects and error pages all carry the policy."""
+    from tests.reliability.test_permissions import assert_csp
+
+    settings.AXES_FAILURE_LIMIT = 2
+    world = world_build("CSP", slug="csp")
+    answers = {"login page": client.get(reverse("login"))}
+    for _ in range(3):
+        locked = client.post(reverse("login"), {"username": "nobody", "password": "wrong"})
+    answers["locked out (429)"] = locked
+    assert locked.status_code == 429
+    client.force_login(world.users["owner"])
+    answers["project page"] = client.get(reverse("annotate:project-detail", args=["csp"]))
+    answers["htmx partial"] = client.get(
+        reverse("metrics:dashboard", args=["csp"]), HTTP_HX_REQUEST="true"
+    )
+    answers["csv download"] = client.get(
+        reverse("annotate:export", args=["csp"]), {"format": "csv"}
+    )
+    answers["not found (404)"] = client.get("/p/no-such-project/")
+    answers["redirect"] = client.get(reverse("annotate:label-next", args=["csp"]))
+    settings.FAITHAUDIT_PROJECT_CREATORS = "staff"
+    answers["forbidden (403)"] = client.get(reverse("annotate:project-new"))
+    assert answers["forbidden (403)"].status_code == 403
+    for what, response in answers.items():
+        assert_csp(response, what)
+    figures.add("web security", csp_answers=len(answers))

@@ -1,9 +1,9 @@
-import csv
 import io
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.services.exports import NeutralCsvWriter
 from metrics.management.commands.report import project_and_judge, write_output
 from metrics.services import audit_card, audit_card_rows, report_compute
 
@@ -38,7 +38,7 @@ class Command(BaseCommand):
         card = audit_card(report=report, instrument=opts["instrument"])
         if opts["format"] == "csv":
             buffer = io.StringIO()
-            writer = csv.writer(buffer)
+            writer = NeutralCsvWriter(buffer)
             writer.writerow(["field", "value"])
             writer.writerows(audit_card_rows(card))
             text = buffer.getvalue()
