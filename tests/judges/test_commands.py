@@ -93,3 +93,12 @@ def test_resume_runs_resumes_a_stale_run(project, llm):
     out = StringIO()
     call_command("resume_runs", stdout=out)
     assert "no stale runs" in out.getvalue()
+
+
+def test_run_judge_names_the_endpoints_to_choose_when_the_judge_has_none(project, llm):
+    from tests.factories import JudgeFactory
+
+    JudgeFactory(project=project, backend="openai", model="loopback", name="stranded")
+    with pytest.raises(CommandError, match="Choose one of the endpoints the operator declared: "):
+        call_command("run_judge", project=project.slug, judge="stranded")
+    assert llm[1].total_calls == 0
