@@ -142,7 +142,8 @@ CELERY_TASK_IGNORE_RESULT = True
 
 # LLM endpoints judges may call: the operator's to declare, never a user's (judges/endpoints.py
 # has the JSON shape). Each names the environment variable holding its key; keys stay in the
-# environment of the web and worker processes. None declared: only the offline baseline.
+# environment of the processes that call (workers; without a broker, the one process).
+# None declared: only the offline baseline judges.
 FAITHAUDIT_LLM_ENDPOINTS = os.environ.get("FAITHAUDIT_LLM_ENDPOINTS", "")
 FAITHAUDIT_LLM_ENDPOINTS_FILE = os.environ.get("FAITHAUDIT_LLM_ENDPOINTS_FILE", "")
 # Caps of an endpoint that declares none of its own; a judge may ask for less, never more.

@@ -62,6 +62,7 @@ class JudgeForm(forms.Form):
         super().__init__(*args, **kwargs)
         declared = endpoints_declared()
         field = self.fields["endpoint"]
+        field.widget.attrs.pop("maxlength", None)  # a select, not a text box
         field.widget.choices = [("", "— none (baseline) —")] + [
             (name, endpoint.describe()) for name, endpoint in sorted(declared.items())
         ]
