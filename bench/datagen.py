@@ -552,7 +552,7 @@ def project_generate(
             name="loopback judge",
             backend="openai",
             model="loopback",
-            base_url="http://127.0.0.1:9/v1",
+            endpoint="bench-loopback",  # a written run: no endpoint is called
             verify_prompt=VERIFY_PROMPT,
             max_concurrency=32,
         )

@@ -7,6 +7,7 @@ and returns plain numbers; peak memory is read by the parent from the child's ru
 from __future__ import annotations
 
 import functools
+import json
 import os
 import time
 import uuid
@@ -273,12 +274,26 @@ def measure_judge(*, slug: str, base_url: str, concurrency: int, latency_s: floa
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         raise RuntimeError("measure_judge runs the task eagerly: start it without a broker")
     project = Project.objects.get(slug=slug)
+    # The benchmark is this child process's operator: it declares its loopback server as the
+    # one endpoint judges may call (judges/endpoints.py), with caps that let it run flat out.
+    settings.FAITHAUDIT_LLM_ENDPOINTS = json.dumps(
+        [
+            {
+                "name": "bench-loopback",
+                "base_url": base_url,
+                "models": ["loopback"],
+                "timeout_seconds": 30.0,
+                "max_retries": 5,
+                "max_concurrency": max(1, concurrency),
+            }
+        ]
+    )
     judge = judge_create(
         project=project,
         name=f"loopback C{concurrency} {uuid.uuid4().hex[:6]}",
         backend="openai",
         model="loopback",
-        base_url=base_url,
+        endpoint="bench-loopback",
         max_concurrency=concurrency,
         timeout_seconds=30.0,
         max_retries=5,

@@ -227,6 +227,17 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_IGNORE_RESULT = True
 
+# LLM endpoints judges may call: the operator's to declare, never a user's (judges/endpoints.py
+# has the JSON shape). Each names the environment variable holding its key; keys stay in the
+# environment of the processes that call (workers; without a broker, the one process).
+# None declared: only the offline baseline judges.
+FAITHAUDIT_LLM_ENDPOINTS = os.environ.get("FAITHAUDIT_LLM_ENDPOINTS", "")
+FAITHAUDIT_LLM_ENDPOINTS_FILE = os.environ.get("FAITHAUDIT_LLM_ENDPOINTS_FILE", "")
+# Caps of an endpoint that declares none of its own; a judge may ask for less, never more.
+FAITHAUDIT_LLM_TIMEOUT_SECONDS = float(os.environ.get("FAITHAUDIT_LLM_TIMEOUT_SECONDS", "60"))
+FAITHAUDIT_LLM_MAX_RETRIES = int(os.environ.get("FAITHAUDIT_LLM_MAX_RETRIES", "5"))
+FAITHAUDIT_LLM_MAX_CONCURRENCY = int(os.environ.get("FAITHAUDIT_LLM_MAX_CONCURRENCY", "16"))
+
 # Security: production turns these on (see README, "Deploying").
 if env_bool("DJANGO_PRODUCTION"):
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", default=True)

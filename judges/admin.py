@@ -1,11 +1,11 @@
 from django.contrib import admin
 
-from judges.models import Canary, Judge, JudgeFailure, JudgeRun, JudgeVerdict
+from judges.models import Canary, Judge, JudgeFailure, JudgeRun, JudgeVerdict, SplitJob
 
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
-    list_display = ["name", "project", "backend", "model", "prompt_version"]
+    list_display = ["name", "project", "backend", "model", "endpoint", "prompt_version"]
     list_filter = ["backend", "project"]
 
 
@@ -33,3 +33,10 @@ class CanaryAdmin(admin.ModelAdmin):
 class JudgeFailureAdmin(admin.ModelAdmin):
     list_display = ["run", "claim", "canary", "error"]
     raw_id_fields = ["run", "claim", "canary"]
+
+
+@admin.register(SplitJob)
+class SplitJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "judge", "status", "done", "failed", "total", "created_at"]
+    list_filter = ["status"]
+    raw_id_fields = ["project", "judge", "answer", "created_by"]

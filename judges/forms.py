@@ -1,7 +1,22 @@
 from django import forms
 
-from judges.models import Backend, JudgeRun
+from judges.endpoints import HOW_TO_DECLARE, endpoints_declared
+from judges.models import Backend, Judge, JudgeRun
 from judges.prompts import DEFAULT_DECOMPOSE_PROMPT, DEFAULT_VERIFY_PROMPT
+
+
+def endpoint_help() -> str:
+    """What the endpoint field says: the declared endpoints with their caps, or how an
+    operator declares one."""
+    declared = endpoints_declared()
+    if not declared:
+        return "None declared yet: only the offline baseline can judge. " + HOW_TO_DECLARE
+    caps = "; ".join(
+        f"{e.describe()}: at most {e.timeout_seconds:g} s, {e.max_retries} retries, "
+        f"{e.max_concurrency} at a time"
+        for e in declared.values()
+    )
+    return f"The LLM endpoints the operator declared ({caps}). For the baseline leave it blank."
 
 
 class JudgeForm(forms.Form):
@@ -10,23 +25,26 @@ class JudgeForm(forms.Form):
         choices=[(Backend.BASELINE, Backend.BASELINE.label), (Backend.OPENAI, Backend.OPENAI.label)]
     )
     model = forms.CharField(max_length=200, required=False, help_text="e.g. gpt-4o-mini, llama3.1")
-    base_url = forms.URLField(
-        max_length=500,
-        required=False,
-        assume_scheme="https",
-        help_text="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (blank: OpenAI).",
-    )
-    api_key_env = forms.CharField(
-        max_length=100,
-        required=False,
-        label="API key variable",
-        help_text="The NAME of the environment variable holding the key where workers run "
-        "(e.g. OPENAI_API_KEY). Never paste the key itself.",
-    )
+    # Checked by the service against the operator's declaration, whose message names the
+    # choices; a judge has no field for a URL or a key variable.
+    endpoint = forms.CharField(max_length=100, required=False, widget=forms.Select)
     temperature = forms.FloatField(initial=0.0, min_value=0.0, max_value=2.0)
-    max_concurrency = forms.IntegerField(initial=8, min_value=1, max_value=256)
-    timeout_seconds = forms.FloatField(initial=30.0, min_value=0.1, max_value=600)
-    max_retries = forms.IntegerField(initial=5, min_value=0, max_value=20)
+    max_concurrency = forms.IntegerField(
+        required=False, min_value=1, max_value=256, help_text="Blank: the endpoint's cap."
+    )
+    timeout_seconds = forms.FloatField(
+        required=False,
+        min_value=0.1,
+        max_value=600,
+        label="Timeout (seconds)",
+        help_text="Per call. Blank: the endpoint's cap; more than the cap is refused.",
+    )
+    max_retries = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=20,
+        help_text="Blank: the endpoint's cap; more than the cap is refused.",
+    )
     verify_prompt = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 9}),
         required=False,
@@ -39,6 +57,19 @@ class JudgeForm(forms.Form):
         initial=DEFAULT_DECOMPOSE_PROMPT,
         help_text="Placeholder {answer}.",
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        declared = endpoints_declared()
+        field = self.fields["endpoint"]
+        field.widget.attrs.pop("maxlength", None)  # a select, not a text box
+        field.widget.choices = [("", "— none (baseline) —")] + [
+            (name, endpoint.describe()) for name, endpoint in sorted(declared.items())
+        ]
+        current = self.initial.get("endpoint") or (self.data.get("endpoint") if self.data else "")
+        if current and current not in declared:  # keep an old, undeclared choice visible
+            field.widget.choices.append((current, f"{current} (not declared)"))
+        field.help_text = endpoint_help()
 
 
 class RunStartForm(forms.Form):
@@ -64,3 +95,21 @@ class CanaryListForm(forms.Form):
 class CanaryTransplantForm(forms.Form):
     n = forms.IntegerField(min_value=1, max_value=1000, initial=20, label="How many")
     seed = forms.IntegerField(min_value=0, initial=0)
+
+
+class SplitStartForm(forms.Form):
+    """Split by LLM: one answer (from its claims page), or every answer of the project that
+    has no claims yet (all of them with `force`)."""
+
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none())
+    answer = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    force = forms.BooleanField(required=False, label="Split again answers that have claims")
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = Judge.objects.filter(
+            project=project, backend=Backend.OPENAI
+        ).order_by("name")
+        self.fields["judge"].error_messages["invalid_choice"] = (
+            "Choose an OpenAI-compatible judge of this project: its decompose prompt splits."
+        )

@@ -37,14 +37,16 @@ class Judge(models.Model):
     name = models.CharField(max_length=100)
     backend = models.CharField(max_length=10, choices=Backend.choices, default=Backend.BASELINE)
     model = models.CharField(max_length=200, blank=True)
-    base_url = models.URLField(max_length=500, blank=True)
-    api_key_env = models.CharField(
+    # The NAME of an endpoint the operator declared (judges/endpoints.py): its URL and key
+    # variable live in the settings, never here, so a judge cannot choose where it calls.
+    endpoint = models.CharField(
         max_length=100,
         blank=True,
-        help_text="Name of the environment variable holding the API key (never the key).",
+        help_text="Name of an LLM endpoint the operator declared (FAITHAUDIT_LLM_ENDPOINTS).",
     )
     temperature = models.FloatField(default=0.0)
     max_concurrency = models.PositiveSmallIntegerField(default=8)
+    # Asked for by the judge; the endpoint's caps bound them at every call.
     timeout_seconds = models.FloatField(default=30.0)
     max_retries = models.PositiveSmallIntegerField(default=5)
     verify_prompt = models.TextField(blank=True)
@@ -252,3 +254,73 @@ class JudgeFailure(models.Model):
 
     def __str__(self) -> str:
         return f"failed on claim {self.claim_id or '-'} / canary {self.canary_id or '-'}: {self.error[:60]}"
+
+
+class SplitJob(models.Model):
+    """Splitting answers into claims through a judge's decompose prompt, on a worker.
+
+    The endpoint is called by the `split_claims` task, never inside a web request; the job
+    holds the progress the claims page polls. `answer_ids` is the work, frozen at the start;
+    `done + failed` answers of it are behind, so a redelivered task carries on from there.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Splitting"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="split_jobs")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="split_jobs")
+    answer = models.ForeignKey(
+        Answer,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="The one answer to split; empty: the project's answers.",
+    )
+    answer_ids = models.JSONField(default=list, blank=True)
+    force = models.BooleanField(default=False)
+    origin = models.CharField(max_length=60, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    claims_created = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    failures = models.JSONField(
+        default=list, blank=True, help_text="[{answer, error}] for answers that could not split."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "done", "failed"]),
+                name="splitjob_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"split job {self.pk} ({self.status}, {self.done + self.failed}/{self.total})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def processed(self) -> int:
+        return self.done + self.failed
+
+    @property
+    def percent(self) -> int:
+        if not self.total:
+            return 100 if self.finished else 0
+        return min(100, round(100 * self.processed / self.total))

@@ -465,6 +465,9 @@ def run_execute(run_id: int, *, owner: str) -> str:
         _finish(run, owner, JudgeRun.Status.FAILED, str(exc))
         return "failed"
     concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
+    endpoint = getattr(backend, "endpoint", None)
+    if endpoint is not None:  # the operator's cap, whatever the run asked for
+        concurrency = min(concurrency, endpoint.max_concurrency)
     size = chunk_size(concurrency, backend=run.backend)
     calls = _calls_for(backend, concurrency, name=f"judge-{run_id}")
     try:

@@ -8,7 +8,15 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 
 from annotate.models import Claim, Passage, Project
-from judges.models import Canary, Judge, JudgeFailure, JudgeRun, JudgeVerdict, JudgeVerdictChoice
+from judges.models import (
+    Canary,
+    Judge,
+    JudgeFailure,
+    JudgeRun,
+    JudgeVerdict,
+    JudgeVerdictChoice,
+    SplitJob,
+)
 
 
 def judge_list_for_project(*, project: Project) -> QuerySet[Judge]:
@@ -143,3 +151,24 @@ def run_stale_count(*, run: JudgeRun) -> int:
 
 def canary_list_for_project(*, project: Project) -> QuerySet[Canary]:
     return Canary.objects.filter(project=project).select_related("pile_answer").order_by("-id")
+
+
+def split_job_get_for_project(*, project: Project, job_id: int) -> SplitJob:
+    job = (
+        SplitJob.objects.select_related("judge", "answer", "created_by")
+        .filter(project=project, pk=job_id)
+        .first()
+    )
+    if job is None:
+        raise Http404("No such split job.")
+    return job
+
+
+def split_job_latest_for_answer(*, answer) -> SplitJob | None:
+    """The latest split job of this one answer, or None."""
+    return SplitJob.objects.filter(answer=answer).select_related("judge", "created_by").first()
+
+
+def split_judges_for_project(*, project: Project) -> QuerySet[Judge]:
+    """The judges that can split by LLM: OpenAI-compatible ones."""
+    return Judge.objects.filter(project=project, backend="openai").order_by("name")

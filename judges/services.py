@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
@@ -14,8 +13,8 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import Answer, Claim, Passage, Project, Verdict
-from judges.backends import backend_for_spec
 from judges.backends.baseline import BASELINE_DESCRIPTION, Analysis
+from judges.endpoints import HOW_TO_DECLARE, EndpointNotDeclared, endpoint_get, endpoints_declared
 from judges.models import Backend, Canary, Judge, JudgeFailure, JudgeRun, prompt_version
 from judges.prompts import DEFAULT_DECOMPOSE_PROMPT, DEFAULT_VERIFY_PROMPT
 from judges.runner import lease_seconds
@@ -23,9 +22,79 @@ from judges.selectors import claims_in_scope
 
 logger = logging.getLogger(__name__)
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Parameters a judge may carry in `parameters` that the OpenAI backend understands.
 OPENAI_PARAMETERS = ("max_tokens", "top_logprobs", "backoff_base_s", "backoff_cap_s")
+# What a judge asks for when it says nothing (an endpoint's caps lower them).
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_MAX_RETRIES = 5
+DEFAULT_MAX_CONCURRENCY = 8
+JUDGE_FIELDS = (
+    "name",
+    "backend",
+    "model",
+    "endpoint",
+    "temperature",
+    "max_concurrency",
+    "timeout_seconds",
+    "max_retries",
+    "verify_prompt",
+    "decompose_prompt",
+)
+
+
+def endpoint_choice_error(name: str) -> str:
+    """Why `name` cannot be a judge's endpoint, in words a lead can act on."""
+    declared = endpoints_declared()
+    if not declared:
+        return "No LLM endpoint is declared on this deployment. " + HOW_TO_DECLARE
+    choices = ", ".join(sorted(declared))
+    if not name:
+        return f"Choose one of the endpoints the operator declared: {choices}."
+    return (
+        f"{name!r} is not an endpoint declared by the operator. Choose one of: {choices}. "
+        "(A judge cannot name a URL or a key variable: the operator declares endpoints.)"
+    )
+
+
+def _judge_check(judge: Judge) -> None:
+    """Fill what the judge left blank and refuse what it may not ask for: an endpoint the
+    operator has not declared, a model the endpoint does not offer, more time, retries or
+    concurrency than the endpoint's caps. Lowering them is always allowed."""
+    if judge.backend != Backend.OPENAI:
+        judge.endpoint = ""
+        judge.timeout_seconds = judge.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
+        judge.max_retries = DEFAULT_MAX_RETRIES if judge.max_retries is None else judge.max_retries
+        judge.max_concurrency = judge.max_concurrency or DEFAULT_MAX_CONCURRENCY
+        return
+    errors: dict[str, str] = {}
+    if not judge.model:
+        errors["model"] = "An OpenAI-compatible judge needs a model name."
+    try:
+        endpoint = endpoint_get(judge.endpoint)
+    except EndpointNotDeclared:
+        errors["endpoint"] = endpoint_choice_error(judge.endpoint)
+        raise ValidationError(errors) from None
+    if endpoint.models and judge.model and judge.model not in endpoint.models:
+        errors["model"] = (
+            f"Endpoint {endpoint.name} offers the models {', '.join(endpoint.models)}; "
+            f"{judge.model!r} is not one of them."
+        )
+    caps = (
+        ("timeout_seconds", endpoint.timeout_seconds, "{:g} s"),
+        ("max_retries", endpoint.max_retries, "{} retries"),
+        ("max_concurrency", endpoint.max_concurrency, "{} calls at a time"),
+    )
+    for field, cap, unit in caps:
+        value = getattr(judge, field)
+        if value is None or value == "":
+            setattr(judge, field, cap)
+        elif value > cap:
+            errors[field] = (
+                f"At most {unit.format(cap)} for endpoint {endpoint.name} (the operator's "
+                "cap); ask for less or leave it blank for the cap."
+            )
+    if errors:
+        raise ValidationError(errors)
 
 
 @transaction.atomic
@@ -35,27 +104,18 @@ def judge_create(
     name: str,
     backend: str = Backend.BASELINE,
     model: str = "",
-    base_url: str = "",
-    api_key_env: str = "",
+    endpoint: str = "",
     temperature: float = 0.0,
-    max_concurrency: int = 8,
-    timeout_seconds: float = 30.0,
-    max_retries: int = 5,
+    max_concurrency: int | None = None,
+    timeout_seconds: float | None = None,
+    max_retries: int | None = None,
     verify_prompt: str = "",
     decompose_prompt: str = "",
     parameters: dict | None = None,
 ) -> Judge:
-    """Configure a judge. The API key itself is never accepted: only the NAME of the
-    environment variable that holds it where the workers run."""
-    if api_key_env and not _ENV_NAME.match(api_key_env):
-        raise ValidationError(
-            {
-                "api_key_env": "Give the name of an environment variable (e.g. OPENAI_API_KEY), "
-                "not the key itself."
-            }
-        )
-    if backend == Backend.OPENAI and not model:
-        raise ValidationError({"model": "An OpenAI-compatible judge needs a model name."})
+    """Configure a judge. An OpenAI-compatible judge names an endpoint the operator declared
+    (judges/endpoints.py); it cannot give a URL or a key variable. Timeout, retries and
+    concurrency left blank take the endpoint's caps; above them they are refused."""
     if backend == Backend.BASELINE:
         model = model or "lexical-baseline"
     judge = Judge(
@@ -63,16 +123,16 @@ def judge_create(
         name=name,
         backend=backend,
         model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
+        endpoint=endpoint or "",
         temperature=temperature,
         max_concurrency=max_concurrency,
         timeout_seconds=timeout_seconds,
         max_retries=max_retries,
-        verify_prompt=verify_prompt.strip() or DEFAULT_VERIFY_PROMPT,
-        decompose_prompt=decompose_prompt.strip() or DEFAULT_DECOMPOSE_PROMPT,
+        verify_prompt=(verify_prompt or "").strip() or DEFAULT_VERIFY_PROMPT,
+        decompose_prompt=(decompose_prompt or "").strip() or DEFAULT_DECOMPOSE_PROMPT,
         parameters=parameters or {},
     )
+    _judge_check(judge)
     judge.full_clean()
     if backend == Backend.OPENAI and "{claim}" not in judge.verify_prompt:
         raise ValidationError({"verify_prompt": "The verify prompt must contain {claim}."})
@@ -84,36 +144,15 @@ def judge_create(
 def judge_update(*, judge: Judge, **fields) -> Judge:
     """Change a judge's configuration. Runs already made keep the instrument they froze; a new
     prompt text is a new prompt version, audited afresh by the next run."""
-    allowed = {
-        "name",
-        "backend",
-        "model",
-        "base_url",
-        "api_key_env",
-        "temperature",
-        "max_concurrency",
-        "timeout_seconds",
-        "max_retries",
-        "verify_prompt",
-        "decompose_prompt",
-    }
-    unknown = set(fields) - allowed
+    unknown = set(fields) - set(JUDGE_FIELDS)
     if unknown:
         raise ValidationError(f"Unknown judge fields: {', '.join(sorted(unknown))}.")
-    api_key_env = fields.get("api_key_env", judge.api_key_env)
-    if api_key_env and not _ENV_NAME.match(api_key_env):
-        raise ValidationError(
-            {
-                "api_key_env": "Give the name of an environment variable (e.g. OPENAI_API_KEY), "
-                "not the key itself."
-            }
-        )
     for key, value in fields.items():
         setattr(judge, key, value)
+    judge.endpoint = judge.endpoint or ""
     judge.verify_prompt = (judge.verify_prompt or "").strip() or DEFAULT_VERIFY_PROMPT
     judge.decompose_prompt = (judge.decompose_prompt or "").strip() or DEFAULT_DECOMPOSE_PROMPT
-    if judge.backend == Backend.OPENAI and not judge.model:
-        raise ValidationError({"model": "An OpenAI-compatible judge needs a model name."})
+    _judge_check(judge)
     if judge.backend == Backend.OPENAI and "{claim}" not in judge.verify_prompt:
         raise ValidationError({"verify_prompt": "The verify prompt must contain {claim}."})
     judge.full_clean()
@@ -121,13 +160,34 @@ def judge_update(*, judge: Judge, **fields) -> Judge:
     return judge
 
 
+def judge_endpoint_problem(judge: Judge) -> str:
+    """Why this judge cannot call its endpoint now ("" when it can, or needs none): for its
+    page, and to refuse a run or a split before it is queued."""
+    if judge.backend != Backend.OPENAI:
+        return ""
+    try:
+        endpoint = endpoint_get(judge.endpoint)
+    except EndpointNotDeclared:
+        return (
+            f"This judge has no usable endpoint ({judge.endpoint!r} is not declared). "
+            if judge.endpoint
+            else "This judge has no endpoint yet. "
+        ) + endpoint_choice_error("")
+    if endpoint.models and judge.model not in endpoint.models:
+        return (
+            f"Endpoint {endpoint.name} no longer offers the model {judge.model!r} "
+            f"(models: {', '.join(endpoint.models)}): choose another model."
+        )
+    return ""
+
+
 def judge_spec(judge: Judge) -> dict:
-    """The instrument as a plain dict: what a run freezes. Holds the key variable's NAME only."""
+    """The instrument as a plain dict: what a run freezes. Names the endpoint only; its URL
+    and key variable are looked up when a call is made."""
     spec = {
         "backend": judge.backend,
         "model": judge.model,
-        "base_url": judge.base_url,
-        "api_key_env": judge.api_key_env,
+        "endpoint": judge.endpoint,
         "temperature": judge.temperature,
         "timeout_seconds": judge.timeout_seconds,
         "max_retries": judge.max_retries,
@@ -169,6 +229,9 @@ def judge_run_start(
         raise ValidationError(
             {"scope": f"Unknown claim scope {scope!r}: use all, unjudged or gold."}
         )
+    problem = judge_endpoint_problem(judge)
+    if problem:
+        raise ValidationError({"endpoint": problem})
     spec = judge_spec(judge)
     prompt_text = spec.pop("verify_prompt")
     if judge.backend == Backend.BASELINE:
@@ -287,20 +350,6 @@ def judge_runs_resume_stale(*, project: Project | None = None) -> list[int]:
         if run_is_stale(run) and judge_run_resume(run=run):
             resumed.append(run.pk)
     return resumed
-
-
-def claims_decompose(*, judge: Judge, answer_text: str) -> tuple[list[str], str]:
-    """Split an answer into claims with the judge's decompose prompt: (claims, origin).
-
-    origin is `llm:<version of the decompose prompt>` for an OpenAI-compatible judge; the
-    baseline has no LLM and splits by sentence, origin `rule`.
-    """
-    spec = judge_spec(judge)
-    backend = backend_for_spec(spec)
-    claims = backend.decompose(answer_text)
-    if judge.backend == Backend.BASELINE:
-        return claims, "rule"
-    return claims, f"llm:{prompt_version(spec['decompose_prompt'])}"
 
 
 def _pile_words(passages) -> set[str]:

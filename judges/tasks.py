@@ -32,6 +32,15 @@ def run_judge(run_id: int) -> str:
     return run_execute(run_id, owner=uuid.uuid4().hex)
 
 
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def split_claims(job_id: int) -> str:
+    """Split the answers of split job `job_id` by LLM; a redelivery carries on after the
+    answers already counted."""
+    from judges.split_jobs import split_job_execute
+
+    return split_job_execute(job_id)
+
+
 @shared_task(acks_late=True)
 def watch_run(run_id: int) -> str:
     """Resume run `run_id` if its worker died; look again in a lease period while it lives."""
@@ -85,3 +94,4 @@ def _sweep_when_a_worker_starts(sender=None, **kwargs):
 
 
 run_judge_task = run_judge
+split_claims_task = split_claims

@@ -4,16 +4,25 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.shortcuts import redirect, render
-from django.urls import path
+from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
 from annotate.models import Role
+from annotate.selectors import answer_get_for_project
 from judges import selectors, services
 from judges.agreement import run_agreement
-from judges.forms import CanaryListForm, CanaryTransplantForm, JudgeForm, RunStartForm
+from judges.endpoints import HOW_TO_DECLARE, endpoints_declared
+from judges.forms import (
+    CanaryListForm,
+    CanaryTransplantForm,
+    JudgeForm,
+    RunStartForm,
+    SplitStartForm,
+)
 from judges.models import JudgeRun
+from judges.split_jobs import split_job_start
 
 
 def _form_errors(form, exc: ValidationError) -> None:
@@ -60,8 +69,7 @@ def _judge_detail_page(request, project, membership, judge, *, edit_form=None, s
         "name",
         "backend",
         "model",
-        "base_url",
-        "api_key_env",
+        "endpoint",
         "temperature",
         "max_concurrency",
         "timeout_seconds",
@@ -78,6 +86,9 @@ def _judge_detail_page(request, project, membership, judge, *, edit_form=None, s
         "form": RunStartForm(),
         "edit_form": edit_form or JudgeForm(initial={f: getattr(judge, f) for f in fields}),
         "editing": edit_form is not None,
+        "endpoint_problem": services.judge_endpoint_problem(judge),
+        "declared": endpoints_declared().get(judge.endpoint) if judge.endpoint else None,
+        "split_jobs": judge.split_jobs.select_related("answer")[:10],
     }
     return render(request, "judges/judge_detail.html", context, status=status)
 
@@ -118,7 +129,11 @@ def run_start(request, project, membership, judge_id: int):
     if not form.is_valid():
         messages.error(request, "Choose a run kind and a claim scope.")
         return redirect("judges:judge-detail", project.slug, judge.pk)
-    run = services.judge_run_start(judge=judge, user=request.user, **form.cleaned_data)
+    try:
+        run = services.judge_run_start(judge=judge, user=request.user, **form.cleaned_data)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("judges:judge-detail", project.slug, judge.pk)
     return redirect("judges:run-detail", project.slug, run.pk)
 
 
@@ -235,6 +250,96 @@ def canary_transplant(request, project, membership):
     return _canary_page(request, project, membership, CanaryListForm(), form, status=400)
 
 
+def _split_panel(request, project, membership, answer, *, job=None, form=None):
+    """The claims page's "Split by LLM" region: the answer's latest split job (polling while
+    it runs) and the form to start one."""
+    job = job or selectors.split_job_latest_for_answer(answer=answer)
+    judges = list(selectors.split_judges_for_project(project=project))
+    for judge in judges:
+        judge.problem = services.judge_endpoint_problem(judge)
+    panel_url = reverse("judges:split-panel", args=[project.slug, answer.pk])
+    return {
+        "project": project,
+        "membership": membership,
+        "answer": answer,
+        "answer_has_claims": answer.claims.exists(),
+        "job": job,
+        "form": form or SplitStartForm(project=project),
+        "split_judges": judges,
+        "endpoints": endpoints_declared(),
+        "how_to_declare": HOW_TO_DECLARE,
+        "poll_url": f"{panel_url}?poll={job.pk}" if job else "",
+        "poll_target": "split-panel",
+    }
+
+
+@require_GET
+@project_view(Role.LEAD)
+def split_panel(request, project, membership, answer_id: int):
+    answer = answer_get_for_project(project=project, answer_id=answer_id)
+    context = _split_panel(request, project, membership, answer)
+    if not request.htmx:
+        return render(request, "judges/split_panel.html", context)
+    response = render(request, "judges/split_panel.html#split-panel", context)
+    job = context["job"]
+    if request.GET.get("poll") and job is not None and job.finished:
+        stop = HttpResponseStopPolling(response.content)
+        stop["HX-Refresh"] = "true"  # reload once: the new claims appear on the claims page
+        return stop
+    return response
+
+
+@require_POST
+@project_view(Role.LEAD)
+def split_start(request, project, membership):
+    """Queue a split by LLM; the endpoint is called by a worker, not in this request."""
+    form = SplitStartForm(request.POST, project=project)
+    answer_id = request.POST.get("answer", "")
+    answer = None
+    if answer_id.isdigit():
+        answer = answer_get_for_project(project=project, answer_id=int(answer_id))
+    job = None
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = split_job_start(
+                judge=data["judge"], user=request.user, answer=answer, force=data["force"]
+            )
+        except ValidationError as exc:
+            _form_errors(form, exc)
+    if answer is not None and request.htmx:
+        # 200 either way: htmx swaps the region with the job, or with the form's errors.
+        context = _split_panel(request, project, membership, answer, job=job, form=form)
+        return render(request, "judges/split_panel.html#split-panel", context)
+    if job is None:
+        for errors in form.errors.values():
+            messages.error(request, " ".join(errors))
+        if answer is not None:
+            return redirect("judges:split-panel", project.slug, answer.pk)
+        return redirect("judges:judge-list", project.slug)
+    messages.success(request, f"Split job #{job.pk} queued: {job.total} answers.")
+    return redirect("judges:split-job", project.slug, job.pk)
+
+
+@require_GET
+@project_view(Role.LEAD)
+def split_job_detail(request, project, membership, split_job_id: int):
+    job = selectors.split_job_get_for_project(project=project, job_id=split_job_id)
+    context = {
+        "project": project,
+        "membership": membership,
+        "job": job,
+        "poll_url": reverse("judges:split-job", args=[project.slug, job.pk]),
+        "poll_target": "split-job",
+    }
+    if not request.htmx:
+        return render(request, "judges/split_job.html", context)
+    response = render(request, "judges/split_job.html#split-job", context)
+    if job.finished:
+        return HttpResponseStopPolling(response.content)
+    return response
+
+
 urlpatterns = [
     path("p/<slug:slug>/judges/", judge_list, name="judge-list"),
     path("p/<slug:slug>/judges/new/", judge_create, name="judge-create"),
@@ -245,6 +350,9 @@ urlpatterns = [
     path("p/<slug:slug>/judges/runs/<int:run_id>/progress/", run_progress, name="run-progress"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/cancel/", run_cancel, name="run-cancel"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/resume/", run_resume, name="run-resume"),
+    path("p/<slug:slug>/judges/split/", split_start, name="split-start"),
+    path("p/<slug:slug>/judges/splits/<int:split_job_id>/", split_job_detail, name="split-job"),
+    path("p/<slug:slug>/answers/<int:answer_id>/split-by-llm/", split_panel, name="split-panel"),
     path("p/<slug:slug>/judges/canaries/", canary_list, name="canary-list"),
     path("p/<slug:slug>/judges/canaries/add/", canary_add, name="canary-add"),
     path("p/<slug:slug>/judges/canaries/transplant/", canary_transplant, name="canary-transplant"),

@@ -116,3 +116,34 @@ def celery_worker(transactional_db, settings):
     worker.stop()
     app.control.purge()
     app.conf.task_always_eager = True
+
+
+@pytest.fixture
+def llm_endpoints(settings, monkeypatch, tmp_path):
+    """Declare the operator's LLM endpoints for this test: `llm_endpoints(name=base_url, ...)`
+    or `llm_endpoints({"name": ..., "base_url": ..., ...}, ...)` (judges/endpoints.py).
+
+    Written to a file named by FAITHAUDIT_LLM_ENDPOINTS_FILE, in the settings (this process)
+    and the environment: a worker process started by `celery_worker` reads the same file, so
+    a test may declare its loopback server after the worker started (list this fixture
+    before `celery_worker`). Each declaration replaces the file (a new inode), so it is read
+    again at the next call.
+    """
+    import json
+
+    path = tmp_path / "llm_endpoints.json"
+    path.write_text("[]", encoding="utf-8")
+    settings.FAITHAUDIT_LLM_ENDPOINTS = ""
+    settings.FAITHAUDIT_LLM_ENDPOINTS_FILE = str(path)
+    monkeypatch.delenv("FAITHAUDIT_LLM_ENDPOINTS", raising=False)
+    monkeypatch.setenv("FAITHAUDIT_LLM_ENDPOINTS_FILE", str(path))
+
+    def declare(*entries: dict, **urls: str) -> str:
+        declared = [*entries, *({"name": n, "base_url": u} for n, u in urls.items())]
+        raw = json.dumps(declared)
+        fresh = path.with_suffix(".tmp")
+        fresh.write_text(raw, encoding="utf-8")
+        os.replace(fresh, path)
+        return raw
+
+    return declare

@@ -29,7 +29,8 @@ Faults are queued per claim (or for any claim with claim=None) and served in ord
 message, as OpenAI's "Incorrect API key provided: sk-..." does), "slow" (sleeps `delay` seconds before answering, past the
 client's timeout), "garbage" (a reply that is not a verdict), "no_logprobs" (a valid verdict
 without logprobs), "refuse_logprobs" (HTTP 400 to a request asking for logprobs, as
-servers without logprob support answer). `times=None` repeats a fault forever. Every request is recorded with its
+servers without logprob support answer). `times=None` repeats a fault forever. A decompose
+request gets the faults queued for exactly its answer's text (`claim=<answer text>`). Every request is recorded with its
 claim, monotonic arrival time and the status served (`ctl.log`), so tests assert on what the
 server saw rather than on their own wall clock. Decompose prompts ("Split the answer into
 atomic factual claims") get one claim per sentence of the answer.
@@ -179,6 +180,14 @@ class Controller:
                     return queue.popleft()
             return self._forever.get(claim) or self._forever.get(None)
 
+    def _decompose_fault(self, answer: str) -> Fault | None:
+        """Faults queued for exactly this answer's text (never the any-claim ones)."""
+        with self._lock:
+            queue = self._faults.get(answer)
+            if queue:
+                return queue.popleft()
+            return self._forever.get(answer)
+
     def decide(self, claim: str, context: str) -> str:
         if self.script is not None:
             scripted = (
@@ -253,7 +262,15 @@ def _respond(ctl: Controller, method: str, path: str, headers, raw: bytes) -> Re
     else:
         kind, claim = "other", None
 
-    fault = ctl._next_fault(claim) if kind == "verify" else None
+    answer_text = None
+    if kind == "decompose":
+        answer_text = (_ANSWER_RE.search(prompt) or re.match(r"(.*)", prompt)).group(1).strip()
+    if kind == "verify":
+        fault = ctl._next_fault(claim)
+    elif answer_text is not None:
+        fault = ctl._decompose_fault(answer_text)
+    else:
+        fault = None
     status = 200
     if fault and fault.kind == "429":
         status = 429

@@ -57,13 +57,6 @@ def _claims_room_check(*, answer: Answer, total: int) -> None:
         )
 
 
-def _llm_decompose(*, judge, answer_text: str) -> tuple[list[str], str]:
-    # Imported here: judges depends on annotate, not the other way round.
-    from judges.services import claims_decompose
-
-    return claims_decompose(judge=judge, answer_text=answer_text)
-
-
 def _protected(claim: Claim) -> bool:
     """A claim whose removal would lose human work: it has labels or a gold verdict."""
     return bool(getattr(claim, "n_labels", 0)) or hasattr(claim, "gold")
@@ -174,9 +167,19 @@ def _trim_span(answer_text: str, start: int, end: int) -> tuple[int | None, int 
 
 
 def claims_split(
-    *, answer: Answer, method: str = "rule", judge=None, user=None, force: bool = False
+    *,
+    answer: Answer,
+    method: str = "rule",
+    texts: list[str] | None = None,
+    origin: str = "",
+    user=None,
+    force: bool = False,
 ) -> list[Claim]:
-    """Split `answer` into claims by rule or through `judge`'s decompose prompt.
+    """Split `answer` into claims by rule, or write the claims an LLM split it into.
+
+    By LLM the caller has already called the model (judges' split job, on a worker) and hands
+    over the claim `texts` and their `origin` (`llm:<prompt version>`); here they are aligned
+    to the answer's text and written. Nothing here calls an endpoint.
 
     An answer that already has claims is refused unless `force`. With `force`, a claim the new
     split reproduces exactly is kept as it is (labels, gold and judge verdicts included); other
@@ -185,8 +188,6 @@ def claims_split(
     decides about them (never silently moved or deleted). No kept claim changes its text, so
     no judge verdict goes stale here. Also records whether the answer looks
     like an abstention (`abstention_suggested`) for a lead to confirm.
-
-    The LLM is called before the transaction opens, so no row lock waits on the network.
     """
     if method not in METHODS:
         raise ClaimsError(f"Unknown split method {method!r}: use rule or llm.")
@@ -196,11 +197,14 @@ def claims_split(
     if method == "rule":
         drafts, origin = split_rule(answer.text), ORIGIN_RULE
     else:
-        if judge is None:
-            raise ClaimsError("Splitting by LLM needs a judge with a decompose prompt.")
-        if judge.project_id != answer.project_id:
-            raise ClaimsError(f"Judge {judge.name} belongs to another project.")
-        texts, origin = _llm_decompose(judge=judge, answer_text=answer.text)
+        if texts is None or not origin.startswith("llm:"):
+            raise ClaimsError(
+                "Splitting by LLM runs as a job with a judge's decompose prompt "
+                "(the claims page's “Split by LLM”)."
+            )
+        texts = [t.strip() for t in texts if t and t.strip()]
+        if not texts:
+            raise ClaimsError("The LLM returned no claims for this answer.")
         drafts = align_claims(answer.text, texts)
     return _claims_replace(answer=answer, drafts=drafts, origin=origin, force=force)
 

@@ -27,22 +27,21 @@ from annotate.services.claims import (
 )
 from annotate.services.review import text_segments
 from annotate.splitting import abstention_detect
-from judges.models import Backend, Judge
 
 
 class SplitForm(forms.Form):
-    method = forms.ChoiceField(choices=[("rule", "By rule"), ("llm", "By LLM")], initial="rule")
-    judge = forms.ModelChoiceField(queryset=Judge.objects.none(), required=False)
-    force = forms.BooleanField(required=False)
+    """Split by rule, here. Splitting by LLM calls an endpoint, so it runs as a job on a
+    worker, started from the page's "Split by LLM" region (served by judges)."""
 
-    def __init__(self, *args, project, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = Judge.objects.filter(project=project)
+    method = forms.ChoiceField(choices=[("rule", "By rule"), ("llm", "By LLM")], initial="rule")
+    force = forms.BooleanField(required=False)
 
     def clean(self):
         data = super().clean()
-        if data.get("method") == "llm" and not data.get("judge"):
-            self.add_error("judge", "Choose the judge whose decompose prompt splits the answer.")
+        if data.get("method") == "llm":
+            raise forms.ValidationError(
+                "Splitting by LLM runs as a job on a worker: use “Split by LLM” on this page."
+            )
         return data
 
 
@@ -89,8 +88,6 @@ def _editor_context(project, membership, answer: Answer, **extra) -> dict:
         "claims": claims,
         "segments": text_segments(answer.text, spans),
         "abstention_phrase": abstention_detect(answer.text),
-        "judges": Judge.objects.filter(project=project),
-        "llm_backends": [Backend.OPENAI],
         "previous": neighbours.filter(position__lt=answer.position).last(),
         "following": neighbours.filter(position__gt=answer.position).first(),
         **extra,
@@ -137,17 +134,13 @@ def claims_edit(request, project, membership, answer_id: int):
 @project_view(Role.LEAD)
 def claims_split_view(request, project, membership, answer_id: int):
     answer = answer_get_for_project(project=project, answer_id=answer_id)
-    form = SplitForm(request.POST, project=project)
+    form = SplitForm(request.POST)
     if not form.is_valid():
         return _respond(request, project, membership, answer, error=_first_error(form))
     data = form.cleaned_data
     try:
         created = claims_split(
-            answer=answer,
-            method=data["method"],
-            judge=data["judge"],
-            user=request.user,
-            force=data["force"],
+            answer=answer, method=data["method"], user=request.user, force=data["force"]
         )
     except ClaimsError as error:
         return _respond(request, project, membership, answer, error=str(error))

@@ -1,7 +1,9 @@
 """Judge backends behind one interface (`base.JudgeBackend`); `backend_for_spec` builds one.
 
 A *spec* is the plain dict a judge run freezes when it starts (`judges.services.judge_spec`):
-backend, model, endpoint, the NAME of the key variable, parameters and prompt texts.
+backend, model, the NAME of a declared endpoint, parameters and prompt texts. Where the
+endpoint points and which variable holds its key are looked up in the operator's declaration
+here, at call time: a URL or key variable in a spec (an old or edited run) is ignored.
 """
 
 from judges.backends.base import JudgeBackend, JudgeCallFailed, JudgeConfigError, VerifyResult
@@ -23,9 +25,15 @@ def backend_for_spec(spec: dict) -> JudgeBackend:
         return BaselineBackend()
     if backend == "openai":
         from judges.backends.openai_backend import OpenAIBackend, OpenAISpec
+        from judges.endpoints import EndpointNotDeclared, endpoint_get
 
+        try:
+            endpoint = endpoint_get(spec.get("endpoint") or "")
+        except EndpointNotDeclared as exc:
+            raise JudgeConfigError(str(exc)) from None
         fields = OpenAISpec.__dataclass_fields__
         return OpenAIBackend(
-            OpenAISpec(**{k: v for k, v in spec.items() if k in fields and v is not None})
+            OpenAISpec(**{k: v for k, v in spec.items() if k in fields and v is not None}),
+            endpoint,
         )
     raise JudgeConfigError(f"unknown judge backend {backend!r}: use openai or baseline")

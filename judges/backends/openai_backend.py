@@ -1,13 +1,19 @@
 """Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, LM Studio).
 
-One claim per call. The API key is read from the environment variable the judge names, at call
-time, and goes nowhere but the Authorization header: not the database, not a log line, not an
-error message (`_scrub`).
+One claim per call, to an endpoint the operator declared (judges/endpoints.py): its URL and
+the NAME of its key variable come from the settings at call time, never from the judge or a
+stored run. The key is read from this process's environment and goes nowhere but the
+Authorization header: not the database, not a log line, not an error message.
+
+Outbound calls are constrained: redirects are not followed (a 3xx is a failed call), the
+timeout and retries are the judge's but never above the endpoint's caps, and an error reply is
+summarised as its status, the status's phrase and a short error code from the body
+(`summary`), never echoed: the body of an endpoint's error is not ours to show.
 
 Retries are ours, not the client's (`max_retries=0`): exponential backoff with jitter on 429,
 5xx, timeouts and dropped connections, honouring Retry-After (seconds, an HTTP date, or
-`retry-after-ms`), bounded by the judge's `max_retries`. 401/403/404 fail the whole run at once:
-every other claim would fail the same way.
+`retry-after-ms`), bounded by `max_retries`. 401/403/404 fail the whole run at once: every
+other claim would fail the same way.
 """
 
 from __future__ import annotations
@@ -19,12 +25,12 @@ import functools
 import json
 import logging
 import math
-import os
 import random
 import re
 import threading
 import time
 from dataclasses import dataclass
+from http import HTTPStatus
 from types import SimpleNamespace
 
 import httpx2
@@ -32,6 +38,7 @@ import openai
 from openai import AsyncOpenAI, OpenAI
 
 from judges.backends.base import JudgeCallFailed, JudgeConfigError, VerifyResult
+from judges.endpoints import Endpoint, url_check
 from judges.prompts import (
     DEFAULT_DECOMPOSE_PROMPT,
     DEFAULT_VERIFY_PROMPT,
@@ -51,8 +58,37 @@ ANSWER_WORDS = {
 _TOKEN_WORDS = ("SUPPORTED", "CONTRADICTED", "NOT_MENTIONED")
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
-MAX_RETRY_AFTER_S = 300.0
+MAX_RETRY_AFTER_S = 120.0
+MAX_BACKOFF_S = 60.0
 _PATH = "/chat/completions"
+_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{0,39}$")
+
+
+def summary(exc: Exception) -> str:
+    """What may be stored, logged and shown of a failed call: the HTTP status and its phrase,
+    with the error's short code or type from the body when it is a plain identifier
+    ("invalid_api_key"); never the body's message, which may quote anything (the key, an
+    internal page)."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        return "could not connect to the endpoint"
+    if not status:
+        return type(exc).__name__
+    try:
+        text = f"HTTP {status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        text = f"HTTP {status}"
+    if 300 <= status < 400:
+        return f"{text} (redirects are not followed)"
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        for field in ("code", "type"):
+            code = body.get(field)
+            if isinstance(code, str) and _CODE.match(code):
+                return f"{text} ({code})"
+    return text
 
 
 def verdict_parse(text: str) -> str | None:
@@ -117,11 +153,17 @@ def retry_after_seconds(headers) -> float | None:
         return max(0.0, parsed.timestamp() - time.time())
 
 
+class LogprobsRefused(JudgeCallFailed):
+    """The endpoint answered 400 to a request asking for logprobs, saying why."""
+
+
 @dataclass(frozen=True)
 class OpenAISpec:
+    """What a judge (or a run) may ask for. The endpoint is a NAME; where it points and its
+    key variable are resolved from the operator's declaration (`backend_for_spec`)."""
+
     model: str
-    base_url: str
-    api_key_env: str = ""
+    endpoint: str = ""
     temperature: float = 0.0
     timeout_seconds: float = 30.0
     max_retries: int = 5
@@ -171,9 +213,9 @@ def _async_http_client():
     on the bench's loopback endpoint, aiohttp took about a quarter less CPU per call, and
     CPU per call is what bounds a worker's calls per second."""
     try:
-        return openai.DefaultAioHttpClient(verify=_tls_context())
+        return openai.DefaultAioHttpClient(verify=_tls_context(), follow_redirects=False)
     except (AttributeError, RuntimeError):  # an older client, or the extra not installed
-        return openai.DefaultAsyncHttpxClient(verify=_tls_context())
+        return openai.DefaultAsyncHttpxClient(verify=_tls_context(), follow_redirects=False)
 
 
 def preload() -> None:
@@ -208,8 +250,22 @@ class OpenAIBackend:
 
     name = "openai"
 
-    def __init__(self, spec: OpenAISpec):
+    def __init__(self, spec: OpenAISpec, endpoint: Endpoint):
+        try:
+            self.base_url = url_check(endpoint.base_url)  # again, at call time
+        except ValueError as exc:
+            raise JudgeConfigError(f"endpoint {endpoint.name!r}: {exc}") from None
+        if endpoint.models and spec.model not in endpoint.models:
+            raise JudgeConfigError(
+                f"model {spec.model!r} is not offered by endpoint {endpoint.name!r} "
+                f"(models: {', '.join(endpoint.models)})"
+            )
+        self.endpoint = endpoint
         self.spec = spec
+        # The judge may ask for less than the operator's caps, never more.
+        self.timeout_seconds = min(float(spec.timeout_seconds), endpoint.timeout_seconds)
+        self.max_retries = max(0, min(int(spec.max_retries), endpoint.max_retries))
+        self.backoff_cap_s = min(float(spec.backoff_cap_s), MAX_BACKOFF_S)
         self._key = self._api_key()
         self._logprobs = True
         self._local = threading.local()
@@ -225,7 +281,7 @@ class OpenAIBackend:
         """
         client = getattr(self._local, "client", None)
         if client is None:
-            http = openai.DefaultHttpxClient(verify=_tls_context())
+            http = openai.DefaultHttpxClient(verify=_tls_context(), follow_redirects=False)
             client = OpenAI(http_client=http, **self._client_options())
             self._local.client = client
         return client
@@ -247,21 +303,18 @@ class OpenAIBackend:
 
     def _client_options(self) -> dict:
         return {
-            "base_url": self.spec.base_url or None,
+            "base_url": self.base_url,
             "api_key": self._key or "not-needed",
-            "timeout": self.spec.timeout_seconds,
+            "timeout": self.timeout_seconds,
             "max_retries": 0,
         }
 
     def _api_key(self) -> str:
-        env = self.spec.api_key_env
-        if not env:
-            return ""  # local servers (vLLM, Ollama, llama.cpp) usually need none
-        key = os.environ.get(env)
-        if not key:
+        key = self.endpoint.api_key()  # "" for local servers (vLLM, Ollama) that need none
+        if key is None:
             raise JudgeConfigError(
-                f"the environment variable {env} (the judge's API key variable) is not set "
-                "where the worker runs"
+                f"the API key of endpoint {self.endpoint.name!r} is not set in the "
+                "environment of the process making the call (see its api_key_env)"
             )
         return key
 
@@ -276,15 +329,13 @@ class OpenAIBackend:
         return message[:300]
 
     def _describe(self, exc: Exception) -> str:
-        status = getattr(exc, "status_code", None)
-        head = f"HTTP {status}" if status else type(exc).__name__
-        return self._scrub(f"{head}: {getattr(exc, 'message', None) or exc}")
+        return self._scrub(summary(exc))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             # Never earlier than asked; a little jitter after it so workers do not stampede.
             return min(retry_after, MAX_RETRY_AFTER_S) + random.uniform(0, 0.1)
-        ceiling = min(self.spec.backoff_cap_s, self.spec.backoff_base_s * 2**attempt)
+        ceiling = min(self.backoff_cap_s, self.spec.backoff_base_s * 2**attempt)
         return random.uniform(ceiling / 2, ceiling)
 
     def _request(self, prompt: str, *, max_tokens: int, logprobs: bool) -> dict:
@@ -316,19 +367,21 @@ class OpenAIBackend:
                 f"the endpoint has no such model or path: {self._describe(exc)}"
             ) from None
         if isinstance(exc, openai.APIStatusError):
+            if exc.status_code == 400 and "logprob" in str(exc.message).lower():
+                # Read, not repeated: the reply's text only tells us to stop asking.
+                raise LogprobsRefused(self._describe(exc)) from None
             if exc.status_code != 429 and exc.status_code < 500 and exc.status_code != 408:
                 raise JudgeCallFailed(self._describe(exc)) from None
             retry_after = retry_after_seconds(exc.response.headers)
-        if attempt >= self.spec.max_retries:
-            raise JudgeCallFailed(
-                f"gave up after {attempt + 1} attempts: {self._describe(exc)}"
-            ) from None
+        if attempt >= self.max_retries:
+            tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
+            raise JudgeCallFailed(f"gave up after {tries}: {self._describe(exc)}") from None
         delay = self._backoff(attempt, retry_after)
         logger.info(
             "judge endpoint: %s; retry %d/%d in %.2f s",
             self._describe(exc),
             attempt + 1,
-            self.spec.max_retries,
+            self.max_retries,
             delay,
         )
         return delay
@@ -364,7 +417,7 @@ class OpenAIBackend:
     def _refuses_logprobs(self, exc: JudgeCallFailed) -> bool:
         """Some servers refuse logprobs outright (HTTP 400): judge without them from then on,
         and leave the confidence empty rather than fail every claim."""
-        if not (self._logprobs and "HTTP 400" in str(exc) and "logprob" in str(exc).lower()):
+        if not (self._logprobs and isinstance(exc, LogprobsRefused)):
             return False
         self._logprobs = False
         logger.warning("judge endpoint refuses logprobs; confidences will be empty")

@@ -8,7 +8,6 @@ import pytest
 
 from annotate.models import Claim, Gold, Label, LabelHistory, Role, Verdict
 from annotate.queue_order import claim_labels_required, claim_queue_key
-from annotate.services import claims as claims_service
 from annotate.services.claims import (
     ClaimsError,
     answer_abstention_set,
@@ -263,28 +262,28 @@ def test_claim_add_after_a_claim_renumbers_and_finds_the_span(answer, lead):
     assert order == [first.pk, inserted.pk, second.pk, added.pk]
 
 
-def test_claims_split_by_llm_records_the_judge_origin_and_aligns_spans(answer, lead, monkeypatch):
-    judge = JudgeFactory(project=answer.project)
-    seen = {}
-
-    def decompose(*, judge, answer_text):
-        seen["args"] = (judge.pk, answer_text)
-        return ["Refunds take 14 days.", "Refunds go to the original card."], "llm:abc123"
-
-    monkeypatch.setattr(claims_service, "_llm_decompose", decompose)
-    claims = claims_split(answer=answer, method="llm", judge=judge, user=lead)
-    assert seen["args"] == (judge.pk, ANSWER)
+def test_claims_split_by_llm_writes_the_texts_it_is_handed_and_aligns_spans(answer, lead):
+    """The judges side calls the LLM (on a worker); annotate aligns and writes its claims."""
+    claims = claims_split(
+        answer=answer,
+        method="llm",
+        texts=["Refunds take 14 days.", " ", "Refunds go to the original card."],
+        origin="llm:abc123",
+        user=lead,
+    )
     assert [c.origin for c in claims] == ["llm:abc123", "llm:abc123"]
     assert ANSWER[claims[0].span_start : claims[0].span_end] == "Refunds take 14 days"
     assert claims[1].span_start is not None  # its sentence, found by shared words
 
 
-def test_claims_split_by_llm_needs_a_judge_of_this_project(answer, lead):
-    with pytest.raises(ClaimsError, match="needs a judge"):
+def test_claims_split_by_llm_needs_the_texts_and_an_llm_origin(answer, lead):
+    with pytest.raises(ClaimsError, match="runs as a job"):
         claims_split(answer=answer, method="llm", user=lead)
-    other = JudgeFactory()
-    with pytest.raises(ClaimsError, match="another project"):
-        claims_split(answer=answer, method="llm", judge=other, user=lead)
+    with pytest.raises(ClaimsError, match="runs as a job"):
+        claims_split(answer=answer, method="llm", texts=["A."], origin="rule", user=lead)
+    with pytest.raises(ClaimsError, match="no claims"):
+        claims_split(answer=answer, method="llm", texts=[" "], origin="llm:x", user=lead)
+    assert not answer.claims.exists()
 
 
 class _DecomposeHandler(BaseHTTPRequestHandler):
@@ -321,20 +320,25 @@ class _DecomposeHandler(BaseHTTPRequestHandler):
         pass
 
 
-def test_claims_split_by_llm_through_a_real_openai_compatible_endpoint(answer, lead):
+def test_claims_split_by_llm_through_a_real_openai_compatible_endpoint(answer, lead, llm_endpoints):
+    from judges.split_jobs import split_job_execute, split_job_start
+
     server = ThreadingHTTPServer(("127.0.0.1", 0), _DecomposeHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         host, port = server.server_address[:2]
+        llm_endpoints(decomposer=f"http://{host}:{port}/v1")
         judge = JudgeFactory(
             project=answer.project,
             backend=Backend.OPENAI,
             model="decomposer",
-            base_url=f"http://{host}:{port}/v1",
+            endpoint="decomposer",
         )
-        claims = claims_split(answer=answer, method="llm", judge=judge, user=lead)
+        job = split_job_start(judge=judge, answer=answer, user=lead, enqueue=False)
+        assert split_job_execute(job.pk) == "done"
     finally:
         server.shutdown()
+    claims = list(answer.claims.order_by("position"))
     assert ANSWER in _DecomposeHandler.prompts[-1]
     assert [c.text for c in claims] == [
         "Refunds take 14 days.",

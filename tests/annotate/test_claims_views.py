@@ -82,12 +82,15 @@ def test_resplit_is_refused_with_a_clear_error_in_place(setup):
     assert "already has 2 claims" in response.content.decode()
 
 
-def test_llm_split_without_a_judge_names_the_field(setup):
+def test_llm_split_is_not_made_in_the_claims_request(setup):
+    """Splitting by LLM calls an endpoint: the claims page hands it to a job (judges)."""
     client, answer, _ = setup
     JudgeFactory(project=answer.project)
     response = client.post(_url("claims-split", answer, answer.project), {"method": "llm"}, **HTMX)
-    assert "judge: Choose the judge" in response.content.decode()
+    assert "runs as a job on a worker" in response.content.decode()
     assert not answer.claims.exists()
+    page = client.get(_url("claims-edit", answer, answer.project)).content.decode()
+    assert f"/p/{answer.project.slug}/answers/{answer.pk}/split-by-llm/" in page
 
 
 def test_edit_a_labelled_claim_flags_it_and_says_so(setup):

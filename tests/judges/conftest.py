@@ -12,9 +12,11 @@ from tests.llm_server import start_server
 
 
 @pytest.fixture
-def llm():
-    """The loopback OpenAI-compatible server: (base_url, controller)."""
+def llm(llm_endpoints):
+    """The loopback OpenAI-compatible server, declared as the endpoint "loopback":
+    (base_url, controller)."""
     base_url, ctl = start_server()
+    llm_endpoints(loopback=base_url)
     yield base_url, ctl
     ctl.stop()
 
@@ -44,12 +46,11 @@ def project():
 
 @pytest.fixture
 def openai_judge(project, llm):
-    base_url, _ = llm
     return JudgeFactory(
         project=project,
         backend="openai",
         model="loopback",
-        base_url=base_url,
+        endpoint="loopback",
         max_concurrency=4,
         timeout_seconds=2.0,
         max_retries=3,

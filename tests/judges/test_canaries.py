@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from judges.models import Canary, JudgeRun, JudgeVerdict
-from judges.services import canaries_transplant, canary_add, claims_decompose, judge_run_start
+from judges.services import canaries_transplant, canary_add, judge_run_start
 from tests.factories import PASSWORD, AnswerFactory, ClaimFactory, GoldFactory, PassageFactory
 from tests.judges.conftest import make_claims
 
@@ -96,13 +96,19 @@ def test_citation_run_checks_the_cited_passage_only(
     assert citation.kind == JudgeRun.Kind.CITATION
 
 
-def test_claims_decompose_origin_is_the_decompose_prompt_version(project, openai_judge, llm):
+def test_llm_split_origin_is_the_decompose_prompt_version(project, openai_judge, llm):
     from judges.models import prompt_version
     from judges.prompts import DEFAULT_DECOMPOSE_PROMPT
+    from judges.split_jobs import split_job_execute, split_job_start
+    from tests.factories import AnswerFactory
 
-    claims, origin = claims_decompose(
-        judge=openai_judge, answer_text="Refunds take 14 days. Gift cards are not refundable."
+    answer = AnswerFactory(
+        project=project, text="Refunds take 14 days. Gift cards are not refundable."
     )
-    assert claims == ["Refunds take 14 days.", "Gift cards are not refundable."]
+    job = split_job_start(judge=openai_judge, answer=answer, enqueue=False)
+    assert split_job_execute(job.pk) == "done"
+    claims = list(answer.claims.order_by("position"))
+    assert [c.text for c in claims] == ["Refunds take 14 days.", "Gift cards are not refundable."]
     # The judge has no prompt of its own, so the default one is used and versioned.
-    assert origin == f"llm:{prompt_version(DEFAULT_DECOMPOSE_PROMPT)}"
+    origin = f"llm:{prompt_version(DEFAULT_DECOMPOSE_PROMPT)}"
+    assert {c.origin for c in claims} == {origin}

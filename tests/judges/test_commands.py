@@ -20,7 +20,7 @@ def test_add_judge_then_run_judge_wait_prints_progress(project, llm):
         project=project.slug,
         name="loop",
         backend="openai",
-        base_url=base_url,
+        endpoint="loopback",
         model="loopback",
         max_concurrency=2,
         timeout=3,
@@ -58,7 +58,7 @@ def test_run_judge_wait_prints_progress_while_it_runs(project, llm):
         project=project.slug,
         name="slow",
         backend="openai",
-        base_url=base_url,
+        endpoint="loopback",
         model="loopback",
         max_concurrency=1,
         stdout=StringIO(),
@@ -93,3 +93,12 @@ def test_resume_runs_resumes_a_stale_run(project, llm):
     out = StringIO()
     call_command("resume_runs", stdout=out)
     assert "no stale runs" in out.getvalue()
+
+
+def test_run_judge_names_the_endpoints_to_choose_when_the_judge_has_none(project, llm):
+    from tests.factories import JudgeFactory
+
+    JudgeFactory(project=project, backend="openai", model="loopback", name="stranded")
+    with pytest.raises(CommandError, match="Choose one of the endpoints the operator declared: "):
+        call_command("run_judge", project=project.slug, judge="stranded")
+    assert llm[1].total_calls == 0

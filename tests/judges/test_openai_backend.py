@@ -12,10 +12,12 @@ PILE = [SimpleNamespace(rank=1, title="Refunds", text="Refunds take 14 days to a
 
 
 def backend(base_url, **overrides):
+    """A backend on the endpoint "loopback" the `llm` fixture declares at `base_url`."""
+    assert base_url
     spec = {
         "backend": "openai",
         "model": "loopback",
-        "base_url": base_url,
+        "endpoint": "loopback",
         "timeout_seconds": 1.0,
         "max_retries": 3,
         "backoff_base_s": 0.05,

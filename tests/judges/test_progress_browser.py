@@ -18,11 +18,14 @@ N_CLAIMS = 40
 
 @pytest.mark.browser
 @pytest.mark.worker
-def test_progress_bar_polls_until_done_then_stops(celery_worker, live_server, settings):
+def test_progress_bar_polls_until_done_then_stops(
+    llm_endpoints, celery_worker, live_server, settings
+):
     from playwright.sync_api import sync_playwright
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     base_url, ctl = start_server(latency_s=0.2)
+    llm_endpoints(loopback=base_url)  # the worker reads the same declaration
     try:
         project = ProjectFactory()
         lead = MembershipFactory(project=project, role="lead").user
@@ -33,7 +36,7 @@ def test_progress_bar_polls_until_done_then_stops(celery_worker, live_server, se
             project=project,
             backend="openai",
             model="loopback",
-            base_url=base_url,
+            endpoint="loopback",
             max_concurrency=2,
             timeout_seconds=5,
             verify_prompt="",

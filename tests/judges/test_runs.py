@@ -189,15 +189,15 @@ def test_cancel_stops_the_run_between_chunks(openai_judge, project, llm, monkeyp
 
 
 def test_missing_api_key_variable_fails_the_run_with_a_clear_error(
-    openai_judge, project, llm, django_capture_on_commit_callbacks, monkeypatch
+    openai_judge, project, llm, llm_endpoints, django_capture_on_commit_callbacks, monkeypatch
 ):
     monkeypatch.delenv("FA_NO_SUCH_KEY", raising=False)
-    openai_judge.api_key_env = "FA_NO_SUCH_KEY"
-    openai_judge.save()
+    llm_endpoints({"name": "loopback", "base_url": llm[0], "api_key_env": "FA_NO_SUCH_KEY"})
     make_claims(project, [SUPPORTED])
     run = start(openai_judge, django_capture_on_commit_callbacks)
     assert run.status == JudgeRun.Status.FAILED
-    assert "FA_NO_SUCH_KEY" in run.error
+    assert "API key of endpoint 'loopback' is not set" in run.error
+    assert "FA_NO_SUCH_KEY" not in run.error  # the operator's variable names stay theirs
     assert llm[1].total_calls == 0
 
 

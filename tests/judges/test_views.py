@@ -41,30 +41,61 @@ def test_analyst_and_outsider_get_404(client, project, baseline):
     assert JudgeRun.objects.count() == 1
 
 
-def test_lead_creates_a_judge_and_the_form_refuses_a_pasted_key(lead_client, project):
+def test_lead_creates_a_judge_on_a_declared_endpoint(lead_client, project, llm_endpoints):
     url = reverse("judges:judge-create", args=[project.slug])
     base = {
         "backend": "openai",
         "model": "gpt-x",
-        "base_url": "http://127.0.0.1:9/v1",
         "temperature": 0,
         "max_concurrency": 4,
         "timeout_seconds": 10,
         "max_retries": 2,
     }
-    response = lead_client.post(url, {**base, "name": "bad", "api_key_env": "sk-live-abc123"})
+    response = lead_client.post(url, {**base, "name": "none", "endpoint": "local"})
     assert response.status_code == 400
-    assert "name of an environment variable" in response.content.decode()
-    assert not Judge.objects.filter(name="bad").exists()
+    assert "No LLM endpoint is declared on this deployment" in response.content.decode()
+    assert "FAITHAUDIT_LLM_ENDPOINTS" in response.content.decode()  # how to declare one
 
-    response = lead_client.post(url, {**base, "name": "gpt", "api_key_env": "OPENAI_API_KEY"})
+    llm_endpoints(
+        {"name": "local", "base_url": "http://127.0.0.1:9/v1", "models": ["gpt-x", "gpt-y"]}
+    )
+    form = lead_client.get(reverse("judges:judge-list", args=[project.slug])).content.decode()
+    assert '<option value="local">local (http://127.0.0.1:9/v1; models gpt-x, gpt-y)' in form
+    response = lead_client.post(url, {**base, "name": "bad", "endpoint": "local", "model": "z"})
+    assert response.status_code == 400
+    assert "&#x27;z&#x27; is not one of them" in response.content.decode()
+    assert not Judge.objects.filter(name__in=["none", "bad"]).exists()
+
+    response = lead_client.post(url, {**base, "name": "gpt", "endpoint": "local"})
     judge = Judge.objects.get(name="gpt")
     assert response.status_code == 302
     assert response["Location"] == reverse("judges:judge-detail", args=[project.slug, judge.pk])
+    assert (judge.endpoint, judge.timeout_seconds, judge.max_retries) == ("local", 10, 2)
     assert "SUPPORTED, CONTRADICTED, or NOT_MENTIONED" in judge.verify_prompt
     page = lead_client.get(response["Location"]).content.decode()
     assert judge.prompt_version in page
-    assert "OPENAI_API_KEY" in page
+    assert "local (http://127.0.0.1:9/v1" in page
+
+    blank = {**base, "timeout_seconds": "", "max_retries": "", "max_concurrency": ""}
+    response = lead_client.post(url, {**blank, "name": "capped", "endpoint": "local"})
+    capped = Judge.objects.get(name="capped")  # blank: the endpoint's caps (the defaults)
+    assert (capped.timeout_seconds, capped.max_retries, capped.max_concurrency) == (60, 5, 16)
+
+
+def test_a_judge_whose_endpoint_is_not_declared_says_which_to_choose(
+    lead_client, project, llm_endpoints, django_capture_on_commit_callbacks
+):
+    """As every OpenAI-compatible judge is after the migration to declared endpoints."""
+    llm_endpoints(local="http://127.0.0.1:9/v1", other="http://127.0.0.1:10/v1")
+    judge = JudgeFactory(project=project, backend="openai", model="m", endpoint="")
+    page = lead_client.get(reverse("judges:judge-detail", args=[project.slug, judge.pk]))
+    problem = "This judge has no endpoint yet. Choose one of the endpoints the operator declared: local, other."
+    assert problem in page.content.decode()
+    start = reverse("judges:run-start", args=[project.slug, judge.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = lead_client.post(start, {"kind": "verify", "scope": "all"}, follow=True)
+    assert problem in response.content.decode()
+    assert not JudgeRun.objects.exists()
 
 
 def test_lead_starts_a_baseline_run_and_sees_agreement_with_gold(
@@ -180,13 +211,12 @@ def test_canary_list_form_errors_name_the_line(lead_client, project):
 
 
 def test_editing_the_prompt_makes_a_new_version_and_old_runs_keep_theirs(
-    lead_client, project, django_capture_on_commit_callbacks
+    lead_client, project, django_capture_on_commit_callbacks, llm_endpoints
 ):
     from judges.services import judge_create, judge_run_start
 
-    judge = judge_create(
-        project=project, name="gpt", backend="openai", model="m", base_url="http://127.0.0.1:9/v1"
-    )
+    llm_endpoints(local="http://127.0.0.1:9/v1")
+    judge = judge_create(project=project, name="gpt", backend="openai", model="m", endpoint="local")
     with django_capture_on_commit_callbacks(execute=False):
         old_run = judge_run_start(judge=judge)
     old_version = judge.prompt_version
@@ -197,8 +227,7 @@ def test_editing_the_prompt_makes_a_new_version_and_old_runs_keep_theirs(
         "name": "gpt",
         "backend": "openai",
         "model": "m",
-        "base_url": "http://127.0.0.1:9/v1",
-        "api_key_env": "",
+        "endpoint": "local",
         "temperature": 0,
         "max_concurrency": 4,
         "timeout_seconds": 10,

@@ -37,9 +37,10 @@ def _wait_for(predicate, timeout, what):
 
 @pytest.mark.worker
 def test_killed_worker_run_completes_with_one_verdict_per_claim_and_no_repeat_calls(
-    fast_redelivery, celery_worker
+    llm_endpoints, fast_redelivery, celery_worker
 ):
     base_url, ctl = start_server(latency_s=0.05)
+    llm_endpoints(loopback=base_url)  # the worker reads the same declaration
     try:
         project = ProjectFactory()
         claims = make_claims(
@@ -49,7 +50,7 @@ def test_killed_worker_run_completes_with_one_verdict_per_claim_and_no_repeat_ca
             project=project,
             backend="openai",
             model="loopback",
-            base_url=base_url,
+            endpoint="loopback",
             max_concurrency=4,
             timeout_seconds=5,
             max_retries=2,

@@ -212,8 +212,13 @@ def test_report_download_is_json_attachment_without_internal_arrays(client, plan
     assert "_instrument_crc_inputs" not in data
 
 
-def test_audit_card_downloads_json_and_csv_without_secrets(client, planted, computed, monkeypatch):
-    planted.judge.api_key_env = "PLANTED_JUDGE_KEY"
+def test_audit_card_downloads_json_and_csv_without_secrets(
+    client, planted, computed, monkeypatch, llm_endpoints
+):
+    llm_endpoints(
+        {"name": "planted", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "PLANTED_JUDGE_KEY"}
+    )
+    planted.judge.endpoint = "planted"
     planted.judge.save()
     monkeypatch.setenv("PLANTED_JUDGE_KEY", "sk-do-not-leak-123")
     response = client.get(url("audit-card", planted), {"judge": planted.judge.pk, "format": "json"})

@@ -50,13 +50,14 @@ def _plan(ctl, claims):
     return plan
 
 
-def _judge(project, base_url):
+def _judge(project, base_url, declare):
+    """An OpenAI-compatible judge on the loopback server, declared as the operator would."""
+    declare({"name": "loopback", "base_url": base_url, "api_key_env": KEY_ENV})
     return JudgeFactory(
         project=project,
         backend="openai",
         model="loopback",
-        base_url=base_url,
-        api_key_env=KEY_ENV,
+        endpoint="loopback",
         max_concurrency=4,
         timeout_seconds=1.0,
         max_retries=MAX_RETRIES,
@@ -136,7 +137,7 @@ def _assert_key_nowhere(project, run, judge, extra_texts):
 
 @pytest.mark.django_db
 def test_fifth_of_calls_failing_in_process(
-    monkeypatch, caplog, figures, django_capture_on_commit_callbacks
+    monkeypatch, caplog, figures, django_capture_on_commit_callbacks, llm_endpoints
 ):
     monkeypatch.setenv(KEY_ENV, KEY)
     caplog.set_level(logging.DEBUG)
@@ -145,7 +146,7 @@ def test_fifth_of_calls_failing_in_process(
         project = ProjectFactory()
         claims = make_claims(project, [f"Claim {i} about refunds" for i in range(60)])
         plan = _plan(ctl, claims)
-        judge = _judge(project, base_url)
+        judge = _judge(project, base_url, llm_endpoints)
         with django_capture_on_commit_callbacks(execute=True):
             run = judge_run_start(judge=judge)
         _check_run(run, ctl, plan, len(claims), figures, "in-process")
@@ -181,7 +182,7 @@ def _wait_for(predicate, timeout, what):
 
 @pytest.mark.worker
 def test_fifth_of_calls_failing_with_the_worker_killed_mid_run(
-    worker_log_start, worker_env, celery_worker, figures
+    worker_log_start, worker_env, llm_endpoints, celery_worker, figures
 ):
     log_start = worker_log_start
     base_url, ctl = start_server(latency_s=0.03)
@@ -189,7 +190,7 @@ def test_fifth_of_calls_failing_with_the_worker_killed_mid_run(
         project = ProjectFactory()
         claims = make_claims(project, [f"Claim {i} about refunds" for i in range(160)])
         plan = _plan(ctl, claims)
-        judge = _judge(project, base_url)
+        judge = _judge(project, base_url, llm_endpoints)
         run = judge_run_start(judge=judge)
         _wait_for(lambda: JudgeVerdict.objects.filter(run=run).count() >= 32, 90, "some verdicts")
         celery_worker.kill()

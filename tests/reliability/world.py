@@ -20,7 +20,7 @@ from annotate.models import (
     Project,
     Verdict,
 )
-from judges.models import Canary, Judge, JudgeRun, JudgeVerdict
+from judges.models import Canary, Judge, JudgeRun, JudgeVerdict, SplitJob
 from metrics.models import ReportSnapshot
 from tests.factories import UserFactory
 
@@ -42,6 +42,7 @@ class World:
     canary: Canary
     memberships: dict  # role -> Membership
     import_job: ImportJob
+    split_job: SplitJob
 
     def ids(self) -> dict[str, int]:
         """The object id each URL keyword names."""
@@ -54,6 +55,7 @@ class World:
             "run_id": self.run.pk,
             "snapshot_id": self.snapshot.pk,
             "import_job_id": self.import_job.pk,
+            "split_job_id": self.split_job.pk,
         }
 
 
@@ -171,6 +173,9 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         status=ImportJob.Status.DONE,
         result={"answers": 1, "format": "native", "container": "jsonl"},
     )
+    split_job = SplitJob.objects.create(
+        project=project, judge=judge, answer=answer, status=SplitJob.Status.DONE, total=1, done=1
+    )
     return World(
         project=project,
         users=users,
@@ -185,4 +190,5 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         canary=canary,
         memberships=memberships,
         import_job=import_job,
+        split_job=split_job,
     )

@@ -5,6 +5,9 @@
 Answers that already have claims are skipped unless --force; with --force, claims with labels
 are kept (and flagged for review if the new split does not reproduce them), never deleted.
 Each answer is split in its own transaction, so an interrupted run can simply be started again.
+
+By LLM this runs a split job (judges/split_jobs.py) in this process, printing its progress:
+the operator's shell may wait on the endpoint; the web never does (it queues the same job).
 """
 
 import time
@@ -14,7 +17,6 @@ from django.db.models import Count
 
 from annotate.models import Answer, Project
 from annotate.services.claims import METHODS, ClaimsError, claims_split
-from judges.models import Judge
 
 
 class Command(BaseCommand):
@@ -38,10 +40,11 @@ class Command(BaseCommand):
         if method == "llm":
             if not judge:
                 raise CommandError("--judge: splitting by LLM needs the judge's name.")
-            judge_obj = Judge.objects.filter(project=found, name=judge).first()
+            judge_obj = found.judges.filter(name=judge).first()
             if judge_obj is None:
                 names = ", ".join(found.judges.values_list("name", flat=True)) or "none"
                 raise CommandError(f"--judge: no judge {judge!r} in {project} (judges: {names}).")
+            return self._split_by_llm(judge_obj, force=force)
 
         answers = Answer.objects.filter(project=found).annotate(n_claims=Count("claims"))
         todo = list(answers.order_by("position", "id").values_list("pk", "n_claims"))
@@ -56,9 +59,7 @@ class Command(BaseCommand):
             else:
                 answer = Answer.objects.get(pk=answer_id)
                 try:
-                    created = claims_split(
-                        answer=answer, method=method, judge=judge_obj, force=force
-                    )
+                    created = claims_split(answer=answer, method=method, force=force)
                 except ClaimsError as error:
                     failed += 1
                     self.stderr.write(f"answer {answer.external_id}: {error}")
@@ -88,3 +89,37 @@ class Command(BaseCommand):
         )
         if failed:
             raise CommandError(f"{failed} answers could not be split (see above).")
+
+    def _split_by_llm(self, judge, *, force: bool) -> None:
+        # The LLM split is the judges side's (annotate knows nothing of judges): this shell
+        # command is the one place here that reaches for it.
+        from django.core.exceptions import ValidationError
+
+        from judges.split_jobs import split_job_execute, split_job_start
+
+        try:
+            job = split_job_start(judge=judge, force=force, enqueue=False)
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        started = time.monotonic()
+        self.stdout.write(
+            f"Splitting {job.total} answers of {judge.project.slug} by LLM with judge "
+            f"{judge.name} (split job #{job.pk}; answers with claims skipped unless --force)."
+        )
+
+        def progress(job, line: str) -> None:
+            elapsed = time.monotonic() - started
+            self.stdout.write(f"[{job.processed}/{job.total}] {line} ({elapsed:.1f} s)")
+
+        outcome = split_job_execute(job.pk, progress=progress)
+        job.refresh_from_db()
+        if outcome == "failed":
+            raise CommandError(f"split job #{job.pk} failed: {job.error}")
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Done: {job.done} answers split into {job.claims_created} new claims; "
+                f"{job.failed} failed."
+            )
+        )
+        if job.failed:
+            raise CommandError(f"{job.failed} answers could not be split (see above).")

@@ -7,21 +7,27 @@ from judges.services import judge_create
 
 
 class Command(BaseCommand):
-    help = "Configure a judge for a project (the API key is read from --api-key-env at run time)."
+    help = (
+        "Configure a judge for a project. An OpenAI-compatible judge names an endpoint the "
+        "operator declared (FAITHAUDIT_LLM_ENDPOINTS); its URL and key come from there."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--name", required=True)
         parser.add_argument("--backend", required=True, choices=[Backend.OPENAI, Backend.BASELINE])
-        parser.add_argument("--base-url", default="", help="OpenAI-compatible endpoint, .../v1")
-        parser.add_argument("--model", default="")
         parser.add_argument(
-            "--api-key-env", default="", help="NAME of the environment variable holding the key"
+            "--endpoint", default="", help="name of a declared LLM endpoint (for --backend openai)"
         )
+        parser.add_argument("--model", default="")
         parser.add_argument("--temperature", type=float, default=0.0)
-        parser.add_argument("--max-concurrency", type=int, default=8)
-        parser.add_argument("--timeout", type=float, default=30.0, help="seconds per call")
-        parser.add_argument("--max-retries", type=int, default=5)
+        parser.add_argument(
+            "--max-concurrency", type=int, default=None, help="default: the endpoint's cap"
+        )
+        parser.add_argument(
+            "--timeout", type=float, default=None, help="seconds per call (default: the cap)"
+        )
+        parser.add_argument("--max-retries", type=int, default=None, help="default: the cap")
         parser.add_argument("--verify-prompt-file", help="a file holding the verify prompt")
 
     def handle(self, *args, **opts):
@@ -38,8 +44,7 @@ class Command(BaseCommand):
                 name=opts["name"],
                 backend=opts["backend"],
                 model=opts["model"],
-                base_url=opts["base_url"],
-                api_key_env=opts["api_key_env"],
+                endpoint=opts["endpoint"],
                 temperature=opts["temperature"],
                 max_concurrency=opts["max_concurrency"],
                 timeout_seconds=opts["timeout"],

@@ -2,6 +2,7 @@ import threading
 import time
 import uuid
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
@@ -36,9 +37,12 @@ class Command(BaseCommand):
         if judge is None:
             raise CommandError(f"no judge named {opts['judge']!r} in {project.slug}")
         in_process = bool(app.conf.task_always_eager) and opts["wait"]
-        run = judge_run_start(
-            judge=judge, kind=opts["kind"], scope=opts["claims"], enqueue=not in_process
-        )
+        try:
+            run = judge_run_start(
+                judge=judge, kind=opts["kind"], scope=opts["claims"], enqueue=not in_process
+            )
+        except ValidationError as exc:  # no usable endpoint, an unknown kind or scope
+            raise CommandError(" ".join(exc.messages)) from None
         run.refresh_from_db()
         where = "in this process" if in_process or app.conf.task_always_eager else "on a worker"
         self.stdout.write(f"run {run.pk} of {judge.name}: {run.total} items, {where}")
