@@ -36,6 +36,37 @@ BORROWED = {
 }
 
 
+# The security issue's findings, each proved by the tests of a file elsewhere in the suite: the
+# report runs them too and counts the cases that passed under "security".
+SECURITY = {
+    "tests/judges/test_security_endpoints.py": "secrets and SSRF through a judge's endpoint",
+    "tests/judges/test_split_jobs.py": "LLM splitting on a worker, never in a request",
+    "tests/judges/test_split_browser.py": "LLM splitting with progress in the browser",
+    "tests/annotate/test_limits.py": "pile and text limits, paged piles",
+    "tests/annotate/test_import_hostile.py": "hostile import files (nesting, huge and non-finite numbers)",
+    "tests/annotate/test_import_annotators.py": "imports never touch other accounts",
+    "tests/annotate/test_changed_after_reveal.py": "labels changed after a reveal",
+    "tests/annotate/test_save_conflicts.py": "one analyst in several tabs: no deadlock, no lost save",
+    "tests/annotate/test_export_injection.py": "CSV formula injection, download names",
+    "tests/annotate/test_project_creators.py": "who may create projects, members without a username oracle",
+    "tests/test_signin.py": "sign-in lockout, password change and reset",
+    "tests/test_request_charset.py": "non-UTF-8 form posts",
+    "tests/browser/test_csp_browser.py": "Content-Security-Policy in the browser",
+}
+
+
+def security_figures(rows: dict) -> dict:
+    """Cases passed and failed per finding, read from the run's outcomes."""
+    counts = {}
+    for path, finding in SECURITY.items():
+        mine = [r["outcome"] for nodeid, r in rows.items() if nodeid.startswith(path + "::")]
+        counts[f"{finding}: cases passed"] = sum(1 for o in mine if o == "passed")
+        failed = sum(1 for o in mine if o.startswith(("failed", "error")))
+        if failed:
+            counts[f"{finding}: cases failed"] = failed
+    return counts
+
+
 class Outcomes:
     def __init__(self):
         self.rows: dict[str, dict] = {}
@@ -114,7 +145,10 @@ def main(argv: list[str]) -> int:
     # part of `make test`) must not add its figures to this report's.
     figures_module.FIGURES_FILE = Path(tempfile.mkdtemp(prefix="reliability-")) / "figures.json"
     outcomes = Outcomes()
-    args = ["-q", "-p", "no:cacheprovider", "tests/reliability", *BORROWED, *argv]
+    missing = [path for path in SECURITY if not (ROOT / path).exists()]
+    if missing:
+        raise SystemExit(f"tests named in SECURITY are missing: {', '.join(missing)}")
+    args = ["-q", "-p", "no:cacheprovider", "tests/reliability", *BORROWED, *SECURITY, *argv]
     started = time.monotonic()
     os.chdir(ROOT)
     code = pytest.main(args, plugins=[outcomes])
@@ -125,6 +159,7 @@ def main(argv: list[str]) -> int:
             bucket = figures["areas"].setdefault(area, {})
             for name, value in counts.items():
                 bucket[name] = bucket.get(name, 0) + value
+    figures["areas"]["security"] = security_figures(outcomes.rows)
     command = shlex.join(["python", "-m", "tests.reliability.report", *argv])
     OUTPUT.write_text(render(outcomes.rows, figures, command=command, seconds=seconds))
     print(f"wrote {OUTPUT.relative_to(ROOT)}")
