@@ -120,13 +120,17 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("fmt", NATIVE)
-@pytest.mark.parametrize(
-    ("what", "place", "token", "field", "words"), CASES, ids=[c[0] for c in CASES]
-)
+# A CSV text cell is text, not JSON: brackets in a CSV question are its words, not nesting.
+HOSTILE = [
+    pytest.param(fmt, *case, id=f"{case[0]}-{fmt}")
+    for fmt in NATIVE
+    for case in CASES
+    if not (fmt.endswith("csv") and case[3] == "question")
+]
+
+
+@pytest.mark.parametrize(("fmt", "what", "place", "token", "field", "words"), HOSTILE)
 def test_hostile_value_names_line_and_field(fmt, what, place, token, field, words):
-    if fmt.endswith("csv") and field == "question":
-        pytest.skip("a CSV text cell is text, not JSON: brackets in a question are its words")
     content, name = hostile_file(fmt, place, token)
     issues = refused(content, name)
     assert len(issues) == 1, [str(i) for i in issues]
