@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from scipy.stats import norm
 
 from metrics import stats
 from tests.metrics.independent import lang_reiczigel
@@ -282,3 +283,36 @@ def test_headline_estimate_ties_go_to_gold_only_and_zero_width_is_invalid():
     assert zero["choice"] is None
     assert math.isnan(zero["value"])
     assert "audit more claims" in zero["reason"]
+
+
+def test_rogan_gladen_variance_with_one_empty_audit_is_nan_and_clips_the_estimate():
+    assert math.isnan(stats.rogan_gladen_variance(5, 10, 0, 0, 9, 10))
+    assert math.isnan(stats.rogan_gladen_variance(5, 10, 9, 10, 0, 0))
+    # p = 0.99, se = 0.9, sp = 0.95: the raw estimate 0.94/0.85 > 1 is clipped to π = 1, so the
+    # sp term (1 − π)² vanishes: var = [p(1−p)/n + se(1−se)/n_se] / J².
+    expected = (0.99 * 0.01 / 100 + 0.9 * 0.1 / 50) / 0.85**2
+    assert stats.rogan_gladen_variance(99, 100, 45, 50, 38, 40) == pytest.approx(expected)
+
+
+def test_rogan_gladen_bootstrap_carries_the_specificity_audit_and_its_level():
+    """A huge judged sample and sensitivity audit, a specificity audit of 400: the spread comes
+    from sp, so the bootstrap's width is the delta method's (within 15%); and for a
+    near-normal spread the 95% and 50% percentile widths stand as z₀.₉₇₅/z₀.₇₅ = 2.91."""
+    args = (600_000, 1_000_000, 90_000, 100_000, 320, 400)
+    boot = stats.rogan_gladen_interval(*args, method="bootstrap", n_boot=20_000)
+    delta = stats.rogan_gladen_interval(*args, method="delta")
+    assert boot[1] - boot[0] == pytest.approx(delta[1] - delta[0], rel=0.15)
+    half = stats.rogan_gladen_interval(*args, confidence=0.5, method="bootstrap", n_boot=20_000)
+    ratio = (boot[1] - boot[0]) / (half[1] - half[0])
+    assert ratio == pytest.approx(norm.ppf(0.975) / norm.ppf(0.75), rel=0.06)
+
+
+def test_rogan_gladen_bootstrap_spreads_undefined_draws_over_both_ends_quietly():
+    # Audits of 6: se = sp = 4/6, J = 1/3 > 0, but many resampled judges have J ≤ 0; those
+    # draws count half at 0 and half at 1, so the interval reaches both ends, without warnings.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo, hi = stats.rogan_gladen_interval(50, 100, 4, 6, 4, 6, method="bootstrap")
+    assert (lo, hi) == (0.0, 1.0)
