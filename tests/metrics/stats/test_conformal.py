@@ -204,3 +204,8 @@ def test_frontier_without_facts_has_nan_coverage_and_matches_crc_evaluate():
         assert row["answers_abstaining"] == check["answers_abstaining"]
     assert table["claims_retained"].is_monotonic_decreasing
     assert table["false_claim_rate"].is_monotonic_decreasing
+
+
+def test_frontier_fact_lists_must_match_the_answers():
+    with pytest.raises(ValueError, match="^facts_grounded must have one entry per answer$"):
+        stats.frontier(CONF, SUP, facts_grounded=FACTS[:2])
