@@ -232,6 +232,14 @@ def build_crc_project() -> CrcPlanted:
     return CrcPlanted(project=project, judge=judge, lead=lead, answers=answers)
 
 
+def read_only_scope(fixture_name, config) -> str:
+    """One report per module, except under mutmut: it maps a mutant to the tests that call the
+    mutated function, and a module fixture's calls belong to the module's first test only."""
+    import os
+
+    return "function" if os.environ.get("MUTANT_UNDER_TEST") else "module"
+
+
 def report_rolled_back(build, django_db_blocker) -> dict:
     """Build a planted project, compute its report, roll every row back: a report for
     module-scoped fixtures of read-only tests, so each module pays for one build, not one a test."""

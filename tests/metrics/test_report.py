@@ -28,6 +28,7 @@ from tests.metrics.factories_report import (
     TAGS,
     add_second_instrument,
     build_planted_project,
+    read_only_scope,
     report_rolled_back,
 )
 
@@ -48,7 +49,7 @@ def planted():
     return build_planted_project()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=read_only_scope)
 def report(django_db_setup, django_db_blocker):
     """The planted project's report, computed once for the module's read-only tests (the rows
     are rolled back at once; tests that change the project build their own)."""
@@ -534,3 +535,14 @@ def test_report_leaves_nothing_out_while_every_instrument_has_current_verdicts(p
     assert len(report["instruments"]) == 2
     assert report["instruments_left_out"] == []
     assert "Left out" not in report["method"]["judge_audit"]
+
+
+def test_report_lists_a_risk_category_that_has_only_an_abstention(planted):
+    from tests.factories import AnswerFactory
+
+    AnswerFactory(project=planted.project, risk_category="safety", abstention=True)
+    report = report_compute(project=planted.project, judge=planted.judge)
+    safety = report["by_risk_category"]["safety"]
+    assert safety["claims"]["total"] == 0
+    assert_rate(safety["abstention"]["rate"], 1, 1)
+    assert "financial" not in report["by_risk_category"]  # no answer, no claim: not listed

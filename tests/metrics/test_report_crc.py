@@ -17,6 +17,7 @@ from tests.metrics.factories_report import (
     CRC_K,
     S,
     build_crc_project,
+    read_only_scope,
     report_rolled_back,
 )
 
@@ -48,7 +49,7 @@ def expected():
     return {"eces": eces, "used": used, "calibrated": calibrated, "whole": whole}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=read_only_scope)
 def block(django_db_setup, django_db_blocker):
     report = report_rolled_back(build_crc_project, django_db_blocker)
     return report["judge"], report["_instrument_crc_inputs"][0]

@@ -316,3 +316,14 @@ def test_rogan_gladen_bootstrap_spreads_undefined_draws_over_both_ends_quietly()
         warnings.simplefilter("error")
         lo, hi = stats.rogan_gladen_interval(50, 100, 4, 6, 4, 6, method="bootstrap")
     assert (lo, hi) == (0.0, 1.0)
+
+
+def test_headline_reason_says_when_the_judge_does_not_narrow_the_audit_sample():
+    out = stats.headline_estimate(
+        {"value": 0.41, "ci": (0.33, 0.49)}, None, {"value": 0.42, "ci": (0.32, 0.52)}
+    )
+    assert out["choice"] == "gold_only"
+    assert out["reason"] == (
+        "The audit sample alone is the better estimate (±0.08); the judge's verdicts on the "
+        "other claims do not narrow it (±0.10)."
+    )
