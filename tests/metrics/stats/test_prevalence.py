@@ -315,7 +315,10 @@ def test_rogan_gladen_bootstrap_spreads_undefined_draws_over_both_ends_quietly()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lo, hi = stats.rogan_gladen_interval(50, 100, 4, 6, 4, 6, method="bootstrap")
+        # p = 0.9: every defined draw is clipped to 1; the lower end is the undefined half at 0.
+        high = stats.rogan_gladen_interval(90, 100, 4, 6, 4, 6, method="bootstrap")
     assert (lo, hi) == (0.0, 1.0)
+    assert high == (0.0, 1.0)
 
 
 def test_headline_reason_says_when_the_judge_does_not_narrow_the_audit_sample():
