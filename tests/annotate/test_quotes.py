@@ -113,3 +113,12 @@ def test_utf16_offsets_at_the_edges_of_the_basic_plane():
     with pytest.raises(QuoteError) as beyond:
         utf16_to_codepoint_offset("abc", 4)
     assert str(beyond.value) == "The quote's offset lies beyond the end of the passage."
+
+
+def test_quote_locate_finds_the_first_occurrence_in_code_points():
+    from annotate.quotes import quote_locate
+
+    assert quote_locate(passage_text="14 days, then 14 days", quote="14 days") == (0, 7)
+    assert quote_locate(passage_text="Refunds 💳 take 14 days.", quote="take") == (10, 14)
+    assert quote_locate(passage_text="Refunds take 14 days.", quote="30 days") is None
+    assert quote_locate(passage_text="Refunds take 14 days.", quote="") is None

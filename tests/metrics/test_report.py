@@ -170,6 +170,9 @@ def test_report_by_risk_category_and_tag(report):
     assert none["claims"]["total"] == 0
     assert none["faithfulness"]["pooled"]["value"] is None
     assert_rate(none["abstention"]["rate"], 2, 7)
+    # The 20 unaudited claims are in answers 10–14 ("none"); every health claim has gold.
+    assert none["claims_without_gold"] == len(REST)
+    assert report["by_risk_category"]["health"]["claims_without_gold"] == 0
     assert report["by_risk_category"]["health"]["coverage"]["denominator"] == 4
     for tag in ("numeric", "negation", "multi-part"):
         indices = [i for i, tags in TAGS.items() if tag in tags]
@@ -237,6 +240,7 @@ def test_report_analysts_alpha_agreement_and_kappas(report):
     assert pair["n"] == 20
     assert pair["kappa"] == pytest.approx(cohen_kappa_score(a[:20], b))
     assert analysts["human_human_kappa"] == pytest.approx(cohen_kappa_score(a[:20], b))
+    assert analysts["human_pairs"] == 20  # claims 0–19, labelled by ana and bob
 
 
 def _judge_expectations():
