@@ -6,6 +6,7 @@ which would confirm the project exists).
 """
 
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
@@ -62,7 +63,9 @@ def test_every_project_view_hides_the_project_from_outsiders(client, name, route
     for response in (client.get(url), client.post(url)):
         assert response.status_code in (302, 405), name
         if response.status_code == 302:
-            assert reverse("login") in response["Location"], name
+            location = urlsplit(response["Location"])
+            assert location.path == reverse("login"), name
+            assert parse_qs(location.query)["next"] == [url], name
 
     outsider = UserFactory()
     MembershipFactory(user=outsider, role=Role.OWNER)  # owner elsewhere, not here
@@ -90,8 +93,15 @@ def test_member_with_the_role_reaches_the_plain_views(client):
         user = UserFactory()
         MembershipFactory(project=project, user=user, role=pattern.callback.required_role)
         client.force_login(user)
-        status = client.get(_url(route, project.slug)).status_code
+        response = client.get(_url(route, project.slug))
+        status = response.status_code
         assert status in (200, 302, 405), f"{name} refused its own role (HTTP {status})"
+        if status == 200 and response["Content-Type"].startswith("text/html"):
+            assert project.name in response.content.decode(), f"{name} served another page"
+        if status == 302:  # somewhere in the project (e.g. no report yet), never the login page
+            location = urlsplit(response["Location"]).path
+            assert location.startswith(f"/p/{project.slug}/"), f"{name} sent its member away"
+            assert location != reverse("login"), f"{name} sent its member to log in"
 
 
 # Outside projects, only these answer someone who is not signed in (signing in, and getting a

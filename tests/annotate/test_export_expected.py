@@ -467,10 +467,8 @@ def test_csv_cell_writes_what_csv_writer_writes(row):
     assert ",".join(map(exports.csv_cell, row)) + "\r\n" == out.getvalue()
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("format", ["csv", "jsonl"])
-def test_export_reads_ahead_outside_a_transaction(world, monkeypatch, format):
-    """Outside a transaction PostgreSQL reads the next batch on a thread's own connection."""
+def _export_one_answer_a_batch(world, monkeypatch, format) -> list[str]:
+    """Export with one answer a batch; the names of the threads that read the batches."""
     monkeypatch.setattr(exports, "CSV_ANSWER_BATCH", 1)
     monkeypatch.setattr(exports, "JSONL_ANSWER_BATCH", 1)
     threads = []
@@ -487,22 +485,37 @@ def test_export_reads_ahead_outside_a_transaction(world, monkeypatch, format):
     else:
         assert [json.loads(line) for line in text.splitlines()] == expected_jsonl(world)
     assert len(threads) == 3  # one batch per answer
-    if connection.vendor == "postgresql":
-        assert all(name.startswith("export-read") for name in threads)
-        # The reading thread's connection is closed with it (its server process leaves a
-        # moment after the client closes; autovacuum's are not client backends).
-        others = None
-        for _ in range(50):
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                    " AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
-                )
-                others = cursor.fetchone()[0]
-            if others == 0:
-                break
-            time.sleep(0.1)
-        assert others == 0
+    return threads
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("format", ["csv", "jsonl"])
+def test_export_outside_a_transaction_in_batches_is_the_expected_output(world, monkeypatch, format):
+    _export_one_answer_a_batch(world, monkeypatch, format)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("format", ["csv", "jsonl"])
+def test_export_reads_ahead_outside_a_transaction(world, monkeypatch, format):
+    """Outside a transaction PostgreSQL reads the next batch on a thread's own connection."""
+    assert connection.vendor == "postgresql"
+    threads = _export_one_answer_a_batch(world, monkeypatch, format)
+    assert all(name.startswith("export-read") for name in threads)
+    # The reading thread's connection is closed with it (its server process leaves a
+    # moment after the client closes; autovacuum's are not client backends).
+    others = None
+    for _ in range(50):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            )
+            others = cursor.fetchone()[0]
+        if others == 0:
+            break
+        time.sleep(0.1)
+    assert others == 0
 
 
 def owasp_neutral(value):
@@ -619,3 +632,27 @@ def test_export_download_streams_the_expected_cells_outside_a_transaction(world,
     assert response.streaming
     body = b"".join(response.streaming_content).decode()
     assert list(csv.reader(io.StringIO(body, newline=""))) == expected_csv(world)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_export_download_reads_ahead_on_postgresql(world, client, monkeypatch):
+    """The streamed download reads its batches on the read-ahead thread on PostgreSQL."""
+    assert connection.vendor == "postgresql"
+    monkeypatch.setattr(exports, "CSV_ANSWER_BATCH", 1)
+    threads = []
+    read = exports._batch_read
+
+    def spied(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(exports, "_batch_read", spied)
+    project = world["project"]
+    MembershipFactory(project=project, user=user("lea"), role=Role.LEAD)
+    client.force_login(user("lea"))
+    response = client.get(reverse("annotate:export", args=[project.slug]), {"format": "csv"})
+    body = b"".join(response.streaming_content).decode()
+    assert list(csv.reader(io.StringIO(body, newline=""))) == expected_csv(world)
+    assert len(threads) == 3
+    assert all(name.startswith("export-read") for name in threads)

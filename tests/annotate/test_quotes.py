@@ -96,3 +96,29 @@ def test_label_save_requires_quote_for_supported_but_not_for_not_in_pile():
 def test_label_save_rejects_unknown_verdict():
     with pytest.raises(LabelError, match="Unknown verdict 'MAYBE'"):
         label_save(claim=ClaimFactory(), annotator=UserFactory(), verdict="MAYBE")
+
+
+def test_utf16_offsets_at_the_edges_of_the_basic_plane():
+
+    assert utf16_to_codepoint_offset("abc", 0) == 0
+    # U+FFFF is one UTF-16 unit, U+10000 the first character that takes two.
+    assert utf16_to_codepoint_offset("\uffffx", 1) == 1
+    assert utf16_to_codepoint_offset("\U00010000x", 2) == 1
+    with pytest.raises(QuoteError) as negative:
+        utf16_to_codepoint_offset("abc", -1)
+    assert str(negative.value) == "A quote offset cannot be negative."
+    with pytest.raises(QuoteError) as inside:
+        utf16_to_codepoint_offset("\U00010000x", 1)
+    assert str(inside.value) == "The quote's offset falls inside a character (a surrogate pair)."
+    with pytest.raises(QuoteError) as beyond:
+        utf16_to_codepoint_offset("abc", 4)
+    assert str(beyond.value) == "The quote's offset lies beyond the end of the passage."
+
+
+def test_quote_locate_finds_the_first_occurrence_in_code_points():
+    from annotate.quotes import quote_locate
+
+    assert quote_locate(passage_text="14 days, then 14 days", quote="14 days") == (0, 7)
+    assert quote_locate(passage_text="Refunds 💳 take 14 days.", quote="take") == (10, 14)
+    assert quote_locate(passage_text="Refunds take 14 days.", quote="30 days") is None
+    assert quote_locate(passage_text="Refunds take 14 days.", quote="") is None

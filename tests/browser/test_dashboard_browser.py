@@ -7,6 +7,7 @@ import pytest
 from metrics.models import ReportSnapshot
 from metrics.services import snapshot_compute, snapshot_create
 from tests.metrics.factories_report import GOLD, build_planted_project
+from tests.metrics.test_views import _planted_crc_at
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -37,10 +38,19 @@ def test_dashboard_charts_recompute_and_audit_card_download(browser_page, screen
     expect(page.get_by_text("lenient · m-1 · prompt p-1").first).to_be_visible()
     screenshot(page, "dashboard.png")
 
-    # The lead types an α; the CRC panel is recut in place.
-    page.fill("#alpha", "0.3")
+    # The lead types an α; the CRC panel is recut in place: at 0.10 five calibration answers
+    # certify no cut, at 0.2 the cut and the held-out claims kept are those derived from the
+    # planted lists (tests/metrics/test_views.py), and the page did not reload.
+    lambda_hat = page.locator("#crc [data-figure=lambda-hat]")
+    expect(lambda_hat).to_have_text("none meets α: keep nothing")
+    cut, kept = _planted_crc_at(0.2)
+    page.evaluate("window.__same_page = true")
+    page.fill("#alpha", "0.2")
     page.locator("#crc button[type=submit]").click()
-    expect(page.locator("#alpha")).to_have_value("0.3")
+    expect(lambda_hat).to_have_text(f"{cut:.3f}")
+    expect(page.locator("#crc")).to_contain_text(f"{kept} of 20")
+    expect(page.locator("#alpha")).to_have_value("0.2")
+    assert page.evaluate("window.__same_page === true")
 
     # Recompute: a new snapshot is computed and the page reloads to show it.
     shown = page.locator(".snapshot-info time").get_attribute("datetime")

@@ -175,3 +175,80 @@ def add_second_instrument(planted: Planted) -> None:
     run = JudgeRunFactory(judge=planted.judge, prompt_version="p-2", model="m-1")
     for claim in planted.claims[:8]:
         JudgeVerdict.objects.create(run=run, claim=claim, verdict=S, confidence=0.99)
+
+
+# --- a project large enough for every branch of the frontier and the CRC cut -----------------
+# 44 audited answers of 5 claims (so 22 calibration answers: at α = 0.10 the budget
+# (n+1)α − B = 1.3 admits a finite cut) and 8 more answers judged but never audited. The lists
+# are drawn once from a seeded generator and are the planted truth the tests recompute from.
+CRC_AUDITED_ANSWERS, CRC_REST_ANSWERS, CRC_K = 44, 8, 5
+
+
+def _crc_lists():
+    import numpy as np
+
+    rng = np.random.default_rng(2026)
+    total = (CRC_AUDITED_ANSWERS + CRC_REST_ANSWERS) * CRC_K
+    truth = rng.random(total) < 0.75
+    conf = np.where(truth, rng.beta(5, 1.6, total), rng.beta(1.6, 3, total))
+    conf = np.round(np.clip(conf, 0.01, 0.99), 2)
+    audited = CRC_AUDITED_ANSWERS * CRC_K
+    gold = [S if t else (C if i % 3 == 0 else N) for i, t in enumerate(truth[:audited])]
+    judge = [S if c >= 0.5 else N for c in conf]
+    return gold, judge, conf.tolist()
+
+
+CRC_GOLD, CRC_JUDGE, CRC_CONF = _crc_lists()
+
+
+@dataclass
+class CrcPlanted:
+    project: object
+    judge: object
+    lead: object
+    answers: list = field(default_factory=list)  # audited answers first, then the unaudited
+
+
+def build_crc_project() -> CrcPlanted:
+    """Gold on the first 44 answers' claims; one verify run judging every claim with a confidence."""
+    project = ProjectFactory(slug="crc", name="CRC")
+    lead = UserFactory(username="crc-lead")
+    MembershipFactory(project=project, user=lead, role=Role.LEAD)
+    judge = JudgeFactory(project=project, name="calibrated", model="m-c")
+    answers = [
+        AnswerFactory(project=project, external_id=f"c{index:02d}")
+        for index in range(CRC_AUDITED_ANSWERS + CRC_REST_ANSWERS)
+    ]
+    claims = [ClaimFactory(answer=answers[i // CRC_K]) for i in range(len(CRC_CONF))]
+    Gold.objects.bulk_create(
+        Gold(claim=claim, verdict=verdict, source="unanimous")
+        for claim, verdict in zip(claims, CRC_GOLD, strict=False)
+    )
+    run = JudgeRunFactory(judge=judge, prompt_version="p-c", model="m-c")
+    JudgeVerdict.objects.bulk_create(
+        JudgeVerdict(run=run, claim=claim, verdict=verdict, confidence=conf)
+        for claim, verdict, conf in zip(claims, CRC_JUDGE, CRC_CONF, strict=True)
+    )
+    return CrcPlanted(project=project, judge=judge, lead=lead, answers=answers)
+
+
+def read_only_scope(fixture_name, config) -> str:
+    """One report per module, except under mutmut: it maps a mutant to the tests that call the
+    mutated function, and a module fixture's calls belong to the module's first test only."""
+    import os
+
+    return "function" if os.environ.get("MUTANT_UNDER_TEST") else "module"
+
+
+def report_rolled_back(build, django_db_blocker) -> dict:
+    """Build a planted project, compute its report, roll every row back: a report for
+    module-scoped fixtures of read-only tests, so each module pays for one build, not one a test."""
+    from django.db import transaction
+
+    from metrics.services import report_compute
+
+    with django_db_blocker.unblock(), transaction.atomic():
+        planted = build()
+        report = report_compute(project=planted.project, judge=planted.judge)
+        transaction.set_rollback(True)
+    return report

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from metrics import stats
 from metrics.services import report_compute, report_public
-from tests.factories import JudgeFactory, ProjectFactory
+from tests.factories import JudgeFactory, MembershipFactory, ProjectFactory, UserFactory
+from tests.metrics import independent as ref
 from tests.metrics.factories_report import (
     A_DIFF,
     B_DIFF,
@@ -28,18 +28,13 @@ from tests.metrics.factories_report import (
     TAGS,
     add_second_instrument,
     build_planted_project,
+    read_only_scope,
+    report_rolled_back,
 )
 
 pytestmark = pytest.mark.django_db
 S, C, N = "SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"
-Z = 1.959963984540054
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    p = k / n
-    centre = (p + Z**2 / (2 * n)) / (1 + Z**2 / n)
-    half = Z / (1 + Z**2 / n) * math.sqrt(p * (1 - p) / n + Z**2 / (4 * n**2))
-    return centre - half, centre + half
+wilson = ref.wilson
 
 
 def assert_rate(block: dict, k: int, n: int) -> None:
@@ -54,9 +49,11 @@ def planted():
     return build_planted_project()
 
 
-@pytest.fixture
-def report(planted):
-    return report_compute(project=planted.project, judge=planted.judge)
+@pytest.fixture(scope=read_only_scope)
+def report(django_db_setup, django_db_blocker):
+    """The planted project's report, computed once for the module's read-only tests (the rows
+    are rolled back at once; tests that change the project build their own)."""
+    return report_rolled_back(build_planted_project, django_db_blocker)
 
 
 def test_report_top_level_keys_and_valid_json(report):
@@ -142,6 +139,28 @@ def test_report_coverage_citation_and_self_knowledge(report):
     assert knowledge["unmarked"] == knowledge["unfaithful_claims"] - 4
 
 
+def test_report_self_knowledge_majority_of_marks_and_a_tie_is_unknown(planted):
+    """A third analyst marks claims 3 "no" (with ana's "yes": a tie), 6 "no" (two "no") and
+    12 "yes" (two "yes"): 12 is self-knowledge, 6 and 9 hallucination, 3 unknown."""
+    from annotate.models import Label, Role
+
+    cy = UserFactory(username="cy")
+    MembershipFactory(project=planted.project, user=cy, role=Role.ANALYST)
+    for index, mark in {3: "no", 6: "no", 12: "yes"}.items():
+        Label.objects.create(
+            claim=planted.claims[index], annotator=cy, verdict=GOLD[index], correct=mark
+        )
+    report = report_compute(project=planted.project, judge=planted.judge)
+    unfaithful = 40 - GOLD.count(S)
+    knowledge = report["self_knowledge"]
+    assert_rate(knowledge["self_knowledge"], 1, 40)
+    assert_rate(knowledge["hallucination"], 2, 40)
+    assert knowledge["unmarked"] == unfaithful - 3
+    health = report["by_risk_category"]["health"]["self_knowledge"]  # claims 0–19
+    assert_rate(health["self_knowledge"], 1, 20)
+    assert_rate(health["hallucination"], 2, 20)
+
+
 def test_report_by_risk_category_and_tag(report):
     health, legal = GOLD[:20], GOLD[20:]
     assert_rate(report["by_risk_category"]["health"]["faithfulness"]["pooled"], health.count(S), 20)
@@ -151,6 +170,9 @@ def test_report_by_risk_category_and_tag(report):
     assert none["claims"]["total"] == 0
     assert none["faithfulness"]["pooled"]["value"] is None
     assert_rate(none["abstention"]["rate"], 2, 7)
+    # The 20 unaudited claims are in answers 10–14 ("none"); every health claim has gold.
+    assert none["claims_without_gold"] == len(REST)
+    assert report["by_risk_category"]["health"]["claims_without_gold"] == 0
     assert report["by_risk_category"]["health"]["coverage"]["denominator"] == 4
     for tag in ("numeric", "negation", "multi-part"):
         indices = [i for i, tags in TAGS.items() if tag in tags]
@@ -218,6 +240,7 @@ def test_report_analysts_alpha_agreement_and_kappas(report):
     assert pair["n"] == 20
     assert pair["kappa"] == pytest.approx(cohen_kappa_score(a[:20], b))
     assert analysts["human_human_kappa"] == pytest.approx(cohen_kappa_score(a[:20], b))
+    assert analysts["human_pairs"] == 20  # claims 0–19, labelled by ana and bob
 
 
 def _judge_expectations():
@@ -277,76 +300,65 @@ def test_report_judge_sensitivity_specificity_and_three_estimates(report):
     assert block["naive_faithfulness"] == pytest.approx(p_obs)
     rg = min(max((p_obs + sp - 1) / (se + sp - 1), 0.0), 1.0)
     assert block["debiased_faithfulness"]["value"] == pytest.approx(rg)
-    assert block["debiased_faithfulness"]["ci"] == pytest.approx(
-        stats.rogan_gladen_interval(judged_supported, 60, tp, pos, tn, neg)
-    )
+    # Reiczigel's published script, stretched to reach the estimate when it lies outside.
+    lr_lo, lr_hi = ref.lang_reiczigel(judged_supported, 60, tp, pos, tn, neg)
+    rg_ci = [min(lr_lo, rg), max(lr_hi, rg)]
+    assert block["debiased_faithfulness"]["ci"] == pytest.approx(rg_ci)
     assert "Lang–Reiczigel" in block["debiased_faithfulness"]["method"]
 
-    # PPI++ in closed form (mean estimation) on the judge's confidences.
+    # PPI++ by ppi_py on the judge's confidences.
     y = (gold == S).astype(float)
-    fg, fr = np.array(CONF), np.array(REST_CONF)
-    n, big_n = y.size, fr.size
-    both = np.concatenate([fg, fr])
-    lam = np.mean((y - y.mean()) * (fg - fg.mean())) / ((1 + n / big_n) * np.var(both, ddof=1))
-    lam = min(max(lam, 0.0), 1.0)
-    theta = lam * fr.mean() + np.mean(y - lam * fg)
-    half = Z * math.sqrt(np.var(y - lam * fg) / n + lam**2 * np.var(fr) / big_n)
+    theta, ci, lam = ref.ppi(y, np.array(CONF), np.array(REST_CONF))
     assert block["ppi_faithfulness"]["lambda"] == pytest.approx(lam)
     assert block["ppi_faithfulness"]["value"] == pytest.approx(theta)
-    assert block["ppi_faithfulness"]["ci"] == pytest.approx([theta - half, theta + half])
+    assert block["ppi_faithfulness"]["ci"] == pytest.approx(list(ci))
 
     assert block["gold_only_faithfulness"]["n"] == 40
     assert block["gold_only_faithfulness"]["value"] == pytest.approx(pos / 40)
     assert block["gold_only_faithfulness"]["ci"] == pytest.approx(wilson(pos, 40))
 
     widths = {
-        key: block[key]["ci"][1] - block[key]["ci"][0]
-        for key in ("gold_only_faithfulness", "debiased_faithfulness", "ppi_faithfulness")
+        "gold_only": np.subtract(*wilson(pos, 40)[::-1]),
+        "rogan_gladen": rg_ci[1] - rg_ci[0],
+        "ppi": ci[1] - ci[0],
     }
-    assert block["headline_estimate"] == min(widths, key=widths.get)
-    assert block["headline_reason"]
-
-
-def _ece(confidence: np.ndarray, outcome: np.ndarray) -> float:
-    """Equal-width bins (lo, hi], the first taking 0, weighted by bin size."""
-    index = np.clip(np.ceil(confidence * 10).astype(int) - 1, 0, 9)
-    total = 0.0
-    for b in range(10):
-        mask = index == b
-        if mask.any():
-            total += (
-                mask.sum() / confidence.size * abs(confidence[mask].mean() - outcome[mask].mean())
-            )
-    return total
+    assert min(widths, key=widths.get) == "ppi"
+    assert block["headline_estimate"] == "ppi_faithfulness"
+    j = se + sp - 1
+    assert 0 < j < 0.5  # a weak judge: the reason says why Rogan–Gladen is not the headline
+    assert block["headline_reason"] == (
+        f"The judge is barely better than chance (J = {j:.2f}): its correction is too uncertain "
+        f"(±{widths['rogan_gladen'] / 2:.2f}); "
+        f"PPI++ is the narrowest valid interval (±{widths['ppi'] / 2:.2f}): the judge's verdicts "
+        "on the unaudited claims, corrected by its errors on the audit sample, add information "
+        f"beyond the audit sample alone (±{widths['gold_only'] / 2:.2f})."
+    )
 
 
 def test_report_calibration_out_of_fold_grouped_by_answer(report):
+    # Out-of-fold calibrations by scikit-learn on the seeded answer folds; ECE by definition.
     y = (np.array(GOLD) == S).astype(float)
     conf = np.array(CONF)
     answers = np.repeat(np.arange(10), 4)
     block = report["judge"]
-    assert block["ece"]["raw"] == pytest.approx(_ece(conf, y))
-    for method in ("platt", "isotonic"):
-        calibrated = stats.cross_fitted_calibration(
-            conf, y, method, folds=5, seed=0, groups=answers
-        )
-        assert block["ece"][method] == pytest.approx(_ece(calibrated, y))
+    assert block["ece"]["raw"] == pytest.approx(ref.ece(conf, y))
+    eces = {m: ref.ece(ref.out_of_fold(conf, y, answers, m), y) for m in ref.FITS}
+    for method, value in eces.items():
+        assert block["ece"][method] == pytest.approx(value, abs=1e-6)
     raw_bins = block["calibration"]["bins"]["raw"]
     assert sum(row["count"] for row in raw_bins) == 40
-    assert block["calibration"]["used_for_frontier"] in ("platt", "isotonic")
+    assert min(eces, key=eces.get) == "isotonic"
+    assert block["calibration"]["used_for_frontier"] == "isotonic"
 
 
 def test_report_frontier_and_crc_on_seeded_answer_split(report):
+    """Ten audited answers: five calibrate, and at α = 0.10 the budget (5 + 1)·0.10 − 1 < 0, so
+    no cut certifies α and nothing is kept (`test_report_crc.py` has a project whose cut is
+    finite)."""
     block = report["judge"]
     y = np.array(GOLD) == S
     answers = np.repeat(np.arange(10), 4)
-    method = block["calibration"]["used_for_frontier"]
-    calibrated = np.round(
-        stats.cross_fitted_calibration(
-            np.array(CONF), y.astype(float), method, folds=5, seed=0, groups=answers
-        ),
-        4,
-    )
+    calibrated = np.round(ref.out_of_fold(np.array(CONF), y.astype(float), answers, "isotonic"), 4)
     # The frontier at τ = 0 keeps everything: faithfulness = the gold rate.
     first = block["frontier"][0]
     assert first["tau"] == 0.0
@@ -355,25 +367,17 @@ def test_report_frontier_and_crc_on_seeded_answer_split(report):
     for row in block["frontier"]:
         keep = calibrated >= row["tau"]
         assert row["claims_retained"] == int(keep.sum())
-    # CRC: answers shuffled with seed 0, first half calibrates, the rest is held out.
-    calibration_answers = set(np.random.default_rng(0).permutation(np.arange(10))[:5].tolist())
-    cal = [a for a in range(10) if a in calibration_answers]
-    test = [a for a in range(10) if a not in calibration_answers]
-    lambda_hat = stats.crc_threshold(
-        [calibrated[answers == a] for a in cal], [y[answers == a] for a in cal], 0.10
-    )
+    assert any(0 < row["claims_retained"] < 40 for row in block["frontier"])
+    calibration_answers = sorted(np.random.default_rng(0).permutation(10)[:5].tolist())
+    cal = [calibrated[answers == a] for a in calibration_answers]
+    assert math.isinf(ref.crc_cut(cal, [y[answers == a] for a in calibration_answers], 0.10))
     crc = block["crc"]
     assert crc["alpha"] == 0.10
-    assert crc["calibration_answers"] == 5
-    assert crc["test_answers"] == 5
-    if math.isinf(lambda_hat):
-        assert crc["lambda_hat"] is None
-        assert crc["retains_nothing"]
-    else:
-        assert crc["lambda_hat"] == pytest.approx(lambda_hat)
-    losses = [np.sum((calibrated[answers == a] >= lambda_hat) & ~y[answers == a]) / 4 for a in test]
-    assert crc["realized_false_claim_rate"] == pytest.approx(np.mean(losses))
-    assert crc["retained"] == int(sum(np.sum(calibrated[answers == a] >= lambda_hat) for a in test))
+    assert (crc["calibration_answers"], crc["test_answers"]) == (5, 5)
+    assert crc["lambda_hat"] is None
+    assert crc["retains_nothing"]
+    assert (crc["retained"], crc["test_claims"], crc["retained_all_judged"]) == (0, 20, 0)
+    assert crc["realized_false_claim_rate"] == 0.0
     assert "expectation over the calibration draw" in crc["caveat"]
 
 
@@ -449,14 +453,10 @@ def test_report_judge_without_confidences_uses_its_verdicts_for_ppi(planted):
     y = (np.array(GOLD) == S).astype(float)
     fg = (np.array(JUDGE) == S).astype(float)
     fr = (np.array(REST) == S).astype(float)
-    n, big_n = y.size, fr.size
-    both = np.concatenate([fg, fr])
-    lam = np.mean((y - y.mean()) * (fg - fg.mean())) / ((1 + n / big_n) * np.var(both, ddof=1))
-    lam = min(max(lam, 0.0), 1.0)
+    theta, ci, lam = ref.ppi(y, fg, fr)
     assert block["ppi_faithfulness"]["lambda"] == pytest.approx(lam)
-    assert block["ppi_faithfulness"]["value"] == pytest.approx(
-        lam * fr.mean() + np.mean(y - lam * fg)
-    )
+    assert block["ppi_faithfulness"]["value"] == pytest.approx(theta)
+    assert block["ppi_faithfulness"]["ci"] == pytest.approx(list(ci))
     # Nothing to calibrate: the ECEs, the frontier and the CRC cut are empty, not invented.
     assert block["ece"] == {"raw": None, "platt": None, "isotonic": None}
     assert block["calibration"]["n"] == 0
@@ -493,17 +493,11 @@ def test_report_leaves_out_judge_verdicts_made_on_a_claims_previous_text(planted
     assert block["kappa"] == pytest.approx(cohen_kappa_score(gold, judge))
     judged_supported = int(np.sum(judge == S) + np.sum(rest == S))
     assert block["naive_faithfulness"] == pytest.approx(judged_supported / 57)
-    # PPI++ on the remaining confidences, in closed form as above.
+    # PPI++ by ppi_py on the remaining confidences.
     y = (gold == S).astype(float)
-    fg, fr = np.array(CONF)[keep], np.array(REST_CONF)[keep_rest]
-    both = np.concatenate([fg, fr])
-    lam = np.mean((y - y.mean()) * (fg - fg.mean())) / (
-        (1 + y.size / fr.size) * np.var(both, ddof=1)
-    )
-    lam = min(max(lam, 0.0), 1.0)
-    assert block["ppi_faithfulness"]["value"] == pytest.approx(
-        lam * fr.mean() + np.mean(y - lam * fg)
-    )
+    theta, ci, _ = ref.ppi(y, np.array(CONF)[keep], np.array(REST_CONF)[keep_rest])
+    assert block["ppi_faithfulness"]["value"] == pytest.approx(theta)
+    assert block["ppi_faithfulness"]["ci"] == pytest.approx(list(ci))
     # Claim 0 was cited: its citation verdict judged the old text too. Left: 1, 3 (S), 5 (N).
     assert_rate(report["citation_accuracy"], 2, 3)
     card = audit_card(report=report)
@@ -545,3 +539,14 @@ def test_report_leaves_nothing_out_while_every_instrument_has_current_verdicts(p
     assert len(report["instruments"]) == 2
     assert report["instruments_left_out"] == []
     assert "Left out" not in report["method"]["judge_audit"]
+
+
+def test_report_lists_a_risk_category_that_has_only_an_abstention(planted):
+    from tests.factories import AnswerFactory
+
+    AnswerFactory(project=planted.project, risk_category="safety", abstention=True)
+    report = report_compute(project=planted.project, judge=planted.judge)
+    safety = report["by_risk_category"]["safety"]
+    assert safety["claims"]["total"] == 0
+    assert_rate(safety["abstention"]["rate"], 1, 1)
+    assert "financial" not in report["by_risk_category"]  # no answer, no claim: not listed

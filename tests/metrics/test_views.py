@@ -3,16 +3,19 @@
 import csv
 import io
 import json
+import math
 
+import numpy as np
 import pytest
 from django.urls import reverse
 
 from annotate.models import LabelHistory, Role
 from annotate.services.labels import label_save
 from metrics.models import ReportSnapshot
-from metrics.services import crc_from_inputs, snapshot_compute, snapshot_create
+from metrics.services import snapshot_compute, snapshot_create
 from tests.factories import PASSWORD, ClaimFactory, MembershipFactory, UserFactory
-from tests.metrics.factories_report import GOLD, build_planted_project
+from tests.metrics import independent as ref
+from tests.metrics.factories_report import CONF, GOLD, build_planted_project
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -98,18 +101,40 @@ def test_dashboard_htmx_renders_only_the_report_partial(client, planted, compute
     assert html.lstrip().startswith('<div id="report">')
 
 
+def _planted_crc_at(alpha: float) -> tuple[float, int]:
+    """λ̂ and the held-out claims it keeps, from the planted lists: isotonic out of fold (the
+    calibrator the report pins), answers shuffled by default_rng(0), the first 5 calibrate."""
+    y = np.array(GOLD) == "SUPPORTED"
+    answers = np.repeat(np.arange(10), 4)
+    calibrated = np.round(ref.out_of_fold(np.array(CONF), y.astype(float), answers, "isotonic"), 4)
+    cal = sorted(np.random.default_rng(0).permutation(10)[:5].tolist())
+    cut = ref.crc_cut(
+        [calibrated[answers == a] for a in cal], [y[answers == a] for a in cal], alpha
+    )
+    kept = sum(int(np.sum(calibrated[answers == a] >= cut)) for a in range(10) if a not in cal)
+    return cut, kept
+
+
 def test_dashboard_alpha_form_recuts_crc_from_the_snapshot(client, planted, computed):
+    # At α = 0.10 five calibration answers certify no cut; at α = 0.2 the budget is 0.2.
+    before = client.get(url("dashboard", planted), {"judge": planted.judge.pk}).content.decode()
+    assert "none meets α: keep nothing" in before
+    assert "0 of 20" in before
+    cut, kept = _planted_crc_at(0.2)
+    assert math.isfinite(cut)
+    assert 0 < kept < 20
     response = client.get(
         url("dashboard", planted),
-        {"judge": planted.judge.pk, "alpha": "0.3"},
+        {"judge": planted.judge.pk, "alpha": "0.2"},
         HTTP_HX_TARGET="crc",
         **HTMX,
     )
     html = response.content.decode()
     assert html.lstrip().startswith('<div id="crc"')
-    expected = crc_from_inputs(computed.data["_instrument_crc_inputs"][0], alpha=0.3)
-    assert 'value="0.3"' in html
-    assert f"{expected['retained']} of {expected['test_claims']}" in html
+    assert 'value="0.2"' in html
+    assert f'<td class="num" data-figure="lambda-hat">{cut:.3f}</td>' in html
+    assert f"{kept} of 20" in html
+    assert "keep nothing" not in html
 
 
 def test_dashboard_counts_labels_saved_since_the_snapshot(client, planted, computed):

@@ -215,3 +215,45 @@ def test_pairwise_kappas_scores_each_pair_on_shared_units():
     ac = out[(out.coder_a == "ann") & (out.coder_b == "cat")].iloc[0]
     assert ac["n"] == 0
     assert math.isnan(ac["kappa"])
+
+
+def test_agreement_of_a_single_pair():
+    assert stats.agreement([S], [S]) == 1.0
+    assert stats.agreement([S], [N]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("gold", "judge", "over", "under", "direction"),
+    [
+        # gold S judged C and N: two under-marks, none over (the C cell counts too).
+        ([S, S, S, C], [C, N, S, C], 0, 2, "under"),
+        ([S, C], [N, S], 1, 1, "balanced"),
+        ([S, S, N], [S, C, S], 1, 1, "balanced"),
+    ],
+)
+def test_asymmetry_under_and_balanced_by_hand(gold, judge, over, under, direction):
+    out = stats.asymmetry(gold, judge)
+    n = len(gold)
+    assert out == {
+        "n": n,
+        "over_supported": {"count": over, "rate": over / n},
+        "under_supported": {"count": under, "rate": under / n},
+        "direction": direction,
+    }
+
+
+def test_pairwise_kappas_takes_a_mapping_and_lists_columns_without_pairs():
+    mapping = {"ann": [S, S, C, N], "bob": [S, C, C, N]}
+    out = stats.pairwise_kappas(mapping)
+    assert out.to_dict("records") == [
+        {
+            "coder_a": "ann",
+            "coder_b": "bob",
+            "n": 4,
+            "agreement": 0.75,
+            "kappa": pytest.approx(cohen_kappa_score(mapping["ann"], mapping["bob"])),
+        }
+    ]
+    alone = stats.pairwise_kappas({"ann": [S, C]})
+    assert alone.empty
+    assert list(alone.columns) == ["coder_a", "coder_b", "n", "agreement", "kappa"]

@@ -207,3 +207,8 @@ def test_cross_fitted_calibration_reduces_ece_out_of_sample():
     for method in ("platt", "isotonic"):
         out = stats.cross_fitted_calibration(conf, y, method, folds=5, seed=0)
         assert stats.expected_calibration_error(out, y) < raw / 2
+
+
+def test_a_nan_confidence_is_named_in_the_error():
+    with pytest.raises(ValueError, match="^confidence contains NaN$"):
+        stats.expected_calibration_error([0.5, float("nan")], [1, 0])

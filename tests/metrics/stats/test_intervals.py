@@ -94,3 +94,11 @@ def test_intervals_contain_the_estimate_and_stay_in_unit_interval(n, frac, confi
             assert lo == 0.0
         if k == n:
             assert hi == 1.0
+
+
+def test_clopper_pearson_interval_at_90_percent_is_statsmodels_alpha_010():
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert stats.clopper_pearson_interval(7, 20, confidence=0.90) == pytest.approx(
+        proportion_confint(7, 20, alpha=0.10, method="beta")
+    )

@@ -156,3 +156,10 @@ def test_ppi_mean_interval_contains_estimate_and_stays_in_unit_interval(gold, re
     lo, hi = out["ci"]
     assert 0.0 <= lo <= out["value"] <= hi <= 1.0
     assert 0.0 <= out["lambda"] <= 1.0
+
+
+def test_ppi_mean_interval_without_gold_says_n_is_zero():
+    out = stats.ppi_mean_interval([], [], [1.0, 0.0, 1.0])
+    assert out["n"] == 0
+    assert out["N"] == 3
+    assert math.isnan(out["value"])

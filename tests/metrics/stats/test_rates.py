@@ -93,3 +93,8 @@ def test_method_string_never_rounds_to_all_or_none():
 def test_method_string_rejects_inconsistent_counts():
     with pytest.raises(ValueError, match="counts must be"):
         stats.method_string(5, 3, 1, 0)
+
+
+def test_method_string_rejects_a_negative_contradicted_count():
+    with pytest.raises(ValueError, match="counts must be non-negative"):
+        stats.method_string(3, 5, 2, -1)
