@@ -198,12 +198,14 @@ def _design(
 
 
 def _means_and_cov(
-    x: np.ndarray, d: _Design, *, independent: bool = False
+    x: np.ndarray, d: _Design, *, independent: bool = False, active: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Population means μ_k = Σ_h W_h μ_hk of the columns of x, their linearised covariance, df.
 
     ``independent=True`` gives the same estimator's variance with every claim its own answer
-    (the denominator of the design effect).
+    (the denominator of the design effect). ``active`` (per claim) marks the claims of the
+    domain (e.g. gold-supported claims for sensitivity): only answers holding one count in G and
+    G_h, as when the domain alone is analysed.
     """
     k = d.keep
     xk, st = x[k], d.stratum[k]
@@ -213,16 +215,21 @@ def _means_and_cov(
     mu_h = sums / d.n_h[:, None]
     mu = d.weights @ mu_h
     infl = (d.weights / d.n_h)[st, None] * (xk - mu_h[st])
+    act = np.ones(xk.shape[0], bool) if active is None else np.asarray(active, bool)[k]
     if independent:
-        cl, g, g_h, nested = np.arange(xk.shape[0]), xk.shape[0], d.n_h.astype(int), True
+        cl, g, nested = np.arange(xk.shape[0]), xk.shape[0], True
     else:
-        cl, g, g_h, nested = d.cluster[k], d.n_clusters, d.g_h, d.nested
+        cl, g, nested = d.cluster[k], d.n_clusters, d.nested
+    st_g = np.zeros(g, dtype=np.int64)
+    st_g[cl] = st
+    live = np.zeros(g, dtype=bool)
+    live[cl[act]] = True
+    g_live = int(live.sum())
+    g_h = np.bincount(st_g[live], minlength=h) if nested else np.zeros(h, np.int64)
     z = np.zeros((g, x.shape[1]))
     np.add.at(z, cl, infl)
     if nested:
-        # stratum of each answer; per-stratum factor G_h/(G_h − 1)
-        st_g = np.zeros(g, dtype=np.int64)
-        st_g[cl] = st
+        # per-stratum factor G_h/(G_h − 1)
         lonely = g_h[st_g] <= 1
         fac = np.where(lonely, 0.0, g_h[st_g] / np.maximum(g_h[st_g] - 1, 1))
         cov = (z * fac[:, None]).T @ z
@@ -230,14 +237,14 @@ def _means_and_cov(
             # A stratum with a single answer has no between-answer variance to measure: fall back
             # to its claims as if independent (W_h² s²_h / (n_h − 1)), never to zero.
             for s in np.flatnonzero(g_h == 1):
-                rows = st == s
+                rows = (st == s) & act
                 dev = xk[rows] - mu_h[s]
                 nh = d.n_h[s]
                 cov += d.weights[s] ** 2 * (dev.T @ dev) / (nh * max(nh - 1.0, 1.0))
-        df = float(max(g - h, 1))
+        df = float(max(g_live - int(np.count_nonzero(g_h)), 1))
     else:
-        cov = (g / max(g - 1, 1)) * (z.T @ z)
-        df = float(max(g - 1, 1))
+        cov = (g_live / max(g_live - 1, 1)) * (z.T @ z)
+        df = float(max(g_live - 1, 1))
     return mu, cov, df
 
 
@@ -300,17 +307,19 @@ def _ratio(
     if n_claims == 0 or d.weights.size == 0:
         return _nan_estimate(f"No {what} to estimate from", d, n_claims)
     x = np.column_stack([num, den]).astype(float)
-    mu, cov, df = _means_and_cov(x, d)
-    _, cov0, _ = _means_and_cov(x, d, independent=True)
+    active = den > 0
+    mu, cov, df = _means_and_cov(x, d, active=active)
+    _, cov0, _ = _means_and_cov(x, d, independent=True, active=active)
+    g_dom = int(np.unique(d.cluster[d.keep & active]).size)
     theta = float(mu[0] / mu[1])
     grad = np.array([1.0 / mu[1], -theta / mu[1]])
     var = float(grad @ cov @ grad)
     var0 = float(grad @ cov0 @ grad)
     deff = var / var0 if var0 > 0 else NAN
-    lo, hi, n_eff = _wilson_eff(theta, var, df, float(n_claims), d.n_clusters, confidence)
+    lo, hi, n_eff = _wilson_eff(theta, var, df, float(n_claims), g_dom, confidence)
     base = (
         f"Wilson interval at the effective sample size ({n_eff:.0f} of {n_claims} claims), "
-        f"cluster-robust by answer ({d.n_clusters} answers, design effect {deff:.2f}), "
+        f"cluster-robust by answer ({g_dom} answers, design effect {deff:.2f}), "
         f"t with {df:.0f} df"
     )
     return DesignEstimate(
@@ -319,7 +328,7 @@ def _ratio(
         high=hi,
         method=_method(base, d),
         design_effect=deff,
-        n_clusters=d.n_clusters,
+        n_clusters=g_dom,
         n=n_claims,
         std_error=float(np.sqrt(var)),
         df=df,
@@ -330,15 +339,19 @@ def _ratio(
 
 
 def _simple(value: float, ci: tuple[float, float], n: int, base: str) -> DesignEstimate:
+    """Today's independent-claims figure, wrapped (one claim per answer, one stratum)."""
+    v = float(value)
     return DesignEstimate(
-        value=float(value),
+        value=v,
         low=float(ci[0]),
         high=float(ci[1]),
         method=base[0].upper() + base[1:] + ".",
         design_effect=1.0,
         n_clusters=n,
         n=n,
-        df=NAN,
+        std_error=float(np.sqrt(v * (1.0 - v) / n)) if n else NAN,
+        df=float("inf"),
+        extra={"independent": True},
     )
 
 
@@ -494,16 +507,7 @@ def design_rogan_gladen(
             f"Rogan–Gladen is undefined: the judge is no better than chance (J = "
             f"{se.value + sp.value - 1:.2f})"
         )
-    if (
-        pa.design_effect == 1.0
-        and se.design_effect == 1.0
-        and sp.design_effect == 1.0
-        and (
-            se.n_strata == 1
-            and pa.n_clusters == ja.size
-            and se.method.startswith("Wilson interval,")
-        )
-    ):
+    if all(est.extra.get("independent") for est in (pa, se, sp)):
         k, m = int(ja.sum()), int(ja.size)
         ks, ms = round(se.value * se.n), se.n
         kp, mp = round(sp.value * sp.n), sp.n
