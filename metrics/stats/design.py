@@ -24,8 +24,8 @@ reproduce every figure.
 Intervals for proportions and ratios: the Wilson interval at the effective sample size
 n* = θ̂(1 − θ̂)/V · (z/t_df)² (Kish 1965 effective n; Korn & Graubard 1998 df adjustment;
 Dean & Pagano 2015, J Surv Stat Methodol 3:484, who find Wilson-with-design-effect the best
-of the simple clustered intervals), capped at the claims counted (design effect ≥ 1 for the
-interval, as Korn & Graubard do). When every answer holds one claim and there is one stratum the
+of the simple clustered intervals), with V never below the independent-claims variance V₀
+(design effect ≥ 1 for the interval, as Korn & Graubard truncate it). When every answer holds one claim and there is one stratum the
 functions delegate to today's independent-claims function, so the figure is exactly today's.
 
 Strata with no gold are not extrapolated over: the estimate covers the seen strata only,
@@ -53,6 +53,9 @@ from .prevalence import (
     rogan_gladen,
     rogan_gladen_interval,
 )
+
+#: effective size of a census (the judge's verdict on every claim): no sampling error
+_CENSUS = 1e15
 
 
 @dataclass(frozen=True)
@@ -264,21 +267,31 @@ def _method(base: str, d: _Design, extra: str = "") -> str:
     return text[0].upper() + text[1:] + "."
 
 
-def _wilson_eff(theta: float, var: float, df: float, n_cap: float, g: int, confidence: float):
-    """Wilson interval at the effective sample size n* = θ(1−θ)/V·(z/t)², n* ≤ n_cap."""
+def _wilson_eff(theta: float, var: float, var0: float, df: float, g: int, confidence: float):
+    """Wilson interval at the effective sample size n* = θ(1−θ)/max(V, V₀)·(z/t)².
+
+    V₀ is the same estimator's variance with independent claims: the interval never credits
+    clustering with more information than independent claims would give (design effect ≥ 1,
+    Korn & Graubard 1998), while strata weights keep their own effect on n*.
+    """
     z = z_value(confidence)
     t = float(student_t.ppf(0.5 + confidence / 2.0, df))
     if theta <= 0.0 or theta >= 1.0 or not var > 0.0:
         n_eff = float(g)  # no variation to measure clustering: each answer counted once
     else:
-        n_eff = theta * (1.0 - theta) / var
-    n_eff = min(n_eff, n_cap)
+        n_eff = theta * (1.0 - theta) / max(var, var0 if np.isfinite(var0) else 0.0)
     n_star = n_eff * (z / t) ** 2
     centre = (theta + z**2 / (2 * n_star)) / (1 + z**2 / n_star)
     half = z * np.sqrt(theta * (1 - theta) / n_star + z**2 / (4 * n_star**2)) / (1 + z**2 / n_star)
     lo = 0.0 if theta <= 0.0 else float(min(max(centre - half, 0.0), theta))
     hi = 1.0 if theta >= 1.0 else float(max(min(centre + half, 1.0), theta))
     return lo, hi, n_eff
+
+
+def _deff_text(deff: float) -> str:
+    if not np.isfinite(deff):
+        return "design effect not measurable (a share of 0 or 1): each answer counted once"
+    return f"design effect {deff:.2f}"
 
 
 def _nan_estimate(method: str, d: _Design | None = None, n: int = 0) -> DesignEstimate:
@@ -316,10 +329,10 @@ def _ratio(
     var = float(grad @ cov @ grad)
     var0 = float(grad @ cov0 @ grad)
     deff = var / var0 if var0 > 0 else NAN
-    lo, hi, n_eff = _wilson_eff(theta, var, df, float(n_claims), g_dom, confidence)
+    lo, hi, n_eff = _wilson_eff(theta, var, var0, df, g_dom, confidence)
     base = (
         f"Wilson interval at the effective sample size ({n_eff:.0f} of {n_claims} claims), "
-        f"cluster-robust by answer ({g_dom} answers, design effect {deff:.2f}), "
+        f"cluster-robust by answer ({g_dom} answers, {_deff_text(deff)}), "
         f"t with {df:.0f} df"
     )
     return DesignEstimate(
@@ -334,7 +347,7 @@ def _ratio(
         df=df,
         n_strata=int(d.weights.size),
         unseen_share=d.unseen_share,
-        extra={"effective_n": n_eff},
+        extra={"effective_n": n_eff, "unseen_strata": list(d.unseen)},
     )
 
 
@@ -478,6 +491,8 @@ def design_rogan_gladen(
     strata: Iterable[Any] | None = None,
     stratum_sizes: Mapping[Any, float] | None = None,
     confidence: float = 0.95,
+    *,
+    judge_is_census: bool = False,
 ) -> DesignEstimate:
     """Rogan–Gladen with the clustered uncertainty of p_obs, se and sp.
 
@@ -485,11 +500,16 @@ def design_rogan_gladen(
     ``answer_ids_all``); ``gold``/``judge_on_gold`` the audit (se, sp, clustered by
     ``answer_ids_gold``, optionally stratified). Formula: π̂ = (p_obs + sp − 1)/(se + sp − 1),
     clipped; interval: the Lang–Reiczigel adjusted Wald interval (today's method) evaluated at
-    each input's effective sample size n_k/deff_k (deff_k ≥ 1) and with t_{G−H} in place of z —
-    the Korn–Graubard device applied to each of the three binomial inputs. The within-answer
-    covariance of se and sp is not carried (Lang–Reiczigel treats them as independent samples);
-    it is returned in ``extra`` for the report. With one claim per answer everywhere and one
-    stratum: exactly `rogan_gladen_interval` (Lang–Reiczigel). Source: Rogan & Gladen (1978);
+    each input's effective sample size θ_k(1 − θ_k)/V_k (as its Wilson interval) and with t_{G−H}
+    in place of z —
+    the Korn–Graubard device applied to each of the three binomial inputs — plus the
+    within-answer covariance of se and sp by the delta method (−2π(1 − π)·Cov(se, sp)/J² added to
+    the squared half-width / t²), which Lang–Reiczigel, built for independent samples, lacks.
+    With one claim per answer everywhere and one
+    stratum: exactly `rogan_gladen_interval` (Lang–Reiczigel). ``judge_is_census=True`` says
+    the judge labelled every claim of the project and the target is the project's own rate:
+    p_obs then carries no sampling error (an unbounded effective size); the default keeps
+    today's treatment, p_obs as a sample. Source: Rogan & Gladen (1978);
     Lang & Reiczigel (2014); Korn & Graubard (1998).
     """
     check_confidence(confidence)
@@ -507,7 +527,7 @@ def design_rogan_gladen(
             f"Rogan–Gladen is undefined: the judge is no better than chance (J = "
             f"{se.value + sp.value - 1:.2f})"
         )
-    if all(est.extra.get("independent") for est in (pa, se, sp)):
+    if not judge_is_census and all(est.extra.get("independent") for est in (pa, se, sp)):
         k, m = int(ja.sum()), int(ja.size)
         ks, ms = round(se.value * se.n), se.n
         kp, mp = round(sp.value * sp.n), sp.n
@@ -524,10 +544,12 @@ def design_rogan_gladen(
     effs = []
     dfs = []
     for est in (pa, se, sp):
-        deff = est.design_effect if np.isfinite(est.design_effect) else 1.0
-        n_eff = est.n / max(deff, 1.0)
+        # Kish's effective size of the figure (θ(1−θ)/V, as its own Wilson interval uses)
+        n_eff = float(est.extra.get("effective_n", est.n))
+        if est is pa and judge_is_census:
+            n_eff = _CENSUS
         effs.append((est.value * n_eff, n_eff))
-        if np.isfinite(est.df):
+        if np.isfinite(est.df) and not (est is pa and judge_is_census):
             dfs.append(est.df)
     df = min(dfs) if dfs else np.inf
     t = float(student_t.ppf(0.5 + confidence / 2.0, df))
@@ -535,20 +557,33 @@ def design_rogan_gladen(
     lo_a, hi_a, j2 = _lang_reiczigel(k, m, ks, ms, kp, mp, t)
     if not float(j2) > 0.0:
         return _nan_estimate("Rogan–Gladen is undefined after the Lang–Reiczigel adjustment")
-    lo = float(min(max(float(lo_a), 0.0), 1.0))
-    hi = float(min(max(float(hi_a), 0.0), 1.0))
     j = se.value + sp.value - 1.0
-    var = (pa.std_error**2 + point**2 * se.std_error**2 + (1 - point) ** 2 * sp.std_error**2) / j**2
+    # Claims of one answer inform both se and sp: add their covariance by the delta method,
+    # ∂π/∂se = −π/J, ∂π/∂sp = (1 − π)/J (with verdict strata it is large and negative, and
+    # without it the interval would be several times too wide).
+    cov = sesp["covariance"] if np.isfinite(sesp["covariance"]) else 0.0
+    centre, sd2 = (float(lo_a) + float(hi_a)) / 2.0, ((float(hi_a) - float(lo_a)) / (2 * t)) ** 2
+    sd2 = max(sd2 - 2.0 * point * (1.0 - point) * cov / j**2, 1e-12)
+    lo = float(min(max(centre - t * np.sqrt(sd2), 0.0), 1.0))
+    hi = float(min(max(centre + t * np.sqrt(sd2), 0.0), 1.0))
+    v_p = 0.0 if judge_is_census else pa.std_error**2
+    var = (
+        v_p
+        + point**2 * se.std_error**2
+        + (1 - point) ** 2 * sp.std_error**2
+        - 2.0 * point * (1.0 - point) * cov
+    ) / j**2
     var0 = (
-        (pa.std_error**2 / pa.design_effect if pa.design_effect > 0 else 0.0)
+        (v_p / pa.design_effect if v_p > 0 and pa.design_effect > 0 else 0.0)
         + point**2 * se.std_error**2 / se.design_effect
         + (1 - point) ** 2 * sp.std_error**2 / sp.design_effect
     ) / j**2
     deff = var / var0 if var0 > 0 else NAN
+    judged = "every claim, a census" if judge_is_census else f"{pa.n} claims worth {m:.0f}"
     base = (
-        f"Rogan–Gladen, Lang–Reiczigel interval at effective sample sizes "
-        f"(judged {m:.0f} of {pa.n}, gold-supported {ms:.0f} of {se.n}, gold-unsupported "
-        f"{mp:.0f} of {sp.n}), clustered by answer, t with {df:.0f} df"
+        f"Rogan–Gladen, Lang–Reiczigel interval at effective sample sizes (judged: {judged}; "
+        f"gold-supported: {se.n} claims worth {ms:.0f}; gold-unsupported: {sp.n} claims worth "
+        f"{mp:.0f}), clustered by answer ({_deff_text(deff)}), t with {df:.0f} df"
     )
     d_dummy = _Design(
         cluster=np.empty(0, np.int64),
@@ -557,7 +592,7 @@ def design_rogan_gladen(
         weights=np.ones(se.n_strata),
         n_h=np.ones(se.n_strata),
         labels=[],
-        unseen=["(see sensitivity)"] if se.unseen_share > 0 else [],
+        unseen=list(se.extra.get("unseen_strata", [])),
         unseen_share=se.unseen_share,
         n_clusters=se.n_clusters,
         nested=True,
@@ -683,7 +718,7 @@ def design_ppi_mean(
     deff = var / var0 if var0 > 0 else NAN
     base = (
         f"PPI++ (power-tuned per stratum), rectifier clustered by answer ({g_total} audited "
-        f"answers, design effect {deff:.2f}), t with {df:.0f} df"
+        f"answers, {_deff_text(deff)}), t with {df:.0f} df"
     )
     return DesignEstimate(
         value=clip(theta),
@@ -780,7 +815,7 @@ def cluster_bootstrap(
         high=max(hi, theta),
         method=(
             f"Answer-level bootstrap, {n_boot} resamples of {g} answers, percentile interval "
-            f"(design effect {deff:.2f})."
+            f"({_deff_text(deff)})."
         ),
         design_effect=deff,
         n_clusters=int(g),
