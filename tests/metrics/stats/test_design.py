@@ -262,3 +262,19 @@ def test_cluster_bootstrap_million_claims_in_200k_answers_within_seconds():
     assert boot.n_clusters == 200_000
     assert boot.std_error == pytest.approx(analytic.std_error, rel=0.1)
     assert elapsed < 15.0  # ~3 s on an idle core; generous for a loaded machine
+
+
+def test_the_issues_60_by_6_project_analytic_interval_matches_the_answer_bootstrap():
+    # 60 answers × 6 claims with strongly correlated claims: today's Wilson interval is about
+    # half as wide as an answer-level bootstrap of the same labels; the design-based one is not.
+    rng = np.random.default_rng(60)
+    ids = np.repeat(np.arange(60), 6)
+    p = rng.beta(0.7 * 1.0, 0.3 * 1.0, 60)  # ρ = 1/(a + b + 1) = 0.5
+    y = (rng.random(ids.size) < p[ids]).astype(float)
+    today = stats.wilson_interval(int(y.sum()), y.size)
+    design = stats.design_proportion(y, ids)
+    boot = stats.cluster_bootstrap(y, None, ids, n_boot=4000, seed=2)
+    w_today, w_design, w_boot = today[1] - today[0], design.high - design.low, boot.high - boot.low
+    assert w_today < 0.7 * w_boot
+    assert w_design == pytest.approx(w_boot, rel=0.15)
+    assert design.design_effect > 2.0
