@@ -158,9 +158,12 @@ def _design(
     total = sum(sizes.values())
     seen_mask = counts > 0
     seen = [lab for lab, ok in zip(labels_all, seen_mask, strict=True) if ok]
-    for lab in seen:
-        if stratum_sizes is not None and sizes[lab] <= 0:
-            raise ValueError(f"stratum {lab!r} has gold claims but stratum_sizes says N_h = 0")
+    for lab, count in zip(labels_all, counts, strict=True):
+        if stratum_sizes is not None and count > 0 and sizes[lab] < count:
+            raise ValueError(
+                f"stratum {lab!r} has {count} gold claims but stratum_sizes says N_h = "
+                f"{sizes[lab]:g} (N_h counts every claim of the stratum in the project)"
+            )
     unseen = [lab for lab, v in sizes.items() if v > 0 and lab not in set(seen)]
     seen_total = sum(sizes[lab] for lab in seen)
     unseen_share = (total - seen_total) / total if total > 0 else 0.0

@@ -278,3 +278,36 @@ def test_the_issues_60_by_6_project_analytic_interval_matches_the_answer_bootstr
     assert w_today < 0.7 * w_boot
     assert w_design == pytest.approx(w_boot, rel=0.15)
     assert design.design_effect > 2.0
+
+
+def test_design_proportion_rejects_a_stratum_smaller_than_its_gold():
+    with pytest.raises(ValueError, match="stratum 'A' has 3 gold claims but stratum_sizes says"):
+        stats.design_proportion([1, 0, 1, 1], [1, 1, 2, 3], ["A", "A", "A", "B"], {"A": 2, "B": 9})
+
+
+def test_design_ppi_stratified_is_the_weighted_sum_of_per_stratum_ppi_fisch_et_al():
+    # Two strata (N_A = 40 + 600, N_B = 60 + 300 claims). Per stratum: λ_h and θ̂_h as today's
+    # single-stratum PPI++; θ̂ = Σ W_h θ̂_h; V = Σ W_h² (V_cl(rectifier) + λ_h² V_cl(mean f_rest)).
+    rng = np.random.default_rng(40)
+    parts = []
+    for n_g, n_r, offset in ((40, 600, 0), (60, 300, 10_000)):
+        ids, y = _clustered(rng, n_g // 4, lo=4, hi=4)
+        f = np.where(y > 0, rng.random(y.size) < 0.9, rng.random(y.size) < 0.4).astype(float)
+        ids_r, y_r = _clustered(rng, n_r // 4, lo=4, hi=4)
+        f_r = np.where(y_r > 0, rng.random(y_r.size) < 0.9, rng.random(y_r.size) < 0.4)
+        parts.append((y, f, ids + offset, f_r.astype(float), ids_r + offset + 5000))
+    cat = [np.concatenate([p[i] for p in parts]) for i in range(5)]
+    s_g = np.r_[["A"] * 40, ["B"] * 60]
+    s_r = np.r_[["A"] * 600, ["B"] * 300]
+    est = stats.design_ppi_mean(cat[0], cat[1], cat[3], cat[2], cat[4], s_g, s_r)
+    weights = (640 / 1000, 360 / 1000)
+    theta, var = 0.0, 0.0
+    for w, (y, f, ids, f_r, ids_r) in zip(weights, parts, strict=True):
+        today = stats.ppi_mean_interval(y, f, f_r)
+        lam = today["lambda"]
+        theta += w * (lam * f_r.mean() + np.mean(y - lam * f))
+        var += w**2 * (_cluster_se(y - lam * f, ids) ** 2 + lam**2 * _cluster_se(f_r, ids_r) ** 2)
+    assert est.value == pytest.approx(theta, abs=1e-12)
+    assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-9)
+    assert est.df == 25 - 2  # 10 + 15 audited answers, 2 strata
+    assert est.n_strata == 2
