@@ -97,7 +97,7 @@ def test_todays_independent_claims_intervals_under_cover_clustered_audits(
 
 @pytest.fixture(scope="module")
 def slow_simulation_stratified():
-    """A project of 1,500 answers; the audit draws 3% of the claims the judge accepted and 18%
+    """A project of 1,000 answers; the audit draws 3% of the claims the judge accepted and 18%
     of those it rejected (1:6). The target is the project's own supported rate."""
     rng = np.random.default_rng(7)
     names = (
@@ -109,8 +109,9 @@ def slow_simulation_stratified():
         "clustered_unweighted",
     )
     hits = dict.fromkeys(names, 0)
+    widths = dict.fromkeys(names, 0.0)
     for _ in range(DRAWS):
-        ids, y, j = _world(rng, 1500)
+        ids, y, j = _world(rng, 1000)
         truth = y.mean()
         audit = rng.random(y.size) < np.where(j > 0, 0.03, 0.18)
         verdict = np.where(j > 0, "SUPPORTED", "REJECTED")
@@ -129,21 +130,29 @@ def slow_simulation_stratified():
         }
         for k, (lo, hi) in cis.items():
             hits[k] += lo <= truth <= hi
-    return {k: v / DRAWS for k, v in hits.items()}
+            widths[k] += (hi - lo) / DRAWS
+    out = {k: v / DRAWS for k, v in hits.items()}
+    out["widths"] = widths
+    return out
 
 
-@pytest.mark.parametrize("figure", ["two_phase", "ppi", "rogan_gladen_census"])
+@pytest.mark.parametrize("figure", ["two_phase", "ppi"])
 def test_stratified_intervals_cover_the_project_rate(slow_simulation_stratified, figure):
     coverage = slow_simulation_stratified[figure]
     assert 0.93 <= coverage <= 0.98, f"{figure}: {coverage:.3f}"
 
 
-def test_stratified_rogan_gladen_sampled_p_obs_covers_the_project_rate(
-    slow_simulation_stratified,
+@pytest.mark.parametrize("figure", ["rogan_gladen", "rogan_gladen_census"])
+def test_stratified_rogan_gladen_covers_the_project_rate_conservatively(
+    slow_simulation_stratified, figure
 ):
-    # Wider (it also carries p_obs's sampling error, which a census of the judge's verdicts on
-    # the project does not have; judge_is_census=True drops it), but never under-covering.
-    assert slow_simulation_stratified["rogan_gladen"] >= 0.93
+    # Conservative on these ~430-claim audits (≈ 99%): Lang–Reiczigel's pseudo-counts on a small
+    # effective gold-unsupported sample, and, without judge_is_census, p_obs's sampling error,
+    # which a census of the judge's verdicts on the project does not have. Never under-covering,
+    # and not much wider than the two-phase estimate it equals algebraically.
+    sim = slow_simulation_stratified
+    assert sim[figure] >= 0.93
+    assert sim["widths"][figure] < 1.5 * sim["widths"]["two_phase"]
 
 
 @pytest.mark.parametrize("figure", ["today_gold_only", "clustered_unweighted"])
