@@ -50,6 +50,13 @@ answer_rates                   mean_a supported_a/claims_a; share of answers    
 coverage                       |grounded ∩ F| / |F|                             seed 000, Def. 1; Es et al. 2024 (RAGAS)
 f1                             2FC/(F + C)                                      van Rijsbergen 1979
 method_string                  "70% of claims supported across 27 claims …"     DESIGN.md "method string"
+design_proportion              Σ N_h/N·p̂_h; CR1 variance clustered by answer;   Binder 1983; Korn & Graubard 1998;
+                               Wilson at n* = θ(1−θ)/V·(z/t_{G−H})²              Miller 2024 (arXiv:2411.00640)
+design_sensitivity_specificity ratio estimators Σ W_h TP_h/n_h ÷ Σ W_h P_h/n_h    Binder 1983 (linearised ratio)
+two_phase_rate                 Σ_v N_v/N · PPV_v (strata = judge verdicts)      Neyman 1938; Cochran 1977 §12.2
+design_rogan_gladen            Lang–Reiczigel at effective sizes n_k/deff_k, t  Lang & Reiczigel 2014; Korn & Graubard
+design_ppi_mean                Σ W_h θ̂_h, per-stratum λ_h, clustered rectifier  Fisch et al. 2024 (arXiv:2406.04291)
+cluster_bootstrap              answer-level resampling, percentile interval     Field & Welsh 2007 (numpy)
 =============================  ===============================================  ==========================================
 """
 
@@ -73,6 +80,15 @@ from .calibration import (
     reliability_bins,
 )
 from .conformal import crc_evaluate, crc_threshold, frontier
+from .design import (
+    DesignEstimate,
+    cluster_bootstrap,
+    design_ppi_mean,
+    design_proportion,
+    design_rogan_gladen,
+    design_sensitivity_specificity,
+    two_phase_rate,
+)
 from .intervals import clopper_pearson_interval, wilson_interval
 from .prevalence import (
     headline_estimate,
@@ -85,6 +101,7 @@ from .rates import answer_rates, claim_rates, coverage, f1, method_string
 
 __all__ = [
     "CONTRADICTED",
+    "DesignEstimate",
     "NOT_IN_PILE",
     "SUPPORTED",
     "VERDICTS",
@@ -93,6 +110,7 @@ __all__ = [
     "agreement",
     "answer_rates",
     "asymmetry",
+    "cluster_bootstrap",
     "claim_rates",
     "clopper_pearson_interval",
     "cohen_kappa",
@@ -101,6 +119,10 @@ __all__ = [
     "crc_evaluate",
     "crc_threshold",
     "cross_fitted_calibration",
+    "design_ppi_mean",
+    "design_proportion",
+    "design_rogan_gladen",
+    "design_sensitivity_specificity",
     "expected_calibration_error",
     "f1",
     "frontier",
@@ -116,5 +138,6 @@ __all__ = [
     "rogan_gladen_interval",
     "rogan_gladen_variance",
     "sensitivity_specificity",
+    "two_phase_rate",
     "wilson_interval",
 ]

@@ -1,0 +1,828 @@
+"""Design-based estimates: claims clustered in answers, audits drawn by strata.
+
+Every claim-level figure elsewhere in this package treats claims as independent draws from one
+simple random sample. Real audits are neither: claims of one answer share a question, a pile and a
+generation (DESIGN.md "Sampling": answers are the sampling unit), and audits are drawn by strata.
+The functions here take per-claim arrays — outcome, answer id (the cluster), stratum id — plus
+the stratum population counts N_h (claims in the project per stratum) and return a
+`DesignEstimate`.
+
+Variance: Taylor linearisation (Binder 1983; Wolter 2007 ch. 6). Each estimator is a smooth
+function of per-stratum means μ_h = Σ_{i∈h} x_i / n_h, combined as μ = Σ_h W_h μ_h with
+W_h = N_h / N over the strata that have gold. A claim i in stratum h has influence
+W_h (x_i − μ_h)/n_h; influences are summed per answer (z_g) and
+V = G/(G − 1) · Σ_g z_g z_gᵀ (CR1, the cluster-robust "sandwich" of Liang & Zeger 1986 and
+Stata's ``vce(cluster)``; Miller 2024, arXiv:2411.00640 §3 "clustered standard errors"). When
+answers nest within strata the factor is per stratum, G_h/(G_h − 1) (the with-replacement
+stratified cluster variance). The quantile is Student t with G − H degrees of freedom
+(G answers, H seen strata). Why CR1 + t rather than CR2/Bell–McCaffrey: for these intercept-only
+(mean / ratio) estimators CR2 equals CR1 exactly when answers have equal sizes and the
+Bell–McCaffrey df is then G − 1 (Imbens & Kolesár 2016; Pustejovsky & Tipton 2018), so the
+refinement buys little at G ≥ 30 while CR1 is what statsmodels and Stata print, so an auditor can
+reproduce every figure.
+
+Intervals for proportions and ratios: the Wilson interval at the effective sample size
+n* = θ̂(1 − θ̂)/V · (z/t_df)² (Kish 1965 effective n; Korn & Graubard 1998 df adjustment;
+Dean & Pagano 2015, J Surv Stat Methodol 3:484, who find Wilson-with-design-effect the best
+of the simple clustered intervals), with V never below the independent-claims variance V₀
+(design effect ≥ 1 for the interval, as Korn & Graubard truncate it). When every answer holds one claim and there is one stratum the
+functions delegate to today's independent-claims function, so the figure is exactly today's.
+
+Strata with no gold are not extrapolated over: the estimate covers the seen strata only,
+``unseen_share`` says which share of the population (Σ N_h over unseen / N) it cannot see, and the
+method text says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t as student_t
+
+from ._common import NAN, as_binary, as_label_array, check_confidence, z_value
+from .intervals import wilson_interval
+from .prevalence import (
+    _as_judge,
+    _lang_reiczigel,
+    _ppi_lambda,
+    ppi_mean_interval,
+    rogan_gladen,
+    rogan_gladen_interval,
+)
+
+#: effective size of a census (the judge's verdict on every claim): no sampling error
+_CENSUS = 1e15
+
+
+@dataclass(frozen=True)
+class DesignEstimate:
+    """One figure with its design-based interval, ready for the report.
+
+    ``design_effect`` is V_design / V_independent: the estimator's variance under the real design
+    divided by its variance were every claim its own answer (same strata and weights); 1.0 means
+    clustering costs nothing, 2.0 that the audit is worth half its claims. ``unseen_share`` is the
+    share of the population in strata with no gold, which the estimate does not cover.
+    """
+
+    value: float
+    low: float
+    high: float
+    method: str
+    design_effect: float
+    n_clusters: int
+    n: int
+    std_error: float = NAN
+    df: float = NAN
+    n_strata: int = 1
+    unseen_share: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return (self.low, self.high)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["ci"] = self.ci
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# the design: cluster codes, strata, weights
+
+
+@dataclass(frozen=True)
+class _Design:
+    cluster: np.ndarray  # per claim, codes 0..G-1
+    stratum: np.ndarray  # per claim, codes 0..H-1 (seen strata only, after dropping unseen)
+    keep: np.ndarray  # per claim, in a seen stratum
+    weights: np.ndarray  # W_h over seen strata, sums to 1
+    n_h: np.ndarray  # claims per seen stratum
+    labels: list[Any]  # seen stratum labels
+    unseen: list[Any]
+    unseen_share: float
+    n_clusters: int
+    nested: bool
+    g_h: np.ndarray  # answers per seen stratum (nested only)
+
+    @property
+    def simple(self) -> bool:
+        """One stratum and one claim per answer: today's independent-claims design."""
+        return self.weights.size == 1 and self.n_clusters == int(self.keep.sum())
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if (codes < 0).any():
+        raise ValueError("answer and stratum ids must not be missing (None/NaN)")
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _design(
+    n: int,
+    cluster: Iterable[Any] | None,
+    stratum: Iterable[Any] | None,
+    stratum_sizes: Mapping[Any, float] | None,
+    domain: np.ndarray | None = None,
+) -> _Design:
+    """Build the design for n claims; ``domain`` (bool) restricts which claims count as sampled."""
+    ids = np.arange(n) if cluster is None else as_label_array(cluster)
+    if ids.size != n:
+        raise ValueError(f"answer_ids has {ids.size} entries for {n} claims")
+    if stratum is None:
+        strata = np.zeros(n, dtype=np.int64)
+        labels_all = np.array([None], dtype=object)
+    else:
+        s = as_label_array(stratum)
+        if s.size != n:
+            raise ValueError(f"strata has {s.size} entries for {n} claims")
+        strata, labels_all = _factorize(s) if n else (np.empty(0, np.int64), np.array([], object))
+    dom = np.ones(n, dtype=bool) if domain is None else np.asarray(domain, dtype=bool)
+    counts = np.bincount(strata[dom], minlength=labels_all.size)
+    if stratum_sizes is None:
+        if stratum is not None and labels_all.size > 1:
+            raise ValueError("stratum_sizes (claims per stratum in the project, N_h) are required")
+        sizes = {lab: float(c) for lab, c in zip(labels_all, counts, strict=True)}
+    else:
+        sizes = {k: float(v) for k, v in stratum_sizes.items()}
+        missing = [lab for lab in labels_all if lab not in sizes]
+        if missing:
+            raise ValueError(f"stratum {missing[0]!r} has gold claims but no size in stratum_sizes")
+        bad = [k for k, v in sizes.items() if not (np.isfinite(v) and v >= 0)]
+        if bad:
+            raise ValueError(f"stratum_sizes[{bad[0]!r}] must be a non-negative number")
+    total = sum(sizes.values())
+    seen_mask = counts > 0
+    seen = [lab for lab, ok in zip(labels_all, seen_mask, strict=True) if ok]
+    for lab, count in zip(labels_all, counts, strict=True):
+        if stratum_sizes is not None and count > 0 and sizes[lab] < count:
+            raise ValueError(
+                f"stratum {lab!r} has {count} gold claims but stratum_sizes says N_h = "
+                f"{sizes[lab]:g} (N_h counts every claim of the stratum in the project)"
+            )
+    unseen = [lab for lab, v in sizes.items() if v > 0 and lab not in set(seen)]
+    seen_total = sum(sizes[lab] for lab in seen)
+    unseen_share = (total - seen_total) / total if total > 0 else 0.0
+    remap = np.full(labels_all.size, -1, dtype=np.int64)
+    remap[np.flatnonzero(seen_mask)] = np.arange(len(seen))
+    new_strata = remap[strata] if n else strata
+    keep = dom & (new_strata >= 0)
+    weights = np.array([sizes[lab] for lab in seen], dtype=float)
+    weights = weights / weights.sum() if weights.size else weights
+    cl, _ = _factorize(ids[keep]) if keep.any() else (np.empty(0, np.int64), None)
+    cluster_codes = np.full(n, -1, dtype=np.int64)
+    cluster_codes[keep] = cl
+    g = int(cl.max()) + 1 if cl.size else 0
+    st_k = new_strata[keep]
+    # nested: every answer's counted claims lie in one stratum
+    if g:
+        lo = np.full(g, np.iinfo(np.int64).max)
+        hi = np.full(g, -1)
+        np.minimum.at(lo, cl, st_k)
+        np.maximum.at(hi, cl, st_k)
+        nested = bool(np.all(lo == hi))
+        g_h = np.bincount(lo, minlength=len(seen)) if nested else np.zeros(len(seen), np.int64)
+    else:
+        nested, g_h = True, np.zeros(len(seen), np.int64)
+    return _Design(
+        cluster=cluster_codes,
+        stratum=new_strata,
+        keep=keep,
+        weights=weights,
+        n_h=np.bincount(st_k, minlength=len(seen)).astype(float),
+        labels=seen,
+        unseen=unseen,
+        unseen_share=float(unseen_share),
+        n_clusters=g,
+        nested=nested,
+        g_h=g_h,
+    )
+
+
+def _means_and_cov(
+    x: np.ndarray, d: _Design, *, independent: bool = False, active: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Population means μ_k = Σ_h W_h μ_hk of the columns of x, their linearised covariance, df.
+
+    ``independent=True`` gives the same estimator's variance with every claim its own answer
+    (the denominator of the design effect). ``active`` (per claim) marks the claims of the
+    domain (e.g. gold-supported claims for sensitivity): only answers holding one count in G and
+    G_h, as when the domain alone is analysed.
+    """
+    k = d.keep
+    xk, st = x[k], d.stratum[k]
+    h = d.weights.size
+    sums = np.zeros((h, x.shape[1]))
+    np.add.at(sums, st, xk)
+    mu_h = sums / d.n_h[:, None]
+    mu = d.weights @ mu_h
+    infl = (d.weights / d.n_h)[st, None] * (xk - mu_h[st])
+    act = np.ones(xk.shape[0], bool) if active is None else np.asarray(active, bool)[k]
+    if independent:
+        cl, g, nested = np.arange(xk.shape[0]), xk.shape[0], True
+    else:
+        cl, g, nested = d.cluster[k], d.n_clusters, d.nested
+    st_g = np.zeros(g, dtype=np.int64)
+    st_g[cl] = st
+    live = np.zeros(g, dtype=bool)
+    live[cl[act]] = True
+    g_live = int(live.sum())
+    g_h = np.bincount(st_g[live], minlength=h) if nested else np.zeros(h, np.int64)
+    z = np.zeros((g, x.shape[1]))
+    np.add.at(z, cl, infl)
+    if nested:
+        # per-stratum factor G_h/(G_h − 1)
+        lonely = g_h[st_g] <= 1
+        fac = np.where(lonely, 0.0, g_h[st_g] / np.maximum(g_h[st_g] - 1, 1))
+        cov = (z * fac[:, None]).T @ z
+        if np.any(g_h[:h] == 1):
+            # A stratum with a single answer has no between-answer variance to measure: fall back
+            # to its claims as if independent (W_h² s²_h / (n_h − 1)), never to zero.
+            for s in np.flatnonzero(g_h == 1):
+                rows = (st == s) & act
+                dev = xk[rows] - mu_h[s]
+                nh = d.n_h[s]
+                cov += d.weights[s] ** 2 * (dev.T @ dev) / (nh * max(nh - 1.0, 1.0))
+        df = float(max(g_live - int(np.count_nonzero(g_h)), 1))
+    else:
+        cov = (g_live / max(g_live - 1, 1)) * (z.T @ z)
+        df = float(max(g_live - 1, 1))
+    return mu, cov, df
+
+
+def _method(base: str, d: _Design, extra: str = "") -> str:
+    parts = [base]
+    if d.weights.size > 1:
+        parts.append(f"weighted over {d.weights.size} strata by their share of the project (N_h/N)")
+    if d.unseen:
+        names = ", ".join(str(u) for u in d.unseen)
+        parts.append(
+            f"covers only the strata with gold: {100 * d.unseen_share:.0f}% of the project "
+            f"(stratum {names}) has no audited claim and is not estimated"
+        )
+    if extra:
+        parts.append(extra)
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+def _wilson_eff(theta: float, var: float, var0: float, df: float, g: int, confidence: float):
+    """Wilson interval at the effective sample size n* = θ(1−θ)/max(V, V₀)·(z/t)².
+
+    V₀ is the same estimator's variance with independent claims: the interval never credits
+    clustering with more information than independent claims would give (design effect ≥ 1,
+    Korn & Graubard 1998), while strata weights keep their own effect on n*.
+    """
+    z = z_value(confidence)
+    t = float(student_t.ppf(0.5 + confidence / 2.0, df))
+    if theta <= 0.0 or theta >= 1.0 or not var > 0.0:
+        n_eff = float(g)  # no variation to measure clustering: each answer counted once
+    else:
+        n_eff = theta * (1.0 - theta) / max(var, var0 if np.isfinite(var0) else 0.0)
+    n_star = n_eff * (z / t) ** 2
+    centre = (theta + z**2 / (2 * n_star)) / (1 + z**2 / n_star)
+    half = z * np.sqrt(theta * (1 - theta) / n_star + z**2 / (4 * n_star**2)) / (1 + z**2 / n_star)
+    lo = 0.0 if theta <= 0.0 else float(min(max(centre - half, 0.0), theta))
+    hi = 1.0 if theta >= 1.0 else float(max(min(centre + half, 1.0), theta))
+    return lo, hi, n_eff
+
+
+def _deff_text(deff: float) -> str:
+    if not np.isfinite(deff):
+        return "design effect not measurable (a share of 0 or 1): each answer counted once"
+    return f"design effect {deff:.2f}"
+
+
+def _nan_estimate(method: str, d: _Design | None = None, n: int = 0) -> DesignEstimate:
+    return DesignEstimate(
+        value=NAN,
+        low=NAN,
+        high=NAN,
+        method=method,
+        design_effect=NAN,
+        n_clusters=0 if d is None else d.n_clusters,
+        n=n,
+        n_strata=0 if d is None else int(d.weights.size),
+        unseen_share=1.0 if d is None or not d.weights.size else d.unseen_share,
+    )
+
+
+def _ratio(
+    num: np.ndarray,
+    den: np.ndarray,
+    d: _Design,
+    confidence: float,
+    what: str,
+) -> DesignEstimate:
+    """θ = Σ_h W_h mean_h(num) / Σ_h W_h mean_h(den), Wilson at the effective size."""
+    n_claims = int(den[d.keep].sum())
+    if n_claims == 0 or d.weights.size == 0:
+        return _nan_estimate(f"No {what} to estimate from", d, n_claims)
+    x = np.column_stack([num, den]).astype(float)
+    active = den > 0
+    mu, cov, df = _means_and_cov(x, d, active=active)
+    _, cov0, _ = _means_and_cov(x, d, independent=True, active=active)
+    g_dom = int(np.unique(d.cluster[d.keep & active]).size)
+    theta = float(mu[0] / mu[1])
+    grad = np.array([1.0 / mu[1], -theta / mu[1]])
+    var = float(grad @ cov @ grad)
+    var0 = float(grad @ cov0 @ grad)
+    deff = var / var0 if var0 > 0 else NAN
+    lo, hi, n_eff = _wilson_eff(theta, var, var0, df, g_dom, confidence)
+    base = (
+        f"Wilson interval at the effective sample size ({n_eff:.0f} of {n_claims} claims), "
+        f"cluster-robust by answer ({g_dom} answers, {_deff_text(deff)}), "
+        f"t with {df:.0f} df"
+    )
+    return DesignEstimate(
+        value=theta,
+        low=lo,
+        high=hi,
+        method=_method(base, d),
+        design_effect=deff,
+        n_clusters=g_dom,
+        n=n_claims,
+        std_error=float(np.sqrt(var)),
+        df=df,
+        n_strata=int(d.weights.size),
+        unseen_share=d.unseen_share,
+        extra={"effective_n": n_eff, "unseen_strata": list(d.unseen)},
+    )
+
+
+def _simple(value: float, ci: tuple[float, float], n: int, base: str) -> DesignEstimate:
+    """Today's independent-claims figure, wrapped (one claim per answer, one stratum)."""
+    v = float(value)
+    return DesignEstimate(
+        value=v,
+        low=float(ci[0]),
+        high=float(ci[1]),
+        method=base[0].upper() + base[1:] + ".",
+        design_effect=1.0,
+        n_clusters=n,
+        n=n,
+        std_error=float(np.sqrt(v * (1.0 - v) / n)) if n else NAN,
+        df=float("inf"),
+        extra={"independent": True},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# public functions
+
+
+def design_proportion(
+    outcome: Iterable[Any],
+    answer_ids: Iterable[Any] | None = None,
+    strata: Iterable[Any] | None = None,
+    stratum_sizes: Mapping[Any, float] | None = None,
+    confidence: float = 0.95,
+) -> DesignEstimate:
+    """A pooled claim rate (faithfulness, gold-only, any 0/1 share) under the audit's design.
+
+    Formula: θ̂ = Σ_h (N_h/N)·p̂_h, p̂_h = Σ_{i∈h} y_i / n_h (one stratum: the pooled share);
+    V = CR1 linearised variance clustered by answer (module docstring); Wilson interval at
+    n* = θ̂(1 − θ̂)/V·(z/t_{G−H})². ``stratum_sizes`` maps each stratum to its claims in the project
+    (N_h); strata listed there with no gold are reported in ``unseen_share``, not estimated.
+    With one stratum and one claim per answer: exactly `wilson_interval`.
+    Source: Binder (1983); Liang & Zeger (1986); Korn & Graubard (1998); Dean & Pagano (2015);
+    Miller (2024) arXiv:2411.00640; Cochran (1977) §5.3 for the stratified mean.
+    """
+    check_confidence(confidence)
+    y = as_binary(outcome, "outcome")
+    d = _design(y.size, answer_ids, strata, stratum_sizes)
+    if d.simple:
+        k, n = int(y.sum()), int(y.size)
+        return _simple(
+            k / n, wilson_interval(k, n, confidence), n, "Wilson interval, one claim per answer"
+        )
+    return _ratio(y, np.ones_like(y), d, confidence, "claims")
+
+
+def two_phase_rate(
+    gold: Iterable[Any],
+    judge_on_gold: Iterable[Any],
+    judge_counts: Mapping[Any, float],
+    answer_ids: Iterable[Any] | None = None,
+    confidence: float = 0.95,
+) -> DesignEstimate:
+    """The true supported rate from an audit stratified by the judge's own verdict (two-phase).
+
+    Phase one: the judge labels every claim (``judge_counts``: claims per verdict in the project).
+    Phase two: gold on a sample drawn per verdict, at any rates. Formula:
+    π̂ = Σ_v (N_v/N)·PPV_v with PPV_v = the gold-supported share among audited claims the judge put
+    in verdict v (its predictive value); variance as `design_proportion` (answers span verdicts,
+    so CR1 over answers, t with G − 1 df). A verdict with no audited claim is not extrapolated
+    over (``unseen_share``). Source: Neyman (1938) double sampling for stratification;
+    Cochran (1977) §12.2; DESIGN.md "Sampling".
+    """
+    return design_proportion(
+        gold, answer_ids, as_label_array(judge_on_gold), judge_counts, confidence
+    )
+
+
+def design_sensitivity_specificity(
+    gold: Iterable[Any],
+    judge: Iterable[Any],
+    answer_ids: Iterable[Any] | None = None,
+    strata: Iterable[Any] | None = None,
+    stratum_sizes: Mapping[Any, float] | None = None,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """The judge's sensitivity and specificity as ratio estimators clustered by answer.
+
+    Formula: se = Σ_h W_h·#(judge S ∧ gold S)_h/n_h ÷ Σ_h W_h·#(gold S)_h/n_h, sp likewise over
+    gold-unsupported claims; CR1 linearised variance of the ratio (gradient (1/μ_b, −θ/μ_b));
+    Wilson at the effective size. With strata (e.g. the judge's verdict) the weights N_h/n_h undo
+    the oversampling. With one stratum and one claim per answer: exactly today's Wilson intervals
+    (`sensitivity_specificity`). Returns ``{"sensitivity", "specificity": DesignEstimate,
+    "youden_j": float, "covariance": Cov(se, sp)}``. Source: Yerushalmy (1947); Binder (1983) for
+    the linearised ratio; Miller (2024).
+    """
+    check_confidence(confidence)
+    g = as_binary(gold, "gold")
+    j = as_binary(judge, "judge")
+    if g.shape != j.shape:
+        raise ValueError(f"gold and judge differ in length: {g.size} vs {j.size}")
+    d = _design(g.size, answer_ids, strata, stratum_sizes)
+    cols = np.column_stack([g * j, g, (1 - g) * (1 - j), 1 - g])
+    out: dict[str, Any] = {}
+    if d.simple:
+        tp, pos = int(cols[:, 0].sum()), int(cols[:, 1].sum())
+        tn, neg = int(cols[:, 2].sum()), int(cols[:, 3].sum())
+        for name, k, n in (("sensitivity", tp, pos), ("specificity", tn, neg)):
+            if n == 0:
+                out[name] = _nan_estimate(f"No gold claims for {name}", d, 0)
+            else:
+                out[name] = _simple(
+                    k / n,
+                    wilson_interval(k, n, confidence),
+                    n,
+                    "Wilson interval, one claim per answer",
+                )
+        out["covariance"] = 0.0
+    else:
+        out["sensitivity"] = _ratio(cols[:, 0], cols[:, 1], d, confidence, "gold-supported claims")
+        out["specificity"] = _ratio(
+            cols[:, 2], cols[:, 3], d, confidence, "gold-unsupported claims"
+        )
+        out["covariance"] = _se_sp_cov(cols, d)
+    out["youden_j"] = out["sensitivity"].value + out["specificity"].value - 1.0
+    return out
+
+
+def _se_sp_cov(cols: np.ndarray, d: _Design) -> float:
+    if d.weights.size == 0 or cols[d.keep, 1].sum() == 0 or cols[d.keep, 3].sum() == 0:
+        return NAN
+    mu, cov, _ = _means_and_cov(cols, d)
+    se, sp = mu[0] / mu[1], mu[2] / mu[3]
+    ga = np.array([1 / mu[1], -se / mu[1], 0.0, 0.0])
+    gb = np.array([0.0, 0.0, 1 / mu[3], -sp / mu[3]])
+    return float(ga @ cov @ gb)
+
+
+def design_rogan_gladen(
+    judge_all: Iterable[Any],
+    answer_ids_all: Iterable[Any] | None,
+    gold: Iterable[Any],
+    judge_on_gold: Iterable[Any],
+    answer_ids_gold: Iterable[Any] | None = None,
+    strata: Iterable[Any] | None = None,
+    stratum_sizes: Mapping[Any, float] | None = None,
+    confidence: float = 0.95,
+    *,
+    judge_is_census: bool = False,
+) -> DesignEstimate:
+    """Rogan–Gladen with the clustered uncertainty of p_obs, se and sp.
+
+    ``judge_all`` are the judge's verdicts on every judged claim (p_obs, clustered by
+    ``answer_ids_all``); ``gold``/``judge_on_gold`` the audit (se, sp, clustered by
+    ``answer_ids_gold``, optionally stratified). Formula: π̂ = (p_obs + sp − 1)/(se + sp − 1),
+    clipped; interval: the Lang–Reiczigel adjusted Wald interval (today's method) evaluated at
+    each input's effective sample size θ_k(1 − θ_k)/V_k (as its Wilson interval) and with t_{G−H}
+    in place of z —
+    the Korn–Graubard device applied to each of the three binomial inputs — plus the
+    within-answer covariance of se and sp by the delta method (−2π(1 − π)·Cov(se, sp)/J² added to
+    the squared half-width / t²), which Lang–Reiczigel, built for independent samples, lacks.
+    With one claim per answer everywhere and one
+    stratum: exactly `rogan_gladen_interval` (Lang–Reiczigel). ``judge_is_census=True`` says
+    the judge labelled every claim of the project and the target is the project's own rate:
+    p_obs then carries no sampling error (an unbounded effective size); the default keeps
+    today's treatment, p_obs as a sample. Source: Rogan & Gladen (1978);
+    Lang & Reiczigel (2014); Korn & Graubard (1998).
+    """
+    check_confidence(confidence)
+    ja = as_binary(judge_all, "judge_all")
+    pa = design_proportion(ja, answer_ids_all, confidence=confidence)
+    sesp = design_sensitivity_specificity(
+        gold, judge_on_gold, answer_ids_gold, strata, stratum_sizes, confidence
+    )
+    se, sp = sesp["sensitivity"], sesp["specificity"]
+    if not (ja.size and se.n and sp.n):
+        return _nan_estimate("Rogan–Gladen needs judged claims and gold of both kinds")
+    point = rogan_gladen(pa.value, se.value, sp.value)
+    if np.isnan(point):
+        return _nan_estimate(
+            f"Rogan–Gladen is undefined: the judge is no better than chance (J = "
+            f"{se.value + sp.value - 1:.2f})"
+        )
+    if not judge_is_census and all(est.extra.get("independent") for est in (pa, se, sp)):
+        k, m = int(ja.sum()), int(ja.size)
+        ks, ms = round(se.value * se.n), se.n
+        kp, mp = round(sp.value * sp.n), sp.n
+        lo, hi = rogan_gladen_interval(k, m, ks, ms, kp, mp, confidence, "lang-reiczigel")
+        return DesignEstimate(
+            value=point,
+            low=lo,
+            high=hi,
+            method="Rogan–Gladen, Lang–Reiczigel interval, one claim per answer.",
+            design_effect=1.0,
+            n_clusters=pa.n_clusters,
+            n=m,
+        )
+    effs = []
+    dfs = []
+    for est in (pa, se, sp):
+        # Kish's effective size of the figure (θ(1−θ)/V, as its own Wilson interval uses)
+        n_eff = float(est.extra.get("effective_n", est.n))
+        if est is pa and judge_is_census:
+            n_eff = _CENSUS
+        effs.append((est.value * n_eff, n_eff))
+        if np.isfinite(est.df) and not (est is pa and judge_is_census):
+            dfs.append(est.df)
+    df = min(dfs) if dfs else np.inf
+    t = float(student_t.ppf(0.5 + confidence / 2.0, df))
+    (k, m), (ks, ms), (kp, mp) = effs
+    lo_a, hi_a, j2 = _lang_reiczigel(k, m, ks, ms, kp, mp, t)
+    if not float(j2) > 0.0:
+        return _nan_estimate("Rogan–Gladen is undefined after the Lang–Reiczigel adjustment")
+    j = se.value + sp.value - 1.0
+    # Claims of one answer inform both se and sp: add their covariance by the delta method,
+    # ∂π/∂se = −π/J, ∂π/∂sp = (1 − π)/J (with verdict strata it is large and negative, and
+    # without it the interval would be several times too wide).
+    cov = sesp["covariance"] if np.isfinite(sesp["covariance"]) else 0.0
+    centre, sd2 = (float(lo_a) + float(hi_a)) / 2.0, ((float(hi_a) - float(lo_a)) / (2 * t)) ** 2
+    sd2 = max(sd2 - 2.0 * point * (1.0 - point) * cov / j**2, 1e-12)
+    lo = float(min(max(centre - t * np.sqrt(sd2), 0.0), 1.0))
+    hi = float(min(max(centre + t * np.sqrt(sd2), 0.0), 1.0))
+    v_p = 0.0 if judge_is_census else pa.std_error**2
+    var = (
+        v_p
+        + point**2 * se.std_error**2
+        + (1 - point) ** 2 * sp.std_error**2
+        - 2.0 * point * (1.0 - point) * cov
+    ) / j**2
+    var0 = (
+        (v_p / pa.design_effect if v_p > 0 and pa.design_effect > 0 else 0.0)
+        + point**2 * se.std_error**2 / se.design_effect
+        + (1 - point) ** 2 * sp.std_error**2 / sp.design_effect
+    ) / j**2
+    deff = var / var0 if var0 > 0 else NAN
+    judged = "every claim, a census" if judge_is_census else f"{pa.n} claims worth {m:.0f}"
+    base = (
+        f"Rogan–Gladen, Lang–Reiczigel interval at effective sample sizes (judged: {judged}; "
+        f"gold-supported: {se.n} claims worth {ms:.0f}; gold-unsupported: {sp.n} claims worth "
+        f"{mp:.0f}), clustered by answer ({_deff_text(deff)}), t with {df:.0f} df"
+    )
+    d_dummy = _Design(
+        cluster=np.empty(0, np.int64),
+        stratum=np.empty(0, np.int64),
+        keep=np.empty(0, bool),
+        weights=np.ones(se.n_strata),
+        n_h=np.ones(se.n_strata),
+        labels=[],
+        unseen=list(se.extra.get("unseen_strata", [])),
+        unseen_share=se.unseen_share,
+        n_clusters=se.n_clusters,
+        nested=True,
+        g_h=np.zeros(se.n_strata, np.int64),
+    )
+    return DesignEstimate(
+        value=point,
+        low=min(lo, point),
+        high=max(hi, point),
+        method=_method(base, d_dummy),
+        design_effect=deff,
+        n_clusters=se.n_clusters,
+        n=se.n + sp.n,
+        std_error=float(np.sqrt(var)),
+        df=df,
+        n_strata=se.n_strata,
+        unseen_share=se.unseen_share,
+        extra={"se_sp_covariance": sesp["covariance"], "judged_answers": pa.n_clusters},
+    )
+
+
+def design_ppi_mean(
+    gold: Iterable[Any],
+    judge_on_gold: Iterable[Any],
+    judge_on_rest: Iterable[Any],
+    answer_ids_gold: Iterable[Any] | None = None,
+    answer_ids_rest: Iterable[Any] | None = None,
+    strata_gold: Iterable[Any] | None = None,
+    strata_rest: Iterable[Any] | None = None,
+    confidence: float = 0.95,
+) -> DesignEstimate:
+    """PPI++ (stratified, clustered): the judge's rate rectified by its error on the audit.
+
+    Formula, per stratum h (N_h = gold + rest claims in h, W_h = N_h/N over strata with gold):
+    λ_h as `ppi_mean_interval` (Cov(Y, f)/((1 + n_h/N_h')·Var f), clipped to [0, 1]);
+    θ̂_h = λ_h·mean(f_rest,h) + mean(Y − λ_h f_gold,h); θ̂ = Σ_h W_h θ̂_h;
+    V = Σ_h W_h² [λ_h² V_cl(mean f_rest,h) + V_cl(mean(Y − λ_h f_gold,h))], each V_cl the CR1
+    variance of a mean clustered by answer; CI θ̂ ± t_{G−H}·√V (G audited answers), clipped.
+    With one stratum and one claim per answer (gold and rest): exactly `ppi_mean_interval`.
+    Source: Angelopoulos, Duchi & Zrnic (2023) PPI++; Fisch et al. (2024) "Stratified
+    Prediction-Powered Inference", arXiv:2406.04291, eq. for the stratified estimator with
+    per-stratum tuning; Miller (2024) for the clustered rectifier.
+    """
+    check_confidence(confidence)
+    y = as_binary(gold, "gold")
+    fg = _as_judge(judge_on_gold, "judge_on_gold")
+    fr = _as_judge(judge_on_rest, "judge_on_rest")
+    if y.shape != fg.shape:
+        raise ValueError(f"gold and judge_on_gold differ in length: {y.size} vs {fg.size}")
+    n, big_n = y.size, fr.size
+    ids_g = np.arange(n) if answer_ids_gold is None else as_label_array(answer_ids_gold)
+    ids_r = np.arange(n, n + big_n) if answer_ids_rest is None else as_label_array(answer_ids_rest)
+    if ids_g.size != n or ids_r.size != big_n:
+        raise ValueError("answer ids must match the gold and rest claims in length")
+    if (strata_gold is None) != (strata_rest is None):
+        raise ValueError("give strata for both the gold and the rest claims, or for neither")
+    s_g = np.zeros(n, np.int64) if strata_gold is None else as_label_array(strata_gold)
+    s_r = np.zeros(big_n, np.int64) if strata_rest is None else as_label_array(strata_rest)
+    if s_g.size != n or s_r.size != big_n:
+        raise ValueError("strata must match the gold and rest claims in length")
+    one_stratum = strata_gold is None or len(set(s_g.tolist()) | set(s_r.tolist())) <= 1
+    if one_stratum and len(set(ids_g.tolist())) == n and len(set(ids_r.tolist())) == big_n:
+        out = ppi_mean_interval(y, fg, fr, confidence)
+        return DesignEstimate(
+            value=out["value"],
+            low=out["ci"][0],
+            high=out["ci"][1],
+            method="PPI++, normal interval, one claim per answer.",
+            design_effect=1.0,
+            n_clusters=n,
+            n=n,
+            extra={"lambda": out["lambda"], "N": big_n},
+        )
+    labels = pd.unique(np.concatenate([s_g.astype(object), s_r.astype(object)]))
+    theta = 0.0
+    var = 0.0
+    var0 = 0.0
+    total = n + big_n
+    seen_w = 0.0
+    unseen: list[Any] = []
+    lambdas: dict[Any, float] = {}
+    parts = []
+    for lab in labels:
+        mg, mr = s_g == lab, s_r == lab
+        n_h, r_h = int(mg.sum()), int(mr.sum())
+        if n_h == 0:
+            unseen.append(lab)
+            continue
+        seen_w += (n_h + r_h) / total
+        parts.append((lab, mg, mr, n_h, r_h))
+    g_total = len(set(ids_g.tolist()))
+    for lab, mg, mr, n_h, r_h in parts:
+        w = (n_h + r_h) / total / seen_w
+        yh, fgh, frh = y[mg], fg[mg], fr[mr]
+        lam = _ppi_lambda(yh, fgh, frh)
+        lambdas[lab] = lam
+        rect = yh - lam * fgh
+        est = (lam * frh.mean() if r_h else 0.0) + rect.mean() if r_h else float(yh.mean())
+        v_rect, v0_rect = _mean_var(rect, ids_g[mg])
+        v_imp, v0_imp = _mean_var(frh, ids_r[mr]) if r_h else (0.0, 0.0)
+        theta += w * est
+        var += w**2 * (v_rect + lam**2 * v_imp)
+        var0 += w**2 * (v0_rect + lam**2 * v0_imp)
+    h = len(parts)
+    df = float(max(g_total - h, 1))
+    t = float(student_t.ppf(0.5 + confidence / 2.0, df))
+    half = t * float(np.sqrt(var))
+    clip = lambda v: float(min(max(v, 0.0), 1.0))  # noqa: E731
+    unseen_share = 1.0 - seen_w
+    d_dummy = _Design(
+        cluster=np.empty(0, np.int64),
+        stratum=np.empty(0, np.int64),
+        keep=np.empty(0, bool),
+        weights=np.ones(h),
+        n_h=np.ones(h),
+        labels=[],
+        unseen=unseen,
+        unseen_share=unseen_share,
+        n_clusters=g_total,
+        nested=True,
+        g_h=np.zeros(h, np.int64),
+    )
+    deff = var / var0 if var0 > 0 else NAN
+    base = (
+        f"PPI++ (power-tuned per stratum), rectifier clustered by answer ({g_total} audited "
+        f"answers, {_deff_text(deff)}), t with {df:.0f} df"
+    )
+    return DesignEstimate(
+        value=clip(theta),
+        low=clip(theta - half),
+        high=clip(theta + half),
+        method=_method(base, d_dummy),
+        design_effect=deff,
+        n_clusters=g_total,
+        n=n,
+        std_error=float(np.sqrt(var)),
+        df=df,
+        n_strata=h,
+        unseen_share=unseen_share,
+        extra={"lambda": lambdas, "N": big_n},
+    )
+
+
+def _mean_var(x: np.ndarray, ids: np.ndarray) -> tuple[float, float]:
+    """CR1 variance of a claim mean clustered by answer, and the independent-claims one."""
+    m = x.size
+    if m <= 1:
+        return 0.0, 0.0
+    cl, uniq = pd.factorize(ids)
+    g = uniq.size
+    dev = x - x.mean()
+    z = np.bincount(cl, weights=dev, minlength=g)
+    v = g / max(g - 1, 1) * float(z @ z) / m**2
+    v0 = m / (m - 1) * float(dev @ dev) / m**2
+    return v, v0
+
+
+def cluster_bootstrap(
+    numerator: Iterable[Any],
+    denominator: Iterable[Any] | None = None,
+    answer_ids: Iterable[Any] | None = None,
+    confidence: float = 0.95,
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    chunk: int = 20_000_000,
+) -> DesignEstimate:
+    """Answer-level bootstrap percentile interval of a pooled ratio Σ num / Σ den.
+
+    Answers are resampled with replacement (Efron & Tibshirani 1993 §6; Field & Welsh 2007,
+    "Bootstrapping clustered data", the cluster bootstrap); claims are first summed per answer
+    with ``numpy.bincount``, then draws are taken in blocks of ``chunk`` index cells (no Python
+    loop over claims or single draws): a million claims in 200,000 answers take a few seconds.
+    ``denominator`` defaults to one per claim (a proportion). ``design_effect`` is the bootstrap
+    variance over the independent-claims variance of the ratio. Source: Field & Welsh (2007);
+    Miller (2024) §3 (answer-level resampling).
+    """
+    check_confidence(confidence)
+    a = (
+        as_binary(numerator, "numerator")
+        if not isinstance(numerator, np.ndarray) or (numerator.dtype.kind not in "f")
+        else np.asarray(numerator, float)
+    )
+    b = (
+        np.ones_like(a)
+        if denominator is None
+        else np.asarray(as_binary(denominator, "denominator"), float)
+    )
+    ids = np.arange(a.size) if answer_ids is None else as_label_array(answer_ids)
+    if a.shape != b.shape or ids.size != a.size:
+        raise ValueError("numerator, denominator and answer_ids differ in length")
+    keep = b > 0
+    a, b, ids = a[keep], b[keep], ids[keep]
+    if a.size == 0:
+        return _nan_estimate("No claims to resample")
+    cl, uniq = pd.factorize(ids)
+    g = uniq.size
+    ag = np.bincount(cl, weights=a, minlength=g)
+    bg = np.bincount(cl, weights=b, minlength=g)
+    theta = float(ag.sum() / bg.sum())
+    rng = np.random.default_rng(seed)
+    per = max(1, int(chunk) // g)
+    draws = np.empty(int(n_boot))
+    done = 0
+    while done < n_boot:
+        k = min(per, n_boot - done)
+        idx = rng.integers(0, g, size=(k, g))
+        draws[done : done + k] = ag[idx].sum(axis=1) / bg[idx].sum(axis=1)
+        done += k
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = (float(v) for v in np.quantile(draws, [tail, 1.0 - tail]))
+    var = float(np.var(draws, ddof=1))
+    n = float(b.sum())
+    dev = a - theta * b
+    var0 = float(dev @ dev) / n**2
+    deff = var / var0 if var0 > 0 else NAN
+    return DesignEstimate(
+        value=theta,
+        low=min(lo, theta),
+        high=max(hi, theta),
+        method=(
+            f"Answer-level bootstrap, {n_boot} resamples of {g} answers, percentile interval "
+            f"({_deff_text(deff)})."
+        ),
+        design_effect=deff,
+        n_clusters=int(g),
+        n=int(n),
+        std_error=float(np.sqrt(var)),
+        n_strata=1,
+    )
