@@ -8,7 +8,7 @@ One module per thing computed; `report` calls them in the order of the report's 
 - `rates`: claim rates over gold, project-wide and per risk category and claim tag.
 - `abstention_coverage`: abstention rates and fact coverage with F1.
 - `analysts`: inter-analyst agreement.  `method`: the method strings.
-- `judge_audit`: each instrument of a judge against gold.
+- `judge_audit`: one instrument of a judge against gold; `instruments`: which instruments.
 - `calibration` (ECE, frontier) and `conformal` (CRC, and what a snapshot keeps for α).
 - `audit_card`: one instrument's card.  `snapshots`: the rows the dashboard reads.
 - `common`: the verdict vocabulary and small helpers.
@@ -51,11 +51,8 @@ from metrics.services.conformal import (
     DEFAULT_ALPHA,
     crc_from_inputs,
 )
-from metrics.services.judge_audit import (
-    AGREEMENT_WARNING_BELOW,
-    HEADLINE_KEYS,
-    instruments_left_out_text,
-)
+from metrics.services.instruments import instruments_left_out_text
+from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW, HEADLINE_KEYS
 from metrics.services.report import report_compute, report_public
 from metrics.services.snapshots import (
     SNAPSHOT_STALE_AFTER,

@@ -5,51 +5,57 @@ from typing import Any
 
 from metrics.services.common import json_safe
 from metrics.services.conformal import CRC_CAVEAT
-from metrics.services.judge_audit import _left_out_name
+from metrics.services.instruments import _left_out_name
+
+_CRC_FIELDS = ("alpha", "lambda_hat", "retained", "realized_false_claim_rate", "test_claims")
+# Card field ← the instrument block's key, copied as they are.
+_AGREEMENT_FIELDS = (
+    ("audit_sample_size", "n_audited"),
+    ("judged_claims", "n_judged"),
+    ("gold_source", "gold_sources"),
+    ("sensitivity", "sensitivity"),
+    ("specificity", "specificity"),
+    ("youden_j", "youden_j"),
+    ("agreement", "agreement"),
+    ("agreement_ci", "agreement_ci"),
+    ("kappa", "kappa"),
+    ("human_kappa_ceiling", "human_kappa_ceiling"),
+)
+_FAITHFULNESS_FIELDS = (
+    "naive_faithfulness",
+    "debiased_faithfulness",
+    "ppi_faithfulness",
+    "gold_only_faithfulness",
+)
 
 
-def audit_card(*, report: dict, instrument: int = 0) -> dict:
-    """Everything someone needs to reuse one instrument's numbers honestly; no secrets."""
-    block = report["instruments"][instrument] if report.get("instruments") else report["judge"]
-    crc = block["crc"]
-    headline_key = block["headline_estimate"]
-    headline = block.get(headline_key) if headline_key else None
-    card = {
+def _identity(report: dict, block: dict) -> dict:
+    return {
         "judge": block["name"],
         "backend": block["backend"],
         "model": block["model"],
         "prompt_version": block["prompt_version"],
         "date": report["computed_at"],
         "project": report["project"]["slug"],
-        "audit_sample_size": block["n_audited"],
-        "judged_claims": block["n_judged"],
-        "gold_source": block["gold_sources"],
-        "sensitivity": block["sensitivity"],
-        "specificity": block["specificity"],
-        "youden_j": block["youden_j"],
-        "agreement": block["agreement"],
-        "agreement_ci": block["agreement_ci"],
-        "kappa": block["kappa"],
-        "human_kappa_ceiling": block["human_kappa_ceiling"],
-        "naive_faithfulness": block["naive_faithfulness"],
-        "debiased_faithfulness": block["debiased_faithfulness"],
-        "ppi_faithfulness": block["ppi_faithfulness"],
-        "gold_only_faithfulness": block["gold_only_faithfulness"],
+    }
+
+
+def _faithfulness(block: dict) -> dict:
+    """The four estimates and the headline the report chose among them."""
+    headline_key = block["headline_estimate"]
+    headline = block.get(headline_key) if headline_key else None
+    return {
+        **{key: block[key] for key in _FAITHFULNESS_FIELDS},
         "headline_estimate": headline_key,
         "headline_value": headline["value"] if headline else None,
         "headline_ci": headline["ci"] if headline else None,
         "headline_reason": block["headline_reason"],
-        "ece": block["ece"],
-        "crc": {
-            key: crc[key]
-            for key in (
-                "alpha",
-                "lambda_hat",
-                "retained",
-                "realized_false_claim_rate",
-                "test_claims",
-            )
-        },
+    }
+
+
+def _checks(report: dict, block: dict) -> dict:
+    """Canaries, unparseable responses and the verdicts left out as stale."""
+    return {
         "canary_pass_rate": block["canary"]["pass_rate"]["value"],
         "canaries": block["canary"]["canaries"],
         "unparseable": block["unparseable"],
@@ -58,6 +64,19 @@ def audit_card(*, report: dict, instrument: int = 0) -> dict:
         "instruments_left_out_all_stale": [
             _left_out_name(row) for row in report.get("instruments_left_out", [])
         ],
+    }
+
+
+def audit_card(*, report: dict, instrument: int = 0) -> dict:
+    """Everything someone needs to reuse one instrument's numbers honestly; no secrets."""
+    block = report["instruments"][instrument] if report.get("instruments") else report["judge"]
+    card = {
+        **_identity(report, block),
+        **{field: block[key] for field, key in _AGREEMENT_FIELDS},
+        **_faithfulness(block),
+        "ece": block["ece"],
+        "crc": {key: block["crc"][key] for key in _CRC_FIELDS},
+        **_checks(report, block),
         "method": block["method"] + " " + CRC_CAVEAT,
     }
     return json_safe(card)

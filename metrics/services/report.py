@@ -13,7 +13,7 @@ from metrics.services.abstention_coverage import _abstention, _coverage, _fact_l
 from metrics.services.analysts import _analysts
 from metrics.services.common import json_safe
 from metrics.services.inputs import _Data
-from metrics.services.judge_audit import _judge_audits
+from metrics.services.instruments import _judge_audits
 from metrics.services.method import _method_strings
 from metrics.services.rates import (
     _by_risk_category,
