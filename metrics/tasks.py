@@ -1,8 +1,11 @@
-"""Celery tasks of metrics: computing a report snapshot."""
+"""Celery tasks of metrics: computing a report snapshot.
+
+The task imports its service; the service enqueues it by name (`metrics.services.snapshots`).
+"""
 
 from celery import shared_task
 
-from metrics.services import snapshot_compute
+from metrics.services.snapshots import snapshot_compute
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)

@@ -431,7 +431,7 @@ def test_report_empty_project_is_valid_json_with_nulls():
 def test_report_large_audit_stores_a_grid_of_crc_cuts(planted, monkeypatch):
     from metrics import services
 
-    monkeypatch.setattr(services, "CRC_INPUTS_MAX_CLAIMS", 10)
+    monkeypatch.setattr(services.conformal, "CRC_INPUTS_MAX_CLAIMS", 10)
     report = report_compute(project=planted.project, judge=planted.judge)
     inputs = report["_instrument_crc_inputs"][0]
     assert "confidence" not in inputs  # no per-claim arrays in the snapshot

@@ -1,0 +1,99 @@
+"""The audit card: one instrument's numbers with everything needed to reuse them honestly (no
+secrets), and its flattening to (field, value) rows for CSV."""
+
+from typing import Any
+
+from metrics.services.common import json_safe
+from metrics.services.conformal import CRC_CAVEAT
+from metrics.services.instruments import _left_out_name
+
+_CRC_FIELDS = ("alpha", "lambda_hat", "retained", "realized_false_claim_rate", "test_claims")
+# Card field ← the instrument block's key, copied as they are.
+_AGREEMENT_FIELDS = (
+    ("audit_sample_size", "n_audited"),
+    ("judged_claims", "n_judged"),
+    ("gold_source", "gold_sources"),
+    ("sensitivity", "sensitivity"),
+    ("specificity", "specificity"),
+    ("youden_j", "youden_j"),
+    ("agreement", "agreement"),
+    ("agreement_ci", "agreement_ci"),
+    ("kappa", "kappa"),
+    ("human_kappa_ceiling", "human_kappa_ceiling"),
+)
+_FAITHFULNESS_FIELDS = (
+    "naive_faithfulness",
+    "debiased_faithfulness",
+    "ppi_faithfulness",
+    "gold_only_faithfulness",
+)
+
+
+def _identity(report: dict, block: dict) -> dict:
+    return {
+        "judge": block["name"],
+        "backend": block["backend"],
+        "model": block["model"],
+        "prompt_version": block["prompt_version"],
+        "date": report["computed_at"],
+        "project": report["project"]["slug"],
+    }
+
+
+def _faithfulness(block: dict) -> dict:
+    """The four estimates and the headline the report chose among them."""
+    headline_key = block["headline_estimate"]
+    headline = block.get(headline_key) if headline_key else None
+    return {
+        **{key: block[key] for key in _FAITHFULNESS_FIELDS},
+        "headline_estimate": headline_key,
+        "headline_value": headline["value"] if headline else None,
+        "headline_ci": headline["ci"] if headline else None,
+        "headline_reason": block["headline_reason"],
+    }
+
+
+def _checks(report: dict, block: dict) -> dict:
+    """Canaries, unparseable responses and the verdicts left out as stale."""
+    return {
+        "canary_pass_rate": block["canary"]["pass_rate"]["value"],
+        "canaries": block["canary"]["canaries"],
+        "unparseable": block["unparseable"],
+        "stale_verdicts_left_out": block.get("stale_verdicts", 0),
+        # Instruments with no current verdict, as "model …, prompt …: N verdicts".
+        "instruments_left_out_all_stale": [
+            _left_out_name(row) for row in report.get("instruments_left_out", [])
+        ],
+    }
+
+
+def audit_card(*, report: dict, instrument: int = 0) -> dict:
+    """Everything someone needs to reuse one instrument's numbers honestly; no secrets."""
+    block = report["instruments"][instrument] if report.get("instruments") else report["judge"]
+    card = {
+        **_identity(report, block),
+        **{field: block[key] for field, key in _AGREEMENT_FIELDS},
+        **_faithfulness(block),
+        "ece": block["ece"],
+        "crc": {key: block["crc"][key] for key in _CRC_FIELDS},
+        **_checks(report, block),
+        "method": block["method"] + " " + CRC_CAVEAT,
+    }
+    return json_safe(card)
+
+
+def audit_card_rows(card: dict) -> list[tuple[str, Any]]:
+    """The card flattened to (field, value) rows for CSV: nested keys joined by dots."""
+    rows: list[tuple[str, Any]] = []
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(f"{prefix}.{key}" if prefix else key, item)
+        elif isinstance(value, list):
+            rows.append((prefix, " – ".join("" if v is None else f"{v}" for v in value)))
+        else:
+            rows.append((prefix, "" if value is None else value))
+
+    walk("", card)
+    return rows

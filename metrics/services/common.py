@@ -1,0 +1,68 @@
+"""The report's vocabulary and small pure helpers shared by every piece of it."""
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from metrics import stats
+
+VERDICTS = ("SUPPORTED", "CONTRADICTED", "NOT_IN_PILE")
+_CODE = {verdict: code for code, verdict in enumerate(VERDICTS)}
+SUPPORTED, CONTRADICTED, NOT_IN_PILE = 0, 1, 2
+
+Progress = Callable[[float, str], None]
+
+
+def json_safe(value: Any) -> Any:
+    """Numbers as plain floats/ints, NaN and ±inf as None, tuples as lists — valid JSON."""
+    if isinstance(value, dict):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return [json_safe(item) for item in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return value
+
+
+def _codes(verdicts: pd.Series) -> np.ndarray:
+    """Verdict strings → 0 SUPPORTED, 1 CONTRADICTED, 2 NOT_IN_PILE, −1 anything else."""
+    return pd.Categorical(verdicts, categories=VERDICTS).codes.astype(np.int8)
+
+
+def _proportion(successes: int, n: int) -> dict:
+    """A rate with its numerator, denominator and Wilson interval (nan when n = 0)."""
+    successes, n = int(successes), int(n)
+    return {
+        "value": successes / n if n else math.nan,
+        "ci": stats.wilson_interval(successes, n) if n else (math.nan, math.nan),
+        "numerator": successes,
+        "denominator": n,
+    }
+
+
+def _pct(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    return f"{100 * value:.0f}%"
+
+
+def _newest_per_claim(frame: pd.DataFrame) -> pd.DataFrame:
+    """Drop UNPARSEABLE rows, then keep each claim's newest verdict (frames are id-ordered)."""
+    parsed = frame[frame["verdict"].isin(VERDICTS)]
+    return parsed.drop_duplicates("claim_id", keep="last")
+
+
+def _slices(values: np.ndarray, cuts: np.ndarray) -> list[np.ndarray]:
+    """`values` cut at `cuts` into views (much faster than numpy.split for many pieces)."""
+    bounds = [0, *cuts.tolist(), values.size]
+    return [values[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]

@@ -1,0 +1,108 @@
+"""A judge's instruments in the report: which (model, prompt version) pairs it has, the audit of
+each (newest first; the newest is the report's "judge"), and those left out because every
+verdict was made on a claim's previous text."""
+
+import pandas as pd
+
+from judges.models import Judge
+from metrics import selectors
+from metrics.services.common import Progress
+from metrics.services.inputs import _Data
+from metrics.services.judge_audit import _instrument_block
+
+
+def _left_out_name(row: dict) -> str:
+    n = row["stale_verdicts"]
+    return (
+        f"model {row['model'] or '—'}, prompt {row['prompt_version']}: "
+        f"{n} verdict{'s' if n != 1 else ''}"
+    )
+
+
+def instruments_left_out_text(left_out: list[dict]) -> str:
+    """The sentence naming the instruments with no current verdict (report, dashboard, card)."""
+    named = "; ".join(_left_out_name(row) for row in left_out)
+    return (
+        "Left out, every verdict made on a claim's previous text (edited, split or merged "
+        f"since): {named}. Run the judge on unjudged claims to judge the new text."
+    )
+
+
+def _instrument_keys(verdicts: pd.DataFrame) -> list[tuple]:
+    """(model, prompt version) of each instrument with a verdict, newest first."""
+    return (
+        verdicts.groupby(["model", "prompt_version"], sort=False)["verdict_id"]
+        .max()
+        .sort_values(ascending=False)
+        .index.tolist()
+    )
+
+
+def _instruments_left_out(keys: list[tuple], stale_counts: dict) -> list[dict]:
+    """An instrument all of whose verdicts were made on claims' earlier text has no verdict left
+    to audit: it is not an instrument of the report, but it is named with its count."""
+    listed = set(keys) if keys else set(stale_counts)
+    return [
+        {"model": model, "prompt_version": prompt_version, "stale_verdicts": n}
+        for (model, prompt_version), n in sorted(stale_counts.items(), key=str)
+        if (model, prompt_version) not in listed
+    ]
+
+
+def _instrument_verdicts(
+    verdicts: pd.DataFrame, stale_counts: dict, model, prompt_version
+) -> tuple[pd.DataFrame, int]:
+    """One instrument's verdicts and its stale count (all of them for a judge with none)."""
+    if model is None:
+        return verdicts, sum(stale_counts.values())
+    part = verdicts[(verdicts["model"] == model) & (verdicts["prompt_version"] == prompt_version)]
+    return part, stale_counts.get((model, prompt_version), 0)
+
+
+def _judge_audits(
+    report: dict, *, data: _Data, judge: Judge, links: pd.DataFrame, progress: Progress
+) -> None:
+    """Add the audit of each of the judge's instruments to `report` (the newest is "judge")."""
+    progress(0.62, "reading the judge's verdicts")
+    verdicts = selectors.judge_verify_columns(judge=judge)
+    canaries = selectors.canary_columns(judge=judge)
+    stale_counts = selectors.judge_stale_counts(judge=judge)
+    keys = _instrument_keys(verdicts)
+    instruments = []
+    for number, (model, prompt_version) in enumerate(keys or [(None, None)]):
+        progress(
+            0.66 + 0.3 * number / max(len(keys), 1),
+            f"auditing {judge.name} {model or ''} {prompt_version or ''}".strip(),
+        )
+        part, stale = _instrument_verdicts(verdicts, stale_counts, model, prompt_version)
+        instruments.append(
+            _instrument_block(
+                data=data,
+                judge=judge,
+                verdicts=part,
+                canaries=canaries,
+                grounded_links=links,
+                gold_sources=data.gold_sources,
+                human_kappa=report["analysts"]["human_human_kappa"],
+                stale=stale,
+            )
+        )
+    report["instruments_left_out"] = _instruments_left_out(keys, stale_counts)
+    report["judge"] = instruments[0]
+    report["instruments"] = [
+        {key: value for key, value in block.items() if not key.startswith("_")}
+        for block in instruments
+    ]
+    report["_instrument_crc_inputs"] = [block.pop("_crc_inputs") for block in instruments]
+    _judge_method(report)
+
+
+def _judge_method(report: dict) -> None:
+    """The newest instrument's method strings, in the report's method section."""
+    for name in ("debiased_faithfulness", "ppi_faithfulness", "gold_only_faithfulness"):
+        report["method"][f"judge_{name}"] = report["judge"][name]["method"]
+    report["method"]["judge_audit"] = report["judge"]["method"]
+    if report["instruments_left_out"]:
+        report["method"]["judge_audit"] += " " + instruments_left_out_text(
+            report["instruments_left_out"]
+        )

@@ -1,0 +1,60 @@
+"""The report's method strings: how each figure was measured, with its counts, in words."""
+
+from metrics import stats
+from metrics.services.abstention_coverage import COVERAGE_BY_RISK_CATEGORY, COVERAGE_BY_TAG
+
+_BASE = (
+    "Method: manual, claim level, against the retrieved pile; gold = unanimous analysts "
+    "or a lead's adjudication; abstentions excluded."
+)
+
+
+def _coverage_method(cov: dict) -> str:
+    if not cov["measured"]:
+        return "Not measured: no facts are marked in this project's piles."
+    return (
+        f"{cov['numerator']} of {cov['denominator']} marked facts grounded by a "
+        "gold-SUPPORTED claim whose evidence quote overlaps the fact. Method: manual fact "
+        "marking, fact level."
+    )
+
+
+def _citation_method(cit: dict) -> str:
+    if not cit["measured"]:
+        return "Not measured: no citation run exists for this project."
+    return (
+        f"{cit['numerator']} of {cit['denominator']} checked cited claims are supported by "
+        "their cited passages alone. Method: judge citation runs (verify call against the "
+        "cited passages only)."
+    )
+
+
+def _method_strings(report: dict) -> dict:
+    claims = report["claims"]
+    answers = report["faithfulness"]["mean_per_answer"]["answers"]
+    abst = report["abstention"]
+    unsupported = report["answers_with_unsupported_rate"]
+    return {
+        "faithfulness": stats.method_string(
+            claims["SUPPORTED"], claims["total"], answers, claims["CONTRADICTED"]
+        )
+        + " Gold = unanimous analysts or a lead's adjudication; abstentions excluded; "
+        "95% Wilson interval.",
+        "contradiction_rate": (
+            f"{report['contradiction_rate']['numerator']} of {claims['total']} gold claims "
+            f"contradicted by their own pile. {_BASE}"
+        ),
+        "answers_with_unsupported_rate": (
+            f"{unsupported['numerator']} of {unsupported['denominator']} answers have at least "
+            f"one claim that is not supported (what a reader experiences). {_BASE}"
+        ),
+        "abstention": (
+            f"{abst['abstentions']} of {abst['answers']} answers are confirmed abstentions; "
+            "on unanswerable questions an abstention is correct, on answerable ones it is a "
+            "missed answer. Method: lead-confirmed abstention flag, answer level."
+        ),
+        "coverage": _coverage_method(report["coverage"]),
+        "coverage_by_risk_category": COVERAGE_BY_RISK_CATEGORY,
+        "coverage_by_tag": COVERAGE_BY_TAG,
+        "citation_accuracy": _citation_method(report["citation_accuracy"]),
+    }

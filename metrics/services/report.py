@@ -1,0 +1,64 @@
+"""The report's assembly: read the inputs once, then call each piece in the order its
+sections appear in the report JSON (that order is what `manage.py report` prints)."""
+
+from typing import Any
+
+import numpy as np
+from django.utils import timezone
+
+from annotate.models import Project
+from judges.models import Judge
+from metrics import selectors
+from metrics.services.abstention_coverage import _abstention, _coverage, _fact_links
+from metrics.services.analysts import _analysts
+from metrics.services.common import json_safe
+from metrics.services.inputs import _Data
+from metrics.services.instruments import _judge_audits
+from metrics.services.method import _method_strings
+from metrics.services.rates import (
+    _by_risk_category,
+    _by_tag,
+    _citation,
+    _project_rates,
+    _self_knowledge,
+)
+
+
+def report_compute(*, project: Project, judge: Judge | None = None, progress=None) -> dict:
+    """The project's whole report (and the judge's audits) as a JSON-safe dict.
+
+    `progress(fraction, stage)` is called as the work advances.
+    """
+    progress = progress or (lambda fraction, stage: None)
+    labels_at_compute = selectors.label_history_max_id()
+    data = _Data(project=project, progress=progress)
+    progress(0.4, "computing project rates")
+    report: dict[str, Any] = {
+        "project": {"slug": project.slug, "name": project.name},
+        "computed_at": timezone.now().isoformat(),
+        "labels_at_compute": labels_at_compute,
+    }
+    report.update(_project_rates(data))
+    report["abstention"] = _abstention(data.answers)
+    links = _fact_links(data)
+    grounded = links["fact_id"].unique()
+    report["coverage"] = _coverage(data.facts, grounded, report["faithfulness"]["pooled"]["value"])
+    citations = selectors.citation_columns(project=project, judge=judge)
+    all_claims = np.ones(data.claim_ids.size, dtype=bool)
+    report["citation_accuracy"] = _citation(data, citations, all_claims)
+    report["self_knowledge"] = _self_knowledge(data, all_claims)
+    progress(0.5, "by risk category and claim tag")
+    report["by_risk_category"] = _by_risk_category(data, grounded, citations)
+    report["by_tag"] = _by_tag(data, grounded, citations)
+    progress(0.58, "inter-analyst agreement")
+    report["analysts"] = _analysts(data)
+    report["method"] = _method_strings(report)
+    if judge is not None:
+        _judge_audits(report, data=data, judge=judge, links=links, progress=progress)
+    progress(0.98, "saving")
+    return json_safe(report)
+
+
+def report_public(report: dict) -> dict:
+    """The report as exported: without the compact arrays kept only for the α form."""
+    return {key: value for key, value in report.items() if not key.startswith("_")}

@@ -1,0 +1,117 @@
+"""Report snapshots: the row the dashboard reads, requested by a lead and computed by the
+`metrics.tasks.compute_report` task (which imports this module, never the reverse).
+
+The task is enqueued by its registered name through Celery's `send_task`, so this module does
+not import `metrics.tasks`: the task module depends on its service and not the other way round,
+and importing the task module here would be a cycle. `send_task` ignores
+CELERY_TASK_ALWAYS_EAGER (no broker configured: tasks run in-process), so in eager mode the
+service runs the computation itself, which is what an eager `.delay()` did.
+"""
+
+import logging
+from datetime import timedelta
+
+from celery import current_app
+from django.db import transaction
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnreachable
+
+from annotate.models import Project
+from judges.models import Judge
+from metrics.models import ReportSnapshot
+from metrics.services.report import report_compute
+
+logger = logging.getLogger(__name__)
+
+# An unfinished snapshot older than this is taken to have lost its worker and is re-enqueued
+# into the same row; a 1M-claim report takes about a minute.
+SNAPSHOT_STALE_AFTER = timedelta(minutes=10)
+COMPUTE_REPORT_TASK = "metrics.tasks.compute_report"
+
+
+def snapshot_create(*, project: Project, judge: Judge | None = None) -> ReportSnapshot:
+    return ReportSnapshot.objects.create(project=project, judge=judge)
+
+
+@transaction.atomic
+def snapshot_request(*, project: Project, judge: Judge | None = None) -> ReportSnapshot:
+    """A pending snapshot with `compute_report` enqueued when this transaction commits.
+
+    While one is already pending or running it is returned instead of a duplicate; if it has
+    been unfinished longer than SNAPSHOT_STALE_AFTER (its worker died), it is enqueued again
+    into the same row.
+    """
+    existing = (
+        ReportSnapshot.objects.select_for_update()
+        .filter(
+            project=project,
+            judge=judge,
+            status__in=[ReportSnapshot.Status.PENDING, ReportSnapshot.Status.RUNNING],
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if existing is not None and existing.created_at > timezone.now() - SNAPSHOT_STALE_AFTER:
+        return existing
+    snapshot = existing or snapshot_create(project=project, judge=judge)
+    transaction.on_commit(lambda: _enqueue_or_fail(snapshot.pk))
+    return snapshot
+
+
+def _enqueue(snapshot_id: int) -> None:
+    """Send `compute_report` by name (see the module docstring); in-process when eager."""
+    if current_app.conf.task_always_eager:
+        snapshot_compute(snapshot_id=snapshot_id)
+    else:
+        current_app.send_task(COMPUTE_REPORT_TASK, args=(snapshot_id,))
+
+
+def _enqueue_or_fail(snapshot_id: int) -> None:
+    """With the broker down, fail the snapshot with a clear message (the dashboard shows it)
+    instead of a 500 and a snapshot pending forever."""
+    try:
+        _enqueue(snapshot_id)
+    except BrokerUnreachable:
+        logger.exception("could not enqueue report snapshot %s", snapshot_id)
+        ReportSnapshot.objects.filter(pk=snapshot_id, status=ReportSnapshot.Status.PENDING).update(
+            status=ReportSnapshot.Status.FAILED,
+            error="the task queue (Redis) could not be reached; press Recompute once it is back",
+        )
+
+
+def snapshot_compute(*, snapshot_id: int) -> ReportSnapshot | None:
+    """Compute a snapshot's report into its own row; idempotent.
+
+    A snapshot already done is left alone. Redelivered after a crash (pending, running or
+    failed), the whole report is recomputed from scratch into the same row; if two deliveries
+    race, the first to finish writes and the other's result is dropped, so a snapshot
+    completes once.
+    """
+    snapshot = (
+        ReportSnapshot.objects.select_related("project", "judge").filter(pk=snapshot_id).first()
+    )
+    if snapshot is None or snapshot.status == ReportSnapshot.Status.DONE:
+        return snapshot
+    rows = ReportSnapshot.objects.filter(pk=snapshot_id).exclude(status=ReportSnapshot.Status.DONE)
+    rows.update(status=ReportSnapshot.Status.RUNNING, progress=0.0, stage="starting", error="")
+
+    def progress(fraction: float, stage: str) -> None:
+        rows.update(progress=round(min(max(fraction, 0.0), 1.0), 3), stage=stage[:200])
+
+    try:
+        report = report_compute(project=snapshot.project, judge=snapshot.judge, progress=progress)
+    except Exception as error:
+        logger.exception("report snapshot %s failed", snapshot_id)
+        rows.update(status=ReportSnapshot.Status.FAILED, error=f"{type(error).__name__}: {error}")
+        snapshot.refresh_from_db()
+        return snapshot
+    rows.update(
+        status=ReportSnapshot.Status.DONE,
+        progress=1.0,
+        stage="done",
+        data=report,
+        labels_at_compute=report["labels_at_compute"],
+        computed_at=timezone.now(),
+    )
+    snapshot.refresh_from_db()
+    return snapshot

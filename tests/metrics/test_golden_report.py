@@ -1,0 +1,117 @@
+"""Golden files: the demo project's report JSON and audit card (JSON and CSV), byte for byte.
+
+They pin what `manage.py report` and `manage.py export_audit` print for the demo
+(`manage.py demo_load`: two analysts' labels and the offline baseline judge), so a change in
+how the report is assembled cannot silently move a figure, a key or a sentence.
+
+Normalised before comparing, and only these, because they change from run to run on the same
+data: the report's `computed_at` and the card's `date` (the clock), and `labels_at_compute`
+(the newest label-history row id, which depends on what the database created before).
+
+To regenerate after an intended change of the report: `FA_UPDATE_GOLDEN=1 pytest <this file>`,
+then review the diff of tests/metrics/golden/ like code.
+"""
+
+import difflib
+import io
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from judges.models import JudgeRun, JudgeVerdict
+
+pytestmark = pytest.mark.django_db
+
+GOLDEN = Path(__file__).parent / "golden"
+CLOCK = "<computed_at>"
+LABEL_ID = "<labels_at_compute>"
+
+
+@pytest.fixture
+def demo(django_capture_on_commit_callbacks):
+    """The demo project with its baseline judge run done (the run starts on commit).
+
+    The run is made on one thread: with several, verdicts are written in the order the
+    threads finish, and the report's out-of-fold calibration deals answers into folds in the
+    order their verdicts come, so its figures would move from run to run.
+    """
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        call_command("demo_load", stdout=io.StringIO())
+    runs = JudgeRun.objects.filter(project__slug="demo")
+    assert len(runs) == 1
+    for run in runs:
+        run.parameters = {**run.parameters, "max_concurrency": 1}
+        run.save(update_fields=["parameters"])
+    for callback in callbacks:
+        callback()
+    assert JudgeVerdict.objects.filter(run__project__slug="demo").exists()
+
+
+def _command(*args: str) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def _normalise_json(text: str, clock_keys: tuple[str, ...]) -> str:
+    """The command's own bytes, with only the run-dependent values replaced in place."""
+    parsed = json.loads(text)
+    for key in clock_keys:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+\+00:00", parsed[key]), parsed[key]
+        text = text.replace(f'"{key}": "{parsed[key]}"', f'"{key}": "{CLOCK}"', 1)
+    if "labels_at_compute" in parsed:
+        assert isinstance(parsed["labels_at_compute"], int)
+        text = text.replace(
+            f'"labels_at_compute": {parsed["labels_at_compute"]}',
+            f'"labels_at_compute": "{LABEL_ID}"',
+            1,
+        )
+    return text
+
+
+def _normalise_csv(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    dated = [i for i, line in enumerate(lines) if line.startswith("date,")]
+    assert len(dated) == 1, "the card CSV has one date row"
+    lines[dated[0]] = f"date,{CLOCK}\r\n" if lines[dated[0]].endswith("\r\n") else f"date,{CLOCK}\n"
+    return "".join(lines)
+
+
+def _assert_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("FA_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    assert path.exists(), f"{path} is missing: regenerate with FA_UPDATE_GOLDEN=1"
+    expected = path.read_bytes().decode("utf-8")
+    if text != expected:
+        diff = difflib.unified_diff(
+            expected.splitlines(), text.splitlines(), "golden", "now", lineterm="", n=2
+        )
+        pytest.fail(f"{name} differs from the golden file:\n" + "\n".join(list(diff)[:80]))
+
+
+def test_golden_demo_report_json(demo):
+    text = _command("report", "--project", "demo", "--format", "json")
+    _assert_golden("demo_report.json", _normalise_json(text, ("computed_at",)))
+
+
+def test_golden_demo_report_with_judge_json(demo):
+    text = _command("report", "--project", "demo", "--judge", "baseline", "--format", "json")
+    report = json.loads(text)
+    assert report["judge"]["n_judged"] > 0, "the baseline run judged the demo's claims"
+    _assert_golden("demo_report_baseline.json", _normalise_json(text, ("computed_at",)))
+
+
+def test_golden_demo_audit_card_json(demo):
+    text = _command("export_audit", "--project", "demo", "--judge", "baseline", "--format", "json")
+    _assert_golden("demo_audit_card.json", _normalise_json(text, ("date",)))
+
+
+def test_golden_demo_audit_card_csv(demo):
+    text = _command("export_audit", "--project", "demo", "--judge", "baseline", "--format", "csv")
+    _assert_golden("demo_audit_card.csv", _normalise_csv(text))
