@@ -52,19 +52,13 @@ reliability: install
 # assembly, the quote matcher, the queue's double-labelling quota and the judge's verdict
 # parser, runs the fast tests that reach each mutant, then prints the per-module figures for
 # tests/MUTATION.md (survivors are explained there by hand). MUTANTS narrows the run, e.g.
-# make mutation MUTANTS="'metrics.stats.prevalence.*'".
+# make mutation MUTANTS="'metrics.stats.prevalence.*'". The report assembly is every module of
+# metrics/services/ that computes a figure (not method, audit_card, snapshots: prose and plumbing).
 MUTANTS ?= 'metrics.stats.*' \
-	'metrics.services.x_json_safe*' 'metrics.services.x__codes*' \
-	'metrics.services.x__proportion*' 'metrics.services.x__newest_per_claim*' \
-	'metrics.services.x__verdict_rates*' 'metrics.services.x__abstention*' \
-	'metrics.services.x__fact_links*' 'metrics.services.x__coverage*' \
-	'metrics.services.x__self_knowledge*' 'metrics.services.x__citation*' \
-	'metrics.services.x__group_block*' 'metrics.services.x__analysts*' \
-	'metrics.services.x__instrument_block*' 'metrics.services.x__calibration*' \
-	'metrics.services.x__split_list*' 'metrics.services.x__apply_calibrator*' \
-	'metrics.services.x__slices*' 'metrics.services.x__crc_parts*' \
-	'metrics.services.x_crc_from_inputs*' 'metrics.services.x_report_compute*' \
-	'metrics.services.xǁ_Dataǁ*' \
+	'metrics.services.common.*' 'metrics.services.inputs.*' 'metrics.services.rates.*' \
+	'metrics.services.abstention_coverage.*' 'metrics.services.analysts.*' 'metrics.services.judge_audit.*' \
+	'metrics.services.instruments.*' 'metrics.services.calibration.*' 'metrics.services.conformal.*' \
+	'metrics.services.report.*' \
 	'annotate.quotes.*' 'annotate.queue_order.*' \
 	'judges.backends.openai_backend.x_verdict_parse*' \
 	'judges.backends.openai_backend.x_verdict_for_token*' \
