@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import time
+from pathlib import Path
 
 from bench.env import OUT, ROOT
 from bench.ragas_env import (
@@ -26,8 +27,6 @@ def bench_ragas(ctx: Context) -> list[Row]:
     """RAGAS's faithfulness metric and our judge on the same answers (one generated project,
     read back from the database) and the same loopback server; calls counted by the server
     for both, tokens as each reports them."""
-    from annotate.models import Answer
-
     answers = ctx.cfg["ragas_answers"]
     size = f"{answers} answers × 4 claims, L = 100 ms"
     wall = Row(4, "RAGAS faithfulness: wall time per claim (evaluate())", size, "ms")
@@ -36,60 +35,18 @@ def bench_ragas(ctx: Context) -> list[Row]:
     our_calls = Row(4, "our judge: endpoint calls per claim (same answers)", size, "calls")
     tokens = Row(4, "RAGAS faithfulness: tokens per claim", size, "tokens")
     our_tokens = Row(4, "our judge: tokens per claim (same answers)", size, "tokens")
-    # `make bench` on a fresh machine: the venv is made here, once (bench.ragas_env).
-    if installed_version() != pinned_version():
-        started = time.perf_counter()
-        try:
-            version = ragas_env_ensure(say=ctx.say)
-        except RagasEnvError as error:
-            ctx.say(f"RAGAS peer rows skipped: the RAGAS environment could not be made: {error}")
-            raise RuntimeError(f"bench/.venv-ragas could not be made: {error}") from error
-        ctx.notes.append(
-            f"ragas env: created bench/.venv-ragas with ragas {version} from PyPI in "
-            f"{time.perf_counter() - started:.0f} s (untimed, before the RAGAS rows)"
-        )
+    _ragas_env_ready(ctx)
     slug = slug_for("ragas-peer", 4 * answers)
     project_ensure(ctx, slug, 4 * answers, labelled=0.0, gold=False, judge=False)
-    samples = [
-        {
-            "user_input": answer.question,
-            "response": answer.text,
-            "retrieved_contexts": [p.text for p in answer.passages.order_by("rank")],
-        }
-        for answer in Answer.objects.filter(project__slug=slug).order_by("position", "pk")
-    ]
     n_claims = 4 * answers
-    OUT.mkdir(parents=True, exist_ok=True)
-    sample_path = OUT / "ragas-samples.json"
-    sample_path.write_text(json.dumps(samples))
+    sample_path = _samples_write(slug)
     # The same loopback server and latency, also answering RAGAS's JSON prompts (see
     # bench.llmproc): on verdict words alone RAGAS fails to parse every reply.
     server = LlmServer(LATENCY_S, ragas=True)
     try:
         for run in ctx.repeats("ragas"):
             server.command("reset")
-            started = time.perf_counter()
-            done = subprocess.run(
-                [
-                    str(RAGAS_PYTHON),
-                    str(ROOT / "bench" / "ragas_faithfulness.py"),
-                    "--base-url",
-                    server.base_url,
-                    "--samples",
-                    str(sample_path),
-                ],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=600,
-                env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)},
-            )
-            elapsed = time.perf_counter() - started
-            lines = [x for x in done.stdout.splitlines() if x.startswith("RAGAS ")]
-            if done.returncode != 0 or not lines:
-                tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-                raise RuntimeError(f"ragas exited {done.returncode}: {tail[:300]}")
-            result = json.loads(lines[-1][len("RAGAS ") :])
+            result, elapsed = _ragas_once(server, sample_path)
             seen = server.stats()
             wall.values.append(1000 * result["seconds"] / n_claims)
             calls.values.append(seen["calls"] / n_claims)
@@ -120,3 +77,64 @@ def bench_ragas(ctx: Context) -> list[Row]:
     finally:
         server.stop()
     return [wall, ours, calls, our_calls, tokens, our_tokens]
+
+
+def _ragas_env_ready(ctx: Context) -> None:
+    """bench/.venv-ragas with the pinned ragas; made here, once, on a fresh machine
+    (`make bench`), the time it took in the notes."""
+    if installed_version() == pinned_version():
+        return
+    started = time.perf_counter()
+    try:
+        version = ragas_env_ensure(say=ctx.say)
+    except RagasEnvError as error:
+        ctx.say(f"RAGAS peer rows skipped: the RAGAS environment could not be made: {error}")
+        raise RuntimeError(f"bench/.venv-ragas could not be made: {error}") from error
+    ctx.notes.append(
+        f"ragas env: created bench/.venv-ragas with ragas {version} from PyPI in "
+        f"{time.perf_counter() - started:.0f} s (untimed, before the RAGAS rows)"
+    )
+
+
+def _samples_write(slug: str) -> Path:
+    """The project's answers as RAGAS samples (question, response, pile), in bench/out."""
+    from annotate.models import Answer
+
+    samples = [
+        {
+            "user_input": answer.question,
+            "response": answer.text,
+            "retrieved_contexts": [p.text for p in answer.passages.order_by("rank")],
+        }
+        for answer in Answer.objects.filter(project__slug=slug).order_by("position", "pk")
+    ]
+    OUT.mkdir(parents=True, exist_ok=True)
+    sample_path = OUT / "ragas-samples.json"
+    sample_path.write_text(json.dumps(samples))
+    return sample_path
+
+
+def _ragas_once(server: LlmServer, sample_path: Path) -> tuple[dict, float]:
+    """One evaluate() in the RAGAS venv: (its result line, the process's wall seconds)."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [
+            str(RAGAS_PYTHON),
+            str(ROOT / "bench" / "ragas_faithfulness.py"),
+            "--base-url",
+            server.base_url,
+            "--samples",
+            str(sample_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)},
+    )
+    elapsed = time.perf_counter() - started
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RAGAS ")]
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"ragas exited {done.returncode}: {tail[:300]}")
+    return json.loads(lines[-1][len("RAGAS ") :]), elapsed
