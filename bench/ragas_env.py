@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from bench.env import OUT, ROOT
 
@@ -29,6 +30,11 @@ INSTALL_TIMEOUT_S = 1800
 
 class RagasEnvError(RuntimeError):
     """The venv could not be made; the message says why and where the log is."""
+
+
+def _shown(path: Path) -> str:
+    """`path` relative to the work tree when it is inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def pinned_version() -> str:
@@ -71,7 +77,7 @@ def _run_logged(command: list[str], log, say: Callable[[str], None]) -> None:
         raise RagasEnvError(f"{command[2]} ran past {INSTALL_TIMEOUT_S} s") from error
     if code != 0:
         last = next((x for x in reversed(tail) if x.strip()), "no output")
-        raise RagasEnvError(f"exit {code}: {last[:240]} (log: {LOG.relative_to(ROOT)})")
+        raise RagasEnvError(f"exit {code}: {last[:240]} (log: {_shown(LOG)})")
 
 
 def ragas_env_ensure(say: Callable[[str], None] = print) -> str:
@@ -83,12 +89,12 @@ def ragas_env_ensure(say: Callable[[str], None] = print) -> str:
     if have == wanted:
         return have
     if VENV.exists():
-        say(f"ragas env: {VENV.relative_to(ROOT)} has ragas {have or 'missing'}; making it anew")
+        say(f"ragas env: {_shown(VENV)} has ragas {have or 'missing'}; making it anew")
         shutil.rmtree(VENV)
     OUT.mkdir(parents=True, exist_ok=True)
     say(
-        f"ragas env: creating {VENV.relative_to(ROOT)} with ragas=={wanted} from PyPI "
-        f"(a few minutes, once; log: {LOG.relative_to(ROOT)})"
+        f"ragas env: creating {_shown(VENV)} with ragas=={wanted} from PyPI "
+        f"(a few minutes, once; log: {_shown(LOG)})"
     )
     pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar"]
     pip += ["off", "-r", str(REQUIREMENTS)]
@@ -133,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if "--freeze" in args:
         constraints_write()
-        print(f"wrote {CONSTRAINTS.relative_to(ROOT)}")
-    print(f"{PYTHON.relative_to(ROOT)}: ragas {version}")
+        print(f"wrote {_shown(CONSTRAINTS)}")
+    print(f"{_shown(PYTHON)}: ragas {version}")
     return 0
 
 
