@@ -348,19 +348,23 @@ def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
     """
     sql = _batch_sql(jsonl=jsonl)
     with connection.cursor() as cursor:
-        batch = _answers_rows_read(cursor, sql, [answer[0] for answer in answers], jsonl=jsonl)
-        if not batch.claims:
+        batch, claims = _answers_rows_read(
+            cursor, sql, [answer[0] for answer in answers], jsonl=jsonl
+        )
+        if not claims:
             return batch
-        _claims_rows_read(cursor, sql, batch)
+        _claims_rows_read(cursor, sql, batch, sorted(claim[1] for claim in claims))
     if not jsonl:
         _passage_refs_elsewhere(batch)
     return batch
 
 
-def _answers_rows_read(cursor, sql: _BatchSql, answer_ids: list[int], *, jsonl: bool) -> _Batch:
-    """A batch with the answers' claims and, for jsonl their piles, for csv how quotes name
+def _answers_rows_read(
+    cursor, sql: _BatchSql, answer_ids: list[int], *, jsonl: bool
+) -> tuple[_Batch, list[tuple]]:
+    """(A batch with the answers' claims and, for jsonl their piles, for csv how quotes name
     their passage: reading a batch's passages by answer costs less than looking each quote's
-    passage up by id."""
+    passage up by id; the claim rows as read)."""
     claims = _select(
         cursor,
         f"SELECT c.answer_id, c.id, {sql.claim}"
@@ -379,12 +383,12 @@ def _answers_rows_read(cursor, sql: _BatchSql, answer_ids: list[int], *, jsonl: 
         batch.passages = _grouped(passages)
     else:
         batch.passage_refs = {row[1]: row[2] for row in passages}
-    return batch
+    return batch, claims
 
 
-def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch) -> None:
-    """Fill in the gold, labels, verdicts and citations of the batch's claims."""
-    claim_ids = sorted(claim[1] for claims in batch.claims.values() for claim in claims)
+def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int]) -> None:
+    """Fill in the gold, labels, verdicts and citations of the batch's claims (`claim_ids`,
+    sorted)."""
     gold = _select(
         cursor,
         f"SELECT g.claim_id, {sql.gold} FROM {_q(Gold)} g{sql.gold_join} WHERE {{where}}",
