@@ -1,6 +1,6 @@
 """One measurement, once, in a process of its own: `python -m bench.child NAME 'JSON kwargs'`.
 
-The parent (`bench.runner.child_run`) reads the result from the last stdout line that starts
+The parent (`bench.runner.processes.child_run`) reads the result from the last stdout line that starts
 with RESULT_PREFIX, including this process's own peak RSS (VmHWM of its address space, which
 starts afresh at exec). `ru_maxrss` from `os.wait4` is not used for that: Linux carries the
 parent's high-water mark into a forked child, so after the driver generated 1M claims every

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -296,6 +296,35 @@ def tables_vacuum() -> None:
             cursor.execute(f"VACUUM ANALYZE {model._meta.db_table}")
 
 
+@dataclass
+class _Plan:
+    """What every step of `project_generate` reads: the project, its sizes, the per-claim
+    random draws and the first id of each table's reserved range."""
+
+    slug: str
+    project: Project
+    claims: int
+    claims_per_answer: int
+    passages: int
+    n_answers: int
+    double_share: float
+    seed: int
+    analyst_ids: list[int]
+    now: datetime
+    say: Callable[[str], None]
+    # Per claim: kind (gold truth), whether labelled, analyst, agreement, judge verdict.
+    kinds: np.ndarray = None
+    labelled_mask: np.ndarray = None
+    analyst_pick: np.ndarray = None
+    analyst_right: np.ndarray = None
+    judge_right: np.ndarray = None
+    judge_other: np.ndarray = None
+    confidence_noise: np.ndarray = None
+    answer_first: int = 0
+    passage_first: int = 0
+    claim_first: int = 0
+
+
 @transaction.atomic
 def project_generate(
     *,
@@ -312,7 +341,10 @@ def project_generate(
     seed: int = 7,
     progress=None,
 ) -> GeneratedProject:
-    """Generate project `slug` with `claims` claims (see the module docstring); replaces it."""
+    """Generate project `slug` with `claims` claims (see the module docstring); replaces it.
+
+    Split by step (the project, the random draws, answers with their piles and claims,
+    labels, counters, gold, the judge run); the row loops stay inside the steps."""
     started = time.perf_counter()
     say = progress or (lambda message: None)
     # Django's foreign keys are DEFERRABLE INITIALLY DEFERRED: checked one row at a time at
@@ -322,12 +354,69 @@ def project_generate(
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL session_replication_role = replica")
     project_delete(slug=slug)
-    now = datetime.now(UTC)
     rng = np.random.default_rng(seed)
-    n_answers = -(-claims // claims_per_answer)
     owner, analyst_names, user_ids = _users(slug, analysts)
-    analyst_ids = [user_ids[name] for name in analyst_names]
+    plan = _Plan(
+        slug=slug,
+        project=_project_create(
+            slug,
+            user_ids[owner],
+            [user_ids[n] for n in analyst_names],
+            double_share=double_share,
+            seed=seed,
+        ),
+        claims=claims,
+        claims_per_answer=claims_per_answer,
+        passages=passages,
+        n_answers=-(-claims // claims_per_answer),
+        double_share=double_share,
+        seed=seed,
+        analyst_ids=[user_ids[name] for name in analyst_names],
+        now=datetime.now(UTC),
+        say=say,
+    )
+    _draws(plan, rng, labelled=labelled, judge_agreement=judge_agreement)
+    label_rows, required_of, n_claims = _answers_write(plan)
+    rows = {
+        "answers": plan.n_answers,
+        "passages": plan.n_answers * passages,
+        "claims": n_claims,
+        "labels": _labels_write(plan, label_rows),
+    }
+    _counters_write(plan, label_rows, required_of)
+    if gold and label_rows:
+        rows["gold"] = _gold_write(plan, label_rows, owner_id=user_ids[owner])
+    judge_id = run_id = None
+    if judge:
+        judge_id, run_id = _judge_write(plan, n_claims)
+        rows["verdicts"] = n_claims
+    # Planner statistics for the grown tables, as autovacuum would eventually have them: a
+    # new project is invisible to stale statistics, and the queue's plan then degrades (see
+    # RESULTS.md).
+    with connection.cursor() as cursor:
+        for model in (Answer, Claim, Label, Gold, JudgeVerdict):
+            cursor.execute(f"ANALYZE {model._meta.db_table}")
+    seconds = time.perf_counter() - started
+    say(f"{slug}: generated in {seconds:.1f} s")
+    return GeneratedProject(
+        slug=slug,
+        project_id=plan.project.pk,
+        owner=owner,
+        analysts=analyst_names,
+        judge_id=judge_id,
+        run_id=run_id,
+        answers=plan.n_answers,
+        claims=n_claims,
+        labels=len(label_rows),
+        seconds=seconds,
+        rows=rows,
+    )
 
+
+def _project_create(
+    slug: str, owner_id: int, analyst_ids: list[int], *, double_share: float, seed: int
+) -> Project:
+    """The project, its owner's and its analysts' memberships."""
     project = Project.objects.create(
         slug=slug,
         name=f"Benchmark {slug}",
@@ -336,39 +425,67 @@ def project_generate(
         queue_seed=seed,
         quote_required=True,
     )
-    Membership.objects.create(project=project, user_id=user_ids[owner], role=Role.OWNER)
+    Membership.objects.create(project=project, user_id=owner_id, role=Role.OWNER)
     Membership.objects.bulk_create(
         [Membership(project=project, user_id=uid, role=Role.ANALYST) for uid in analyst_ids]
     )
+    return project
 
-    # Per claim: kind (gold truth), whether labelled, analyst, agreement, judge verdict.
-    kinds = rng.choice(3, size=n_answers * claims_per_answer, p=[0.7, 0.1, 0.2])
-    labelled_mask = rng.random(kinds.size) < labelled
-    analyst_pick = rng.integers(0, len(analyst_ids), size=kinds.size)
-    analyst_right = rng.random(kinds.size) < 0.95
-    judge_right = rng.random(kinds.size) < judge_agreement
-    judge_other = rng.integers(1, 3, size=kinds.size)
-    confidence_noise = rng.beta(2, 5, size=kinds.size)
 
-    answer_first = _ids(Answer._meta.db_table, n_answers)
-    passage_first = _ids(Passage._meta.db_table, n_answers * passages)
-    claim_first = _ids(Claim._meta.db_table, n_answers * claims_per_answer)
+def _draws(plan: _Plan, rng, *, labelled: float, judge_agreement: float) -> None:
+    """The per-claim random draws (always in this order, so a seed gives the same data), then
+    the id ranges of answers, passages and claims."""
+    size = plan.n_answers * plan.claims_per_answer
+    plan.kinds = rng.choice(3, size=size, p=[0.7, 0.1, 0.2])
+    plan.labelled_mask = rng.random(size) < labelled
+    plan.analyst_pick = rng.integers(0, len(plan.analyst_ids), size=size)
+    plan.analyst_right = rng.random(size) < 0.95
+    plan.judge_right = rng.random(size) < judge_agreement
+    plan.judge_other = rng.integers(1, 3, size=size)
+    plan.confidence_noise = rng.beta(2, 5, size=size)
+    plan.answer_first = _ids(Answer._meta.db_table, plan.n_answers)
+    plan.passage_first = _ids(Passage._meta.db_table, plan.n_answers * plan.passages)
+    plan.claim_first = _ids(Claim._meta.db_table, size)
 
-    say(
+
+def _answers_write(plan: _Plan) -> tuple[list[tuple], dict[int, int], int]:
+    """COPY the answers, passages and claims, 200k claims at a time.
+
+    One pass over the answers builds their text lines and remembers per claim what labels,
+    gold and verdicts need. Returns (label rows (claim_id, analyst_id, verdict, passage_id,
+    start, end, quote), labels required by labelled claim id, claims written)."""
+    slug, project, passages, claims_per_answer = (
+        plan.slug,
+        plan.project,
+        plan.passages,
+        plan.claims_per_answer,
+    )
+    n_answers, claims, seed, double_share = (
+        plan.n_answers,
+        plan.claims,
+        plan.seed,
+        plan.double_share,
+    )
+    kinds, labelled_mask, analyst_pick, analyst_right = (
+        plan.kinds,
+        plan.labelled_mask,
+        plan.analyst_pick,
+        plan.analyst_right,
+    )
+    analyst_ids = plan.analyst_ids
+    plan.say(
         f"{slug}: writing {n_answers:,} answers with {passages} passages and "
         f"{claims_per_answer} claims each"
     )
-    # One pass over the answers builds the text lines of answers, passages and claims, and
-    # remembers per claim what labels, gold and verdicts need (ids, spans, labels_required).
     answer_lines: list[str] = []
     passage_lines: list[str] = []
     claim_lines: list[str] = []
-    label_rows: list[tuple] = []  # (claim_id, analyst_id, verdict, passage_id, start, end, quote)
+    label_rows: list[tuple] = []
     required_of: dict[int, int] = {}
     made = 0
     for i in range(n_answers):
         n = i + 1
-        answer_id = answer_first + i
+        answer_id = plan.answer_first + i
         per = claims_per_answer if (i + 1) * claims_per_answer <= claims else claims - made
         ks = [int(k) for k in kinds[made : made + per]]
         question, text, pile, out = answer_content(n, passages=passages, claims=per, kinds=ks)
@@ -377,14 +494,14 @@ def project_generate(
         answer_lines.append(
             f"{answer_id}\t{project.pk}\t{external_id}\t{i}\t{question}\t{text}\t{risk}\tt"
         )
-        base_passage = passage_first + i * passages
+        base_passage = plan.passage_first + i * passages
         for k, (title, body) in enumerate(pile):
             passage_lines.append(
                 f"{base_passage + k}\t{answer_id}\t{k + 1}\tdoc-{n}-{k + 1}\t{title}\t{body}"
             )
         for j, (claim_text, kind, where) in enumerate(out):
             index = made + j
-            claim_id = claim_first + i * claims_per_answer + j
+            claim_id = plan.claim_first + i * claims_per_answer + j
             key = claim_queue_key(
                 seed=seed, answer_external_id=external_id, position=j, text=claim_text
             )
@@ -415,48 +532,53 @@ def project_generate(
             )
         made += per
         if len(claim_lines) >= 200_000 or i == n_answers - 1:
-            _copy(
-                Answer,
-                [
-                    "id",
-                    "project_id",
-                    "external_id",
-                    "position",
-                    "question",
-                    "text",
-                    "risk_category",
-                    "answerable",
-                ],
-                answer_lines,
-                now,
-            )
-            _copy(
-                Passage,
-                ["id", "answer_id", "rank", "source_id", "title", "text"],
-                passage_lines,
-                now,
-            )
-            _copy(
-                Claim,
-                [
-                    "id",
-                    "project_id",
-                    "answer_id",
-                    "text",
-                    "position",
-                    "queue_key",
-                    "labels_required",
-                    "label_count",
-                ],
-                claim_lines,
-                now,
-            )
-            answer_lines.clear()
-            passage_lines.clear()
-            claim_lines.clear()
-            say(f"{slug}: {made:,} claims written")
-    n_claims = made
+            _answer_lines_copy(answer_lines, passage_lines, claim_lines, plan.now)
+            plan.say(f"{slug}: {made:,} claims written")
+    return label_rows, required_of, made
 
+
+def _answer_lines_copy(
+    answer_lines: list[str], passage_lines: list[str], claim_lines: list[str], now: datetime
+) -> None:
+    """COPY one chunk of answer, passage and claim lines, then empty the lists."""
+    _copy(
+        Answer,
+        [
+            "id",
+            "project_id",
+            "external_id",
+            "position",
+            "question",
+            "text",
+            "risk_category",
+            "answerable",
+        ],
+        answer_lines,
+        now,
+    )
+    _copy(Passage, ["id", "answer_id", "rank", "source_id", "title", "text"], passage_lines, now)
+    _copy(
+        Claim,
+        [
+            "id",
+            "project_id",
+            "answer_id",
+            "text",
+            "position",
+            "queue_key",
+            "labels_required",
+            "label_count",
+        ],
+        claim_lines,
+        now,
+    )
+    answer_lines.clear()
+    passage_lines.clear()
+    claim_lines.clear()
+
+
+def _labels_write(plan: _Plan, label_rows: list[tuple]) -> int:
+    """COPY the labels and a CREATED history row each; the number of labels."""
     label_first = _ids(Label._meta.db_table, len(label_rows))
     history_first = _ids(LabelHistory._meta.db_table, len(label_rows))
 
@@ -478,7 +600,7 @@ def project_generate(
                 f"created\t{verdict}\t{_cell(passage_id)}\t{_cell(start)}\t{_cell(end)}\t{quote}"
             )
 
-    say(f"{slug}: writing {len(label_rows):,} labels and their history")
+    plan.say(f"{plan.slug}: writing {len(label_rows):,} labels and their history")
     columns = [
         "id",
         "claim_id",
@@ -489,7 +611,7 @@ def project_generate(
         "evidence_end",
         "evidence_quote",
     ]
-    _copy(Label, columns, label_lines(), now)
+    _copy(Label, columns, label_lines(), plan.now)
     _copy(
         LabelHistory,
         [
@@ -505,137 +627,133 @@ def project_generate(
             "evidence_quote",
         ],
         history_lines(),
-        now,
+        plan.now,
     )
+    return len(label_rows)
 
-    rows = {
-        "answers": n_answers,
-        "passages": n_answers * passages,
-        "claims": n_claims,
-        "labels": len(label_rows),
-    }
+
+def _counters_write(plan: _Plan, label_rows: list[tuple], required_of: dict[int, int]) -> None:
+    """The project's completion and answer counters and each analyst's labels saved."""
+    project = plan.project
     complete = sum(1 for _ in required_of)  # every labelled claim got exactly its quota
-    Project.objects.filter(pk=project.pk).update(claims_complete=complete, answers_count=n_answers)
+    Project.objects.filter(pk=project.pk).update(
+        claims_complete=complete, answers_count=plan.n_answers
+    )
     per_analyst: dict[int, int] = {}
     for row in label_rows:
         per_analyst[row[1]] = per_analyst.get(row[1], 0) + 1
     for uid, count in per_analyst.items():
         Membership.objects.filter(project=project, user_id=uid).update(labels_saved=count)
 
-    if gold and label_rows:
-        say(f"{slug}: writing gold")
-        # Unanimous where the labels agree; a lead adjudicates (to the truth) where they do not.
-        verdicts_of: dict[int, list[str]] = {}
-        for claim_id, _annotator, verdict, *_ in label_rows:
-            verdicts_of.setdefault(claim_id, []).append(verdict)
-        gold_first = _ids(Gold._meta.db_table, len(verdicts_of))
 
-        def gold_lines() -> Iterator[str]:
-            for offset, (claim_id, verdicts) in enumerate(verdicts_of.items()):
-                if len(set(verdicts)) == 1:
-                    yield f"{gold_first + offset}\t{claim_id}\t{verdicts[0]}\tunanimous\t\\N"
-                else:
-                    yield (
-                        f"{gold_first + offset}\t{claim_id}\t{_VERDICTS[int(kinds[claim_id - claim_first])]}\t"
-                        f"adjudicated\t{user_ids[owner]}"
-                    )
+def _gold_write(plan: _Plan, label_rows: list[tuple], *, owner_id: int) -> int:
+    """COPY gold for every labelled claim: unanimous where the labels agree, else a lead
+    adjudicates (to the truth). The number of gold rows."""
+    plan.say(f"{plan.slug}: writing gold")
+    verdicts_of: dict[int, list[str]] = {}
+    for claim_id, _annotator, verdict, *_ in label_rows:
+        verdicts_of.setdefault(claim_id, []).append(verdict)
+    gold_first = _ids(Gold._meta.db_table, len(verdicts_of))
+    kinds, claim_first = plan.kinds, plan.claim_first
 
-        rows["gold"] = _copy(
-            Gold, ["id", "claim_id", "verdict", "source", "decided_by_id"], gold_lines(), now
-        )
+    def gold_lines() -> Iterator[str]:
+        for offset, (claim_id, verdicts) in enumerate(verdicts_of.items()):
+            if len(set(verdicts)) == 1:
+                yield f"{gold_first + offset}\t{claim_id}\t{verdicts[0]}\tunanimous\t\\N"
+            else:
+                yield (
+                    f"{gold_first + offset}\t{claim_id}\t{_VERDICTS[int(kinds[claim_id - claim_first])]}\t"
+                    f"adjudicated\t{owner_id}"
+                )
 
-    judge_id = run_id = None
-    if judge:
-        say(f"{slug}: writing a judge run with {n_claims:,} verdicts")
-        judge_obj = Judge.objects.create(
-            project=project,
-            name="loopback judge",
-            backend="openai",
-            model="loopback",
-            endpoint="bench-loopback",  # a written run: no endpoint is called
-            verify_prompt=VERIFY_PROMPT,
-            max_concurrency=32,
-        )
-        run = JudgeRun.objects.create(
-            judge=judge_obj,
-            project=project,
-            kind=JudgeRun.Kind.VERIFY,
-            status=JudgeRun.Status.DONE,
-            backend="openai",
-            model="loopback",
-            prompt_version=prompt_version_of(VERIFY_PROMPT),
-            prompt_text=VERIFY_PROMPT,
-            total=n_claims,
-            done=n_claims,
-            started_at=now,
-            finished_at=now,
-        )
-        judge_id, run_id = judge_obj.pk, run.pk
-        verdict_first = _ids(JudgeVerdict._meta.db_table, n_claims)
-
-        def verdict_lines() -> Iterator[str]:
-            index = 0
-            for i in range(n_answers):
-                per = min(claims_per_answer, n_claims - i * claims_per_answer)
-                for j in range(per):
-                    truth_index = int(kinds[index])
-                    chosen = (
-                        truth_index
-                        if judge_right[index]
-                        else (truth_index + int(judge_other[index])) % 3
-                    )
-                    # P(SUPPORTED): high when the judge says SUPPORTED, low otherwise, noisy.
-                    noise = float(confidence_noise[index])
-                    p = 1.0 - 0.6 * noise if chosen == 0 else 0.6 * noise
-                    claim_id = claim_first + i * claims_per_answer + j
-                    yield (
-                        f"{verdict_first + index}\t{run_id}\t{claim_id}\t{_JUDGE_VERDICTS[chosen]}\t"
-                        f"{p:.4f}\t{_JUDGE_VERDICTS[chosen]}\t100.0\t60\t1"
-                    )
-                    index += 1
-
-        _copy(
-            JudgeVerdict,
-            [
-                "id",
-                "run_id",
-                "claim_id",
-                "verdict",
-                "confidence",
-                "raw_response",
-                "latency_ms",
-                "prompt_tokens",
-                "completion_tokens",
-            ],
-            verdict_lines(),
-            now,
-        )
-        JudgeRun.objects.filter(pk=run_id).update(
-            prompt_tokens=60 * n_claims, completion_tokens=n_claims
-        )
-        rows["verdicts"] = n_claims
-
-    # Planner statistics for the grown tables, as autovacuum would eventually have them: a
-    # new project is invisible to stale statistics, and the queue's plan then degrades (see
-    # RESULTS.md).
-    with connection.cursor() as cursor:
-        for model in (Answer, Claim, Label, Gold, JudgeVerdict):
-            cursor.execute(f"ANALYZE {model._meta.db_table}")
-    seconds = time.perf_counter() - started
-    say(f"{slug}: generated in {seconds:.1f} s")
-    return GeneratedProject(
-        slug=slug,
-        project_id=project.pk,
-        owner=owner,
-        analysts=analyst_names,
-        judge_id=judge_id,
-        run_id=run_id,
-        answers=n_answers,
-        claims=n_claims,
-        labels=len(label_rows),
-        seconds=seconds,
-        rows=rows,
+    return _copy(
+        Gold, ["id", "claim_id", "verdict", "source", "decided_by_id"], gold_lines(), plan.now
     )
+
+
+def _judge_write(plan: _Plan, n_claims: int) -> tuple[int, int]:
+    """A finished verify run of the loopback judge with a verdict and a confidence for every
+    claim (COPY); (judge id, run id)."""
+    project, now = plan.project, plan.now
+    plan.say(f"{plan.slug}: writing a judge run with {n_claims:,} verdicts")
+    judge_obj = Judge.objects.create(
+        project=project,
+        name="loopback judge",
+        backend="openai",
+        model="loopback",
+        endpoint="bench-loopback",  # a written run: no endpoint is called
+        verify_prompt=VERIFY_PROMPT,
+        max_concurrency=32,
+    )
+    run = JudgeRun.objects.create(
+        judge=judge_obj,
+        project=project,
+        kind=JudgeRun.Kind.VERIFY,
+        status=JudgeRun.Status.DONE,
+        backend="openai",
+        model="loopback",
+        prompt_version=prompt_version_of(VERIFY_PROMPT),
+        prompt_text=VERIFY_PROMPT,
+        total=n_claims,
+        done=n_claims,
+        started_at=now,
+        finished_at=now,
+    )
+    run_id = run.pk
+    verdict_first = _ids(JudgeVerdict._meta.db_table, n_claims)
+    n_answers, claims_per_answer, claim_first = (
+        plan.n_answers,
+        plan.claims_per_answer,
+        plan.claim_first,
+    )
+    kinds, judge_right, judge_other, confidence_noise = (
+        plan.kinds,
+        plan.judge_right,
+        plan.judge_other,
+        plan.confidence_noise,
+    )
+
+    def verdict_lines() -> Iterator[str]:
+        index = 0
+        for i in range(n_answers):
+            per = min(claims_per_answer, n_claims - i * claims_per_answer)
+            for j in range(per):
+                truth_index = int(kinds[index])
+                chosen = (
+                    truth_index
+                    if judge_right[index]
+                    else (truth_index + int(judge_other[index])) % 3
+                )
+                # P(SUPPORTED): high when the judge says SUPPORTED, low otherwise, noisy.
+                noise = float(confidence_noise[index])
+                p = 1.0 - 0.6 * noise if chosen == 0 else 0.6 * noise
+                claim_id = claim_first + i * claims_per_answer + j
+                yield (
+                    f"{verdict_first + index}\t{run_id}\t{claim_id}\t{_JUDGE_VERDICTS[chosen]}\t"
+                    f"{p:.4f}\t{_JUDGE_VERDICTS[chosen]}\t100.0\t60\t1"
+                )
+                index += 1
+
+    _copy(
+        JudgeVerdict,
+        [
+            "id",
+            "run_id",
+            "claim_id",
+            "verdict",
+            "confidence",
+            "raw_response",
+            "latency_ms",
+            "prompt_tokens",
+            "completion_tokens",
+        ],
+        verdict_lines(),
+        now,
+    )
+    JudgeRun.objects.filter(pk=run_id).update(
+        prompt_tokens=60 * n_claims, completion_tokens=n_claims
+    )
+    return judge_obj.pk, run_id
 
 
 def answers_jsonl_write(

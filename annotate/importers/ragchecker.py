@@ -71,6 +71,11 @@ def _claim_text(reader: FieldReader, value: Any, path: str) -> str | None:
 def ragchecker_parse(
     raw: RawRecord, *, quote_required: bool, limits: Limits | None = None
 ) -> tuple[AnswerIn | None, FieldReader]:
+    """One RAGChecker result as an answer, or None with the reader's issues.
+
+    Split by step (the answer's fields, its pile, its claims, the checker's labels, the
+    answer built from them); the steps are a few calls per record, the loops over passages,
+    claims and labels stay inside them."""
     limits = limits or limits_current()
     reader = FieldReader(raw.location)
     record = raw.value
@@ -80,6 +85,45 @@ def ragchecker_parse(
             return None, reader
     if not reader.check(record, "", "object"):
         return None, reader
+    external_id, question, response, reference, risk = _answer_fields(reader, record, limits)
+    contexts = reader.get(record, "retrieved_context", "", "list")
+    if not reader.count_within(
+        contexts, "retrieved_context", "passage", "passages_per_answer", limits
+    ):
+        return None, reader
+    pile = _pile(reader, contexts, limits)
+    if None in (external_id, question, response, reference, contexts) or reader.issues:
+        return None, reader
+    texts = _claim_texts(reader, record, limits)
+    if texts is None:
+        return None, reader
+    per_claim, correctness = _checker_labels(reader, record, texts, pile)
+    if reader.issues:
+        return None, reader
+
+    metadata: dict[str, Any] = {"source_format": "ragchecker"}
+    if correctness is not None:
+        metadata["answer2response"] = correctness
+    if isinstance(record.get("metrics"), dict) and reader.storable(record["metrics"], "metrics"):
+        metadata["ragchecker_metrics"] = record["metrics"]
+    if reader.issues:
+        return None, reader
+    answer = AnswerIn(
+        location=raw.location,
+        external_id=external_id,
+        question=question,
+        text=response,
+        pile=pile,
+        reference=reference,
+        risk_category=risk,
+        metadata=metadata,
+    )
+    _claims_add(answer, texts, per_claim, correctness)
+    return answer, reader
+
+
+def _answer_fields(reader: FieldReader, record: dict, limits: Limits) -> tuple:
+    """(query_id, query, response, gt_answer, risk category), each None when it failed."""
     external_id = reader.get(record, "query_id", "", "id", max_length=200)
     question = reader.get(record, "query", "", "string")
     reader.within(question, "query", "question_chars", limits)
@@ -87,12 +131,11 @@ def ragchecker_parse(
     reader.within(response, "response", "answer_chars", limits)
     reference = reader.get(record, "gt_answer", "", "string", required=False, default="")
     reader.within(reference, "gt_answer", "answer_chars", limits)
-    risk = risk_category_parse(reader, record)
-    contexts = reader.get(record, "retrieved_context", "", "list")
-    if not reader.count_within(
-        contexts, "retrieved_context", "passage", "passages_per_answer", limits
-    ):
-        return None, reader
+    return external_id, question, response, reference, risk_category_parse(reader, record)
+
+
+def _pile(reader: FieldReader, contexts: list | None, limits: Limits) -> list[PassageIn]:
+    """The retrieved_context passages that read cleanly (the others are issues)."""
     pile = []
     for index, item in enumerate(contexts or []):
         path = join("retrieved_context", index)
@@ -107,12 +150,14 @@ def ragchecker_parse(
             continue
         if text is not None and doc_id is not None and title is not None:
             pile.append(PassageIn(source_id=doc_id, title=title, text=text))
-    if None in (external_id, question, response, reference, contexts) or reader.issues:
-        return None, reader
+    return pile
 
+
+def _claim_texts(reader: FieldReader, record: dict, limits: Limits) -> list[str | None] | None:
+    """The response claims' texts; None when there are more than the limit allows."""
     claims_raw = reader.get(record, "response_claims", "", "list", required=False, default=[])
     if not reader.count_within(claims_raw, "response_claims", "claim", "claims_per_answer", limits):
-        return None, reader
+        return None
     checked = record.get("retrieved2response") is not None
     if checked and "response_claims" not in record:
         reader.fail("response_claims", "missing (retrieved2response labels the response claims)")
@@ -122,6 +167,14 @@ def ragchecker_parse(
     ]
     for i, text in enumerate(texts):
         reader.within(text, join("response_claims", i), "claim_chars", limits)
+    return texts
+
+
+def _checker_labels(
+    reader: FieldReader, record: dict, texts: list, pile: list[PassageIn]
+) -> tuple[list[list[str]] | None, list[str] | None]:
+    """(retrieved2response: per claim one label per passage, answer2response: one label per
+    claim), each None when the record has none; a count that does not fit is an issue."""
     per_claim = reader.get(record, "retrieved2response", "", "list", required=False, default=None)
     correctness = reader.get(record, "answer2response", "", "list", required=False, default=None)
     if per_claim is not None and len(per_claim) != len(texts):
@@ -156,39 +209,28 @@ def ragchecker_parse(
         _label(reader, value, join("answer2response", i))
         for i, value in enumerate(correctness or [])
     ]
-    if reader.issues:
-        return None, reader
-
-    metadata: dict[str, Any] = {"source_format": "ragchecker"}
-    if correctness is not None:
-        metadata["answer2response"] = correct_labels
-    if isinstance(record.get("metrics"), dict) and reader.storable(record["metrics"], "metrics"):
-        metadata["ragchecker_metrics"] = record["metrics"]
-    if reader.issues:
-        return None, reader
-    answer = AnswerIn(
-        location=raw.location,
-        external_id=external_id,
-        question=question,
-        text=response,
-        pile=pile,
-        reference=reference,
-        risk_category=risk,
-        metadata=metadata,
+    return (
+        None if per_claim is None else claim_labels,
+        None if correctness is None else correct_labels,
     )
+
+
+def _claims_add(
+    answer: AnswerIn, texts: list[str], per_claim: list | None, correctness: list | None
+) -> None:
+    """The claims, each with the ragchecker judge's verdict when the record was checked."""
     for i, text in enumerate(texts):
         claim = ClaimIn(text=text, position=i, origin=CLAIM_ORIGIN)
         if per_claim is not None:
-            raw_response = {"retrieved2response": claim_labels[i]}
+            raw_response = {"retrieved2response": per_claim[i]}
             if correctness is not None:
-                raw_response["answer2response"] = correct_labels[i]
+                raw_response["answer2response"] = correctness[i]
             claim.judges.append(
                 JudgeVerdictIn(
                     name=JUDGE_NAME,
-                    verdict=checker_verdict(claim_labels[i]),
+                    verdict=checker_verdict(per_claim[i]),
                     raw_response=json.dumps(raw_response),
                     field=join("retrieved2response", i),
                 )
             )
         answer.claims.append(claim)
-    return answer, reader

@@ -282,6 +282,60 @@ def _text(expr: str) -> str:
 _PASSAGE_REF = "COALESCE(NULLIF(p.source_id, ''), '#' || CAST(p.rank AS TEXT))"
 
 
+@dataclass(frozen=True)
+class _BatchSql:
+    """The select lists (and gold's joins) `_batch_read` reads with, per format."""
+
+    claim: str
+    passage: str
+    gold: str
+    gold_join: str
+    label: str
+    citation: str
+
+
+def _batch_sql(*, jsonl: bool) -> _BatchSql:
+    """For jsonl the raw values; for csv the cells the database can write as csv text."""
+    if jsonl:
+        User = get_user_model()
+        username = connection.ops.quote_name(User._meta.get_field(User.USERNAME_FIELD).column)
+        return _BatchSql(
+            claim="c.position, c.text, c.origin, c.tags, c.span_start, c.span_end",
+            passage="p.id, p.rank, p.source_id, p.title, p.text",
+            gold=(
+                f"g.verdict, g.source, g.reason,"
+                f" COALESCE(u.{username}, ia.name || '{imported_name('')}')"
+            ),
+            gold_join=(
+                f" LEFT JOIN {_q(User)} u ON u.id = g.decided_by_id"
+                f" LEFT JOIN {_q(ImportedAnnotator)} ia ON ia.id = g.imported_decided_by_id"
+            ),
+            label=(
+                f"{_ANNOTATOR_KEY}, l.verdict, l.evidence_passage_id, l.evidence_start,"
+                " l.evidence_end, l.evidence_quote, l.note, l.correct, l.changed_after_reveal"
+            ),
+            citation="p.id",
+        )
+    return _BatchSql(
+        claim=(
+            f"c.tags, CAST(c.id AS TEXT) || ',' || CAST(c.position AS TEXT) || ','"
+            f" || {csv_sql('c.text')} || ',' || {csv_sql('c.origin')}"
+        ),
+        passage=f"p.id, {csv_sql(_PASSAGE_REF)}",
+        gold=f"g.verdict || ',' || g.source || ',' || {csv_sql('g.reason')}",
+        gold_join="",
+        # Verdict and correct are from fixed choices (CHECK constraints): never quoted.
+        label=(
+            f"{_ANNOTATOR_KEY}, l.verdict, l.evidence_passage_id,"
+            f" {_text('l.evidence_start')} || ',' || {_text('l.evidence_end')} || ','"
+            f" || {csv_sql('l.evidence_quote')} || ',' || {csv_sql('l.note')}"
+            f" || ',' || l.correct"
+            " || ',' || CASE WHEN l.changed_after_reveal THEN 'true' ELSE '' END"
+        ),
+        citation=_PASSAGE_REF,
+    )
+
+
 def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
     """Claims, gold, labels, judge verdicts (neither canaries' nor stale ones) and citations
     of `answers` (rows led by the answer's id), and the passages of their piles.
@@ -289,116 +343,100 @@ def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
     Claims come by (position, id) within an answer, labels by id, verdicts by run,
     citations and passages by rank: the orders both formats write. For csv the database
     writes the cells it can as csv text (see `_CsvLayout.lines` for what each row holds);
-    for jsonl the rows are the raw values.
+    for jsonl the rows are the raw values. Split by step, each a few statements for the
+    whole batch (not per row): what the export's hot path costs is unchanged.
     """
-    answer_ids = [answer[0] for answer in answers]
-    if jsonl:
-        User = get_user_model()
-        username = connection.ops.quote_name(User._meta.get_field(User.USERNAME_FIELD).column)
-        claim_columns = "c.position, c.text, c.origin, c.tags, c.span_start, c.span_end"
-        passage_columns = "p.id, p.rank, p.source_id, p.title, p.text"
-        gold_columns = (
-            f"g.verdict, g.source, g.reason,"
-            f" COALESCE(u.{username}, ia.name || '{imported_name('')}')"
-        )
-        gold_join = (
-            f" LEFT JOIN {_q(User)} u ON u.id = g.decided_by_id"
-            f" LEFT JOIN {_q(ImportedAnnotator)} ia ON ia.id = g.imported_decided_by_id"
-        )
-        label_columns = (
-            f"{_ANNOTATOR_KEY}, l.verdict, l.evidence_passage_id, l.evidence_start,"
-            " l.evidence_end, l.evidence_quote, l.note, l.correct, l.changed_after_reveal"
-        )
-        citation_columns = "p.id"
-    else:
-        claim_columns = (
-            f"c.tags, CAST(c.id AS TEXT) || ',' || CAST(c.position AS TEXT) || ','"
-            f" || {csv_sql('c.text')} || ',' || {csv_sql('c.origin')}"
-        )
-        passage_columns = f"p.id, {csv_sql(_PASSAGE_REF)}"
-        gold_columns = f"g.verdict || ',' || g.source || ',' || {csv_sql('g.reason')}"
-        gold_join = ""
-        # Verdict and correct are from fixed choices (CHECK constraints): never quoted.
-        label_columns = (
-            f"{_ANNOTATOR_KEY}, l.verdict, l.evidence_passage_id,"
-            f" {_text('l.evidence_start')} || ',' || {_text('l.evidence_end')} || ','"
-            f" || {csv_sql('l.evidence_quote')} || ',' || {csv_sql('l.note')}"
-            f" || ',' || l.correct"
-            " || ',' || CASE WHEN l.changed_after_reveal THEN 'true' ELSE '' END"
-        )
-        citation_columns = _PASSAGE_REF
+    sql = _batch_sql(jsonl=jsonl)
     with connection.cursor() as cursor:
-        claims = _select(
-            cursor,
-            f"SELECT c.answer_id, c.id, {claim_columns}"
-            f" FROM {_q(Claim)} c WHERE {{where}} ORDER BY c.position, c.id",
-            "c.answer_id",
-            answer_ids,
+        batch, claims = _answers_rows_read(
+            cursor, sql, [answer[0] for answer in answers], jsonl=jsonl
         )
-        # The piles for jsonl; for csv how quotes name their passage: reading a batch's
-        # passages by answer costs less than looking each quote's passage up by id.
-        passages = _select(
-            cursor,
-            f"SELECT p.answer_id, {passage_columns}"
-            f" FROM {_q(Passage)} p WHERE {{where}} ORDER BY p.rank",
-            "p.answer_id",
-            answer_ids,
-        )
-        batch = _Batch(_grouped(claims), {}, {}, {}, {}, {}, {})
-        if jsonl:
-            batch.passages = _grouped(passages)
-        else:
-            batch.passage_refs = {row[1]: row[2] for row in passages}
         if not claims:
             return batch
-        claim_ids = sorted(claim[1] for claim in claims)
-        gold = _select(
+        _claims_rows_read(cursor, sql, batch, sorted(claim[1] for claim in claims))
+    if not jsonl:
+        _passage_refs_elsewhere(batch)
+    return batch
+
+
+def _answers_rows_read(
+    cursor, sql: _BatchSql, answer_ids: list[int], *, jsonl: bool
+) -> tuple[_Batch, list[tuple]]:
+    """(A batch with the answers' claims and, for jsonl their piles, for csv how quotes name
+    their passage: reading a batch's passages by answer costs less than looking each quote's
+    passage up by id; the claim rows as read)."""
+    claims = _select(
+        cursor,
+        f"SELECT c.answer_id, c.id, {sql.claim}"
+        f" FROM {_q(Claim)} c WHERE {{where}} ORDER BY c.position, c.id",
+        "c.answer_id",
+        answer_ids,
+    )
+    passages = _select(
+        cursor,
+        f"SELECT p.answer_id, {sql.passage} FROM {_q(Passage)} p WHERE {{where}} ORDER BY p.rank",
+        "p.answer_id",
+        answer_ids,
+    )
+    batch = _Batch(_grouped(claims), {}, {}, {}, {}, {}, {})
+    if jsonl:
+        batch.passages = _grouped(passages)
+    else:
+        batch.passage_refs = {row[1]: row[2] for row in passages}
+    return batch, claims
+
+
+def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int]) -> None:
+    """Fill in the gold, labels, verdicts and citations of the batch's claims (`claim_ids`,
+    sorted)."""
+    gold = _select(
+        cursor,
+        f"SELECT g.claim_id, {sql.gold} FROM {_q(Gold)} g{sql.gold_join} WHERE {{where}}",
+        "g.claim_id",
+        claim_ids,
+    )
+    batch.gold = {row[0]: row for row in gold}
+    batch.labels = _grouped(
+        _select(
             cursor,
-            f"SELECT g.claim_id, {gold_columns} FROM {_q(Gold)} g{gold_join} WHERE {{where}}",
-            "g.claim_id",
+            f"SELECT l.claim_id, {sql.label} FROM {_q(Label)} l WHERE {{where}} ORDER BY l.id",
+            "l.claim_id",
             claim_ids,
         )
-        batch.gold = {row[0]: row for row in gold}
-        batch.labels = _grouped(
-            _select(
-                cursor,
-                f"SELECT l.claim_id, {label_columns}"
-                f" FROM {_q(Label)} l WHERE {{where}} ORDER BY l.id",
-                "l.claim_id",
-                claim_ids,
-            )
+    )
+    batch.verdicts = _grouped(
+        _select(
+            cursor,
+            f"SELECT v.claim_id, v.run_id, v.verdict, v.confidence FROM {_q(JudgeVerdict)} v"
+            f" WHERE {{where}} AND v.canary_id IS NULL AND NOT v.stale ORDER BY v.run_id",
+            "v.claim_id",
+            claim_ids,
         )
-        batch.verdicts = _grouped(
-            _select(
-                cursor,
-                f"SELECT v.claim_id, v.run_id, v.verdict, v.confidence FROM {_q(JudgeVerdict)} v"
-                f" WHERE {{where}} AND v.canary_id IS NULL AND NOT v.stale ORDER BY v.run_id",
-                "v.claim_id",
-                claim_ids,
-            )
+    )
+    batch.citations = _grouped(
+        _select(
+            cursor,
+            f"SELECT t.claim_id, {sql.citation}"
+            f" FROM {_q(Claim.cited_passages.through)} t"
+            f" JOIN {_q(Passage)} p ON p.id = t.passage_id"
+            f" WHERE {{where}} ORDER BY p.rank, p.id",
+            "t.claim_id",
+            claim_ids,
         )
-        batch.citations = _grouped(
-            _select(
-                cursor,
-                f"SELECT t.claim_id, {citation_columns}"
-                f" FROM {_q(Claim.cited_passages.through)} t"
-                f" JOIN {_q(Passage)} p ON p.id = t.passage_id"
-                f" WHERE {{where}} ORDER BY p.rank, p.id",
-                "t.claim_id",
-                claim_ids,
-            )
-        )
-    if not jsonl:
-        quoted = {
-            label[3] for labels in batch.labels.values() for label in labels if label[3] is not None
-        }
-        if elsewhere := sorted(quoted.difference(batch.passage_refs)):
-            # A quote of another answer's passage: not made by label_save, but written as is.
-            for pk, source_id, rank in Passage.objects.filter(pk__in=elsewhere).values_list(
-                "pk", "source_id", "rank"
-            ):
-                batch.passage_refs[pk] = csv_cell(source_id or f"#{rank}")
-    return batch
+    )
+
+
+def _passage_refs_elsewhere(batch: _Batch) -> None:
+    """csv: name the passages quoted from another answer's pile too. label_save never makes
+    such a quote, but one in the database is written as is."""
+    quoted = {
+        label[3] for labels in batch.labels.values() for label in labels if label[3] is not None
+    }
+    if elsewhere := sorted(quoted.difference(batch.passage_refs)):
+        for pk, source_id, rank in Passage.objects.filter(pk__in=elsewhere).values_list(
+            "pk", "source_id", "rank"
+        ):
+            batch.passage_refs[pk] = csv_cell(source_id or f"#{rank}")
 
 
 # -- JSON Lines ---------------------------------------------------------------------------------

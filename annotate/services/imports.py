@@ -368,9 +368,34 @@ class _Writer:
         return self.runs[key]
 
     def _write(self, batch: list[AnswerIn]) -> None:
-        project, rows = self.project, self.rows
-        through = Claim.cited_passages.through
-        answer_ids = rows.insert(
+        """Write one batch, table by table; each step below works on the whole batch.
+
+        Split by step (per batch), not per row: the row loops stay inline in each step, so
+        the import's hot path makes no extra function call per answer, claim or label."""
+        answer_ids = self._answers_write(batch)
+        piles = self._passages_write(batch, answer_ids)
+        claim_ids = self._claims_write(batch, answer_ids)
+        self._annotators(
+            {label.annotator for a in batch for c in a.claims for label in c.labels}
+            | {c.gold.decided_by for a in batch for c in a.claims if c.gold and c.gold.decided_by}
+        )
+        citations, labels = self._citations_and_labels(batch, answer_ids, piles, claim_ids)
+        golds, verdicts = self._gold_and_verdicts(batch, claim_ids)
+        if self.issues:
+            return
+        self._dependents_write(citations, labels, golds, verdicts)
+        result = self.result
+        result.answers += len(batch)
+        result.passages += sum(len(pile) for pile in piles)
+        result.claims += len(claim_ids)
+        result.labels += len(labels)
+        result.gold += len(golds)
+        result.judge_verdicts += len(verdicts)
+
+    def _answers_write(self, batch: list[AnswerIn]) -> list[int]:
+        """Insert the batch's answers at the next positions; their ids in batch order."""
+        project = self.project
+        answer_ids = self.rows.insert(
             Answer,
             ANSWER_COLUMNS,
             [
@@ -391,9 +416,12 @@ class _Writer:
             ids=True,
         )
         self.next_position += len(batch)
+        return answer_ids
 
+    def _passages_write(self, batch: list[AnswerIn], answer_ids: list[int]) -> list[list[int]]:
+        """Insert every answer's pile; per answer, its passage ids in rank order."""
         passage_ids = iter(
-            rows.insert(
+            self.rows.insert(
                 Passage,
                 PASSAGE_COLUMNS,
                 [
@@ -404,8 +432,11 @@ class _Writer:
                 ids=True,
             )
         )
-        piles = [[next(passage_ids) for _ in answer.pile] for answer in batch]
+        return [[next(passage_ids) for _ in answer.pile] for answer in batch]
 
+    def _claims_write(self, batch: list[AnswerIn], answer_ids: list[int]) -> list[int]:
+        """Insert the batch's claims with their queue key and labels required; their ids."""
+        project = self.project
         seed, per_claim, double = (
             project.queue_seed,
             project.analysts_per_claim,
@@ -436,15 +467,18 @@ class _Writer:
                         ),
                     )
                 )
-        claim_ids = rows.insert(Claim, CLAIM_COLUMNS, claim_rows, ids=True)
+        return self.rows.insert(Claim, CLAIM_COLUMNS, claim_rows, ids=True)
 
-        annotators = {label.annotator for a in batch for c in a.claims for label in c.labels}
-        deciders = {
-            c.gold.decided_by for a in batch for c in a.claims if c.gold and c.gold.decided_by
-        }
-        self._annotators(annotators | deciders)
-
-        citations, labels, golds, verdicts = [], [], [], []
+    def _citations_and_labels(
+        self,
+        batch: list[AnswerIn],
+        answer_ids: list[int],
+        piles: list[list[int]],
+        claim_ids: list[int],
+    ) -> tuple[list[tuple], list[tuple]]:
+        """The batch's citation and label rows; a label that fails its evidence check or
+        doubles a member's label on a claim becomes an issue instead."""
+        citations, labels = [], []
         next_claim_id = iter(claim_ids)
         for answer_id, pile, answer in zip(answer_ids, piles, batch, strict=True):
             for claim in answer.claims:
@@ -495,6 +529,18 @@ class _Writer:
                             label.changed_after_reveal,
                         )
                     )
+        return citations, labels
+
+    def _gold_and_verdicts(
+        self, batch: list[AnswerIn], claim_ids: list[int]
+    ) -> tuple[list[tuple], list[tuple]]:
+        """The batch's gold and judge verdict rows (making the imported judge runs they
+        belong to, and counting each run's verdicts)."""
+        golds, verdicts = [], []
+        next_claim_id = iter(claim_ids)
+        for answer in batch:
+            for claim in answer.claims:
+                claim_id = next(next_claim_id)
                 if claim.gold:
                     decided = claim.gold.decided_by
                     golds.append(
@@ -524,9 +570,15 @@ class _Writer:
                             verdict.raw_response,
                         )
                     )
-        if self.issues:
-            return
-        rows.insert(through, ("claim_id", "passage_id"), citations)
+        return golds, verdicts
+
+    def _dependents_write(
+        self, citations: list[tuple], labels: list[tuple], golds: list[tuple], verdicts: list
+    ) -> None:
+        """Insert what hangs off the claims: citations, labels with their created history
+        rows, gold and judge verdicts."""
+        rows = self.rows
+        rows.insert(Claim.cited_passages.through, ("claim_id", "passage_id"), citations)
         label_ids = rows.insert(Label, LABEL_COLUMNS, labels, ids=True)
         rows.insert(
             LabelHistory,
@@ -538,13 +590,6 @@ class _Writer:
         )
         rows.insert(Gold, GOLD_COLUMNS, golds)
         rows.insert(JudgeVerdict, JUDGE_VERDICT_COLUMNS, verdicts)
-        result = self.result
-        result.answers += len(batch)
-        result.passages += sum(len(pile) for pile in piles)
-        result.claims += len(claim_ids)
-        result.labels += len(labels)
-        result.gold += len(golds)
-        result.judge_verdicts += len(verdicts)
 
     def finish(self) -> None:
         for run in self.runs.values():
