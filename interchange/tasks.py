@@ -4,7 +4,7 @@ finished, or running with a live heartbeat, is left alone (see annotate/services
 
 from celery import shared_task
 
-from annotate.services.import_jobs import import_job_execute
+from interchange.services.import_jobs import import_job_execute
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

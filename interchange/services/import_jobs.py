@@ -28,7 +28,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import ImportJob, Project
-from annotate.services.imports import ImportFailed, answers_import
+from interchange.services.imports import ImportFailed, answers_import
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ class _ProgressWriter:
 
 
 def _in_process() -> bool:
-    from annotate.tasks import run_import_task
+    from interchange.tasks import run_import_task
 
     return bool(run_import_task.app.conf.task_always_eager)
 
@@ -179,7 +179,7 @@ def _enqueue(job_id: int) -> None:
 def _send_or_fail(job_id: int) -> None:
     """Enqueue; with the broker down, fail the job with a clear message (the file is kept)
     instead of a 500 and a job queued forever."""
-    from annotate.tasks import run_import_task
+    from interchange.tasks import run_import_task
 
     try:
         run_import_task.delay(job_id)

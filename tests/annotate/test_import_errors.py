@@ -16,7 +16,7 @@ from annotate.models import (
     Project,
 )
 from annotate.services import imports
-from annotate.services.imports import ImportFailed, answers_import
+from interchange.services.imports import ImportFailed, answers_import
 from judges.models import Judge, JudgeRun, JudgeVerdict
 from tests.factories import AnswerFactory, JudgeFactory, ProjectFactory
 
