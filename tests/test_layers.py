@@ -173,3 +173,20 @@ def test_the_cycle_finder_finds_a_cycle():
     ]:
         graph.add_import(importer=importer, imported=imported)
     assert _cycles(graph) == [{"app.services", "app.tasks", "app.runner"}]
+
+
+def test_celery_task_names_survive_the_moves():
+    """Messages queued in a deployment carry the task's name: a task that moved keeps its old
+    one, and every name resolves in this (web) process, where services look tasks up by it."""
+    from celery import current_app
+
+    from interchange.tasks import run_import
+
+    assert run_import.name == "annotate.tasks.run_import"
+    assert {
+        "annotate.tasks.run_import",
+        "judges.tasks.run_judge",
+        "judges.tasks.split_claims",
+        "judges.tasks.watch_run",
+        "judges.tasks.resume_stale_runs",
+    } <= set(current_app.tasks)
