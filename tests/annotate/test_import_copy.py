@@ -10,7 +10,7 @@ from django.db import IntegrityError, connection, transaction
 
 from annotate.bulk_insert import RowsInserter
 from annotate.models import Answer, Claim, Gold, Label, LabelHistory, Passage, Verdict
-from annotate.services import imports
+from interchange.services import imports
 from interchange.services.imports import ImportFailed, answers_import
 from judges.models import JudgeVerdict
 from tests.annotate.test_import_errors import counts, good, jsonl

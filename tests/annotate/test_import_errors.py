@@ -15,7 +15,7 @@ from annotate.models import (
     Passage,
     Project,
 )
-from annotate.services import imports
+from interchange.services import imports
 from interchange.services.imports import ImportFailed, answers_import
 from judges.models import Judge, JudgeRun, JudgeVerdict
 from tests.factories import AnswerFactory, JudgeFactory, ProjectFactory

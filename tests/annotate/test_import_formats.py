@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 
 from annotate.models import Answer, Claim, Gold, Label, LabelHistory, Membership, Passage, Role
 from annotate.queue_order import claim_labels_required, claim_queue_key
-from annotate.services import imports
+from interchange.services import imports
 from interchange.services.imports import answers_import
 from judges.models import Backend, Judge, JudgeRun, JudgeVerdict
 from tests.factories import AnswerFactory, ProjectFactory
