@@ -6,6 +6,7 @@ COPY config config
 COPY annotate annotate
 COPY judges judges
 COPY metrics metrics
+COPY interchange interchange
 RUN pip install -c requirements.lock .
 COPY . .
 EXPOSE 8000

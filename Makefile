@@ -33,6 +33,7 @@ format: install
 	$(BIN)/ruff check --fix .
 
 test: lint
+	$(BIN)/lint-imports
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest
 

@@ -258,7 +258,7 @@ class ImportedAnnotator(models.Model):
 
     Not an account: it cannot log in, is no member, and two projects' "alice" are two
     annotators. An import attributes labels to one of these unless an owner mapped the name to
-    a member on that import (`annotate.services.imports.answers_import`'s `annotator_map`).
+    a member on that import (`interchange.services.imports.answers_import`'s `annotator_map`).
     """
 
     project = models.ForeignKey(

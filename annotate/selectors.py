@@ -12,6 +12,7 @@ from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.utils.functional import cached_property
 
+from annotate import hooks
 from annotate.batch import model_rows
 from annotate.models import ROLE_RANK, Answer, Claim, Membership, Passage, Project, Role
 
@@ -131,20 +132,14 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
         return None
     if not Label.objects.filter(claim=claim, annotator=user).exists():
         return None
-    from judges.models import JudgeVerdict
-
-    judge_verdicts = (
-        JudgeVerdict.objects.filter(claim=claim, stale=False)  # not those on its old text
-        .select_related("run__judge")
-        .order_by("-run__created_at", "-id")
-    )
+    judge_verdicts = hooks.claim_judge_verdicts(claim=claim)  # filled in by judges
     colleagues = (
         Label.objects.filter(claim=claim)
         .exclude(annotator=user)
         .select_related("annotator", "imported_annotator")
         .order_by("created_at", "id")
     )
-    return {"judge_verdicts": list(judge_verdicts), "colleague_labels": list(colleagues)}
+    return {"judge_verdicts": judge_verdicts, "colleague_labels": list(colleagues)}
 
 
 # An answer's claims listed on its page, this many at a time.

@@ -1,12 +1,12 @@
-"""annotate's URLs, composed from each view module's own list."""
+"""annotate's URLs, composed from each view module's own list (config/urls.py adds the
+interchange's import and export pages to this `annotate` namespace)."""
 
-from annotate.views import claims, io, labelling, projects, review
+from annotate.views import claims, labelling, projects, review
 
 app_name = "annotate"
 
 urlpatterns = [
     *projects.urlpatterns,
-    *io.urlpatterns,
     *labelling.urlpatterns,
     *claims.urlpatterns,
     *review.urlpatterns,

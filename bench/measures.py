@@ -32,8 +32,8 @@ def _owner(project: Project):
 def measure_import(*, path: str, slug: str) -> dict:
     """`answers_import` of a native JSON Lines file into a new, empty project; timed whole
     (reading, checking, writing, and the COMMIT with its deferred foreign-key checks)."""
-    from annotate.services.imports import answers_import
     from bench.datagen import project_delete, tables_vacuum
+    from interchange.services.imports import answers_import
 
     project_delete(slug=slug)
     tables_vacuum()  # the previous run's deleted rows, untimed
@@ -88,7 +88,7 @@ def measure_export(*, slug: str, path: str, limit_s: float = 600.0) -> dict:
     `lines` how far it got.
     """
     from annotate.models import Claim
-    from annotate.services.exports import claims_export
+    from interchange.services.exports import claims_export
 
     project = Project.objects.get(slug=slug)
     claims = Claim.objects.filter(project=project).count()

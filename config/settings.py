@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "annotate",
     "judges",
     "metrics",
+    "interchange",
 ]
 
 MIDDLEWARE = [

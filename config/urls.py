@@ -5,6 +5,9 @@ from django.shortcuts import render
 from django.urls import include, path, reverse_lazy
 from django.views.decorators.http import require_http_methods
 
+from annotate import urls as annotate_urls
+from interchange import urls as interchange_urls
+
 
 class LoginView(auth_views.LoginView):
     """Django's login; the page offers a reset link only where mail is configured."""
@@ -56,7 +59,8 @@ auth_urls = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     *auth_urls,
-    path("", include("annotate.urls")),
+    # The import and export pages (interchange) keep the `annotate:` names links always used.
+    path("", include(([*annotate_urls.urlpatterns, *interchange_urls.urlpatterns], "annotate"))),
     path("", include("judges.urls")),
     path("", include("metrics.urls")),
 ]

@@ -11,3 +11,11 @@ class JudgesConfig(AppConfig):
         from judges.endpoints import endpoints_declared
 
         endpoints_declared()
+
+        # annotate asks judges through hooks (annotate/hooks.py) instead of importing it.
+        from judges import claim_hooks
+
+        claim_hooks.register()
+        # Services enqueue tasks by name (judges.services.task): the task module must be
+        # registered in every process, web and worker alike.
+        from judges import tasks  # noqa: F401

@@ -55,6 +55,16 @@ logger = logging.getLogger(__name__)
 LIVE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
 
 
+def run_spec(run: JudgeRun) -> dict:
+    """The frozen instrument of a run, as `backend_for_spec` wants it."""
+    return {
+        **run.parameters,
+        "backend": run.backend,
+        "model": run.model,
+        "verify_prompt": run.prompt_text,
+    }
+
+
 def lease_seconds() -> float:
     return float(os.environ.get("JUDGE_RUN_LEASE_SECONDS", "60"))
 
@@ -457,8 +467,6 @@ def run_execute(run_id: int, *, owner: str) -> str:
     if not lease_acquire(run_id, owner):
         run.refresh_from_db()
         return "busy" if run.status in LIVE else "finished"
-    from judges.services import run_spec
-
     try:
         backend = backend_for_spec(run_spec(run))
     except JudgeConfigError as exc:

@@ -6,6 +6,7 @@ import logging
 import random
 from datetime import timedelta
 
+from celery import current_app
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
@@ -201,16 +202,6 @@ def judge_spec(judge: Judge) -> dict:
     return spec
 
 
-def run_spec(run: JudgeRun) -> dict:
-    """The frozen instrument of a run, as `backend_for_spec` wants it."""
-    return {
-        **run.parameters,
-        "backend": run.backend,
-        "model": run.model,
-        "verify_prompt": run.prompt_text,
-    }
-
-
 @transaction.atomic
 def judge_run_start(
     *, judge: Judge, kind: str = "verify", scope: str = "all", user=None, enqueue: bool = True
@@ -266,12 +257,18 @@ def judge_run_start(
     return run
 
 
-def _enqueue(run_id: int) -> None:
-    from judges.tasks import run_judge_task, watch_run_schedule
+def task(name: str):
+    """A task of judges/tasks.py by its registered name. The task module imports this one, so
+    services never import it; JudgesConfig.ready registers the tasks in every process."""
+    return current_app.tasks[f"judges.tasks.{name}"]
 
+
+def _enqueue(run_id: int) -> None:
     def send() -> None:
-        run_judge_task.delay(run_id)
-        watch_run_schedule(run_id)  # resumes the run if its worker dies
+        task("run_judge").delay(run_id)
+        if not current_app.conf.task_always_eager:
+            # Resumes the run if its worker dies (judges.tasks.watch_run_schedule's countdown).
+            task("watch_run").apply_async(args=[run_id], countdown=lease_seconds() + 1)
 
     transaction.on_commit(lambda: _send_or_fail(run_id, send))
 

@@ -27,7 +27,7 @@ from annotate.models import Answer
 from annotate.services.claims import ClaimsError, claims_split
 from judges.backends import JudgeCallFailed, JudgeConfigError, backend_for_spec
 from judges.models import Backend, Judge, SplitJob, prompt_version
-from judges.services import judge_endpoint_problem, judge_spec
+from judges.services import judge_endpoint_problem, judge_spec, task
 
 logger = logging.getLogger(__name__)
 
@@ -101,10 +101,8 @@ def split_job_start(
 def _send(job_id: int) -> None:
     from kombu.exceptions import OperationalError as BrokerUnreachable
 
-    from judges.tasks import split_claims_task
-
     try:
-        split_claims_task.delay(job_id)
+        task("split_claims").delay(job_id)  # by name: judges.tasks imports this module
     except BrokerUnreachable:
         logger.exception("could not enqueue split job %s", job_id)
         SplitJob.objects.filter(pk=job_id, status=SplitJob.Status.PENDING).update(

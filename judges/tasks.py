@@ -71,6 +71,7 @@ def _in_process() -> bool:
 
 
 def watch_run_schedule(run_id: int) -> None:
+    # judges.services._enqueue schedules the first watchdog the same way, by the task's name.
     if not _in_process():
         watch_run.apply_async(args=[run_id], countdown=lease_seconds() + 1)
 

@@ -12,7 +12,6 @@ from annotate.access import project_view
 from annotate.models import Role
 from annotate.selectors import answer_get_for_project
 from judges import selectors, services
-from judges.agreement import run_agreement
 from judges.endpoints import HOW_TO_DECLARE, endpoints_declared
 from judges.forms import (
     CanaryListForm,
@@ -23,6 +22,7 @@ from judges.forms import (
 )
 from judges.models import JudgeRun
 from judges.split_jobs import split_job_start
+from metrics.judge_agreement import run_agreement
 
 
 def _form_errors(form, exc: ValidationError) -> None:

@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
 from annotate.models import Role
-from annotate.services.exports import NeutralCsvWriter
+from interchange.services.exports import NeutralCsvWriter
 from metrics import charts, selectors
 from metrics.models import ReportSnapshot
 

@@ -17,6 +17,7 @@ import re
 from django.db import transaction
 from django.db.models import Count, F, Q
 
+from annotate import hooks
 from annotate.limits import SETTINGS, limits_current, too_long
 from annotate.models import ROLE_RANK, Answer, Claim, LabelHistory, Membership, Project, Role
 from annotate.queue_order import claim_labels_required, claim_queue_key
@@ -127,19 +128,13 @@ def _verdicts_retire(*, claim: Claim, old_text: str) -> int:
 
     Call inside the transaction that changes the claim's text, holding its row lock.
     """
-    # Imported here: judges depends on annotate, not the other way round.
-    from judges.models import JudgeVerdict
-
-    return JudgeVerdict.objects.filter(claim_id=claim.pk, stale=False).update(
-        stale=True, stale_claim_text=old_text
-    )
+    # Asked of judges through a hook: judges depends on annotate, not the other way round.
+    return hooks.claim_verdicts_retire(claim_id=claim.pk, old_text=old_text)
 
 
 def _verdicts_counting(claim_ids: list[int]) -> int:
     """How many judge verdicts on these claims still count (not stale)."""
-    from judges.models import JudgeVerdict
-
-    return JudgeVerdict.objects.filter(claim_id__in=claim_ids, stale=False).count()
+    return hooks.claims_verdicts_counting(claim_ids=claim_ids)
 
 
 def _locate(*, answer_text: str, text: str, within: tuple[int | None, int | None] = (None, None)):

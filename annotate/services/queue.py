@@ -31,6 +31,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotate import hooks
 from annotate.batch import StatementBatch, model_rows
 from annotate.models import Answer, Claim, Label, Membership, Passage, Project, Reservation
 
@@ -53,8 +54,6 @@ def stratum_condition(*, project: Project, stratum: dict | None) -> tuple[Q, dic
     """
     if not stratum:
         return Q(), {}
-    from judges.models import JudgeRun, JudgeVerdict
-
     condition = Q()
     recorded: dict = {}
     unknown = set(stratum) - {"risk_category", "judge", "judge_verdict", "judge_run"}
@@ -66,23 +65,14 @@ def stratum_condition(*, project: Project, stratum: dict | None) -> tuple[Q, dic
     if stratum.get("judge_verdict"):
         if not stratum.get("judge"):
             raise QueueError('A "judge_verdict" restriction needs the "judge" it refers to.')
-        run_id = stratum.get("judge_run") or (
-            JudgeRun.objects.filter(
-                judge_id=stratum["judge"],
-                project=project,
-                kind=JudgeRun.Kind.VERIFY,
-                status=JudgeRun.Status.DONE,
-            )
-            .order_by("-created_at", "-id")
-            .values_list("id", flat=True)
-            .first()
+        # judges answers (annotate/hooks.py): the run, and its verdicts correlated on the claim.
+        run_id, verdicts = hooks.judge_verdict_stratum(
+            project=project,
+            judge_id=stratum["judge"],
+            verdict=stratum["judge_verdict"],
+            run_id=stratum.get("judge_run"),
         )
-        condition &= Exists(
-            # Not a verdict on a claim's previous text (`stale`): it says nothing of the claim now.
-            JudgeVerdict.objects.filter(
-                claim=OuterRef("pk"), run_id=run_id, verdict=stratum["judge_verdict"], stale=False
-            )
-        )
+        condition &= Exists(verdicts)
         recorded.update(
             judge=stratum["judge"], judge_verdict=stratum["judge_verdict"], judge_run=run_id
         )

@@ -17,7 +17,6 @@ from annotate.access import project_view
 from annotate.models import Claim, Fact, Label, Passage, Role, Verdict
 from annotate.quotes import QuoteError, quote_locate, utf16_to_codepoint_offset
 from annotate.selectors import answer_get_for_project, claim_get_for_project, pile_page_get
-from annotate.services.exports import NeutralCsvWriter
 from annotate.services.review import (
     Marked,
     ReviewError,
@@ -30,6 +29,7 @@ from annotate.services.review import (
     text_marked,
     text_segments,
 )
+from interchange.services.exports import NeutralCsvWriter
 
 # ---------------------------------------------------------------------------------------------
 # Adjudication

@@ -13,9 +13,9 @@ import pytest
 from django.urls import reverse
 
 from annotate.models import Gold, Label, LabelHistory, Reveal, Role, Verdict
-from annotate.services.exports import claims_export
 from annotate.services.labels import label_save
 from annotate.services.projects import project_settings_update
+from interchange.services.exports import claims_export
 from metrics.selectors import label_columns
 from tests.factories import (
     AnswerFactory,
@@ -180,7 +180,7 @@ def test_the_reveal_on_the_claims_own_page_is_recorded_too(client):
 
 
 def test_the_flag_survives_export_and_import_and_keeps_the_claim_out_of_gold(client):
-    from annotate.services.imports import answers_import
+    from interchange.services.imports import answers_import
 
     project, claim, passage, analyst, colleague, _lead = _world()
     client.force_login(analyst)

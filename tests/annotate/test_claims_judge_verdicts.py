@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from annotate.models import Claim, Role, Verdict
 from annotate.services.claims import claim_edit, claim_split_at, claims_merge, claims_split
-from annotate.services.exports import claims_export
 from annotate.services.labels import label_save
+from interchange.services.exports import claims_export
 from judges.models import Canary, JudgeRun, JudgeVerdict
 from tests.factories import (
     AnswerFactory,

@@ -11,8 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import IMPORTED_SUFFIX, Answer, Gold, Label, Verdict
-from annotate.services.exports import claims_export
-from annotate.services.imports import answers_import
+from interchange.services.exports import claims_export
+from interchange.services.imports import answers_import
 from judges.models import JudgeVerdict
 from tests.factories import (
     AnswerFactory,

@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotate.models import Answer, Claim, Gold, Label, Passage, Role, Verdict
-from annotate.services import exports
-from annotate.services.exports import claims_export
+from interchange.services import exports
+from interchange.services.exports import claims_export
 from judges.models import Backend, Canary, JudgeRun, JudgeVerdict
 from tests.factories import (
     AnswerFactory,

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotate.models import Role
-from annotate.services.exports import claims_export
+from interchange.services.exports import claims_export
 from metrics.services import snapshot_compute, snapshot_create
 from tests.factories import (
     AnswerFactory,

@@ -17,8 +17,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Answer, Gold, ImportJob, Label, Membership, Role
-from annotate.services.exports import claims_export
-from annotate.services.imports import AnnotatorMapError, ImportFailed, answers_import
+from interchange.services.exports import claims_export
+from interchange.services.imports import AnnotatorMapError, ImportFailed, answers_import
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.models import Answer, Claim, Project
-from annotate.services import imports
+from interchange.services import imports
 from tests.factories import ProjectFactory
 
 DATA = Path(__file__).parent / "data"

@@ -10,8 +10,8 @@ from django.db import IntegrityError, connection, transaction
 
 from annotate.bulk_insert import RowsInserter
 from annotate.models import Answer, Claim, Gold, Label, LabelHistory, Passage, Verdict
-from annotate.services import imports
-from annotate.services.imports import ImportFailed, answers_import
+from interchange.services import imports
+from interchange.services.imports import ImportFailed, answers_import
 from judges.models import JudgeVerdict
 from tests.annotate.test_import_errors import counts, good, jsonl
 from tests.annotate.test_import_formats import native_snapshot

@@ -15,8 +15,8 @@ from annotate.models import (
     Passage,
     Project,
 )
-from annotate.services import imports
-from annotate.services.imports import ImportFailed, answers_import
+from interchange.services import imports
+from interchange.services.imports import ImportFailed, answers_import
 from judges.models import Judge, JudgeRun, JudgeVerdict
 from tests.factories import AnswerFactory, JudgeFactory, ProjectFactory
 

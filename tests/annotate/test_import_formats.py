@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 
 from annotate.models import Answer, Claim, Gold, Label, LabelHistory, Membership, Passage, Role
 from annotate.queue_order import claim_labels_required, claim_queue_key
-from annotate.services import imports
-from annotate.services.imports import answers_import
+from interchange.services import imports
+from interchange.services.imports import answers_import
 from judges.models import Backend, Judge, JudgeRun, JudgeVerdict
 from tests.factories import AnswerFactory, ProjectFactory
 
@@ -305,7 +305,7 @@ def test_answers_import_reports_progress_per_batch(monkeypatch, tmp_path):
 
 
 def test_answers_import_streams_json_across_buffer_refills(monkeypatch, tmp_path):
-    from annotate.importers import jsonstream
+    from interchange.importers import jsonstream
 
     monkeypatch.setattr(jsonstream, "CHUNK_CHARS", 7)
     records = [

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from annotate.models import Claim, Gold, Membership
-from annotate.services.imports import answers_import
+from interchange.services.imports import answers_import
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 PILE = [{"id": "p1", "title": "Policy", "text": "Refunds are issued within 14 days."}]

@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Answer, Claim, Label, Membership, Passage, Role
-from annotate.services.imports import ImportFailed, answers_import
+from interchange.services.imports import ImportFailed, answers_import
 from judges.models import JudgeVerdict
 from tests.factories import ProjectFactory
 from tests.reliability.fuzzing import RECORD, serialise

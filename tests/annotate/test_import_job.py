@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Answer, ImportJob, Membership, Role
-from annotate.services.import_jobs import (
+from interchange.services.import_jobs import (
     QUEUE_DOWN,
     STALE_AFTER,
     import_job_execute,

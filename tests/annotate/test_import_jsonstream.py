@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from annotate.importers import jsonstream
-from annotate.importers.jsonstream import JsonRecords, JsonStreamError
+from interchange.importers import jsonstream
+from interchange.importers.jsonstream import JsonRecords, JsonStreamError
 
 RECORDS = [
     {"id": 1, "n": 12345678901234567890, "f": -1.5e-7, "t": True, "z": None},

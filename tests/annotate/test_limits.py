@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from annotate.models import Answer, Claim, Label, Membership, Passage, Role
 from annotate.services.claims import ClaimsError, claim_add, claim_edit, claims_merge
-from annotate.services.imports import ImportFailed, answers_import
+from interchange.services.imports import ImportFailed, answers_import
 from judges.models import JudgeVerdict
 from tests.factories import AnswerFactory, ClaimFactory, PassageFactory, ProjectFactory
 from tests.reliability.fuzzing import native_record, ragas_record, ragchecker_record, serialise

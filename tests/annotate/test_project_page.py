@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotate.models import Project, Role
-from annotate.services.imports import ImportFailed, answers_import
+from interchange.services.imports import ImportFailed, answers_import
 from tests.factories import MembershipFactory
 
 PILE = [{"id": "p1", "title": "Policy", "text": "Refunds are issued within 14 days."}]

@@ -5,11 +5,11 @@ import pytest
 
 from annotate.models import Role
 from annotate.services.claims import claim_edit, claim_split_at
-from judges.agreement import run_agreement
 from judges.models import JudgeRun, JudgeVerdict
 from judges.runner import run_execute
 from judges.selectors import claims_in_scope
 from judges.services import judge_run_start
+from metrics.judge_agreement import run_agreement
 from tests.factories import (
     GoldFactory,
     JudgeFactory,

@@ -18,7 +18,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 
 from annotate.models import Answer, Claim, Gold, Label, LabelHistory, Membership, Passage
-from annotate.services.imports import ImportFailed, answers_import
+from interchange.services.imports import ImportFailed, answers_import
 from judges.models import Judge, JudgeRun, JudgeVerdict
 from tests.factories import MembershipFactory, ProjectFactory
 from tests.reliability.fuzzing import FORMATS, MUST_REJECT, file_strategy

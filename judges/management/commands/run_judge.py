@@ -2,12 +2,12 @@ import threading
 import time
 import uuid
 
+from celery import current_app as app
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
 from annotate.models import Project
-from config.celery import app
 from judges.models import Judge, JudgeRun
 from judges.runner import run_execute
 from judges.services import judge_run_start

@@ -21,12 +21,12 @@ stored on the answer as `metadata["answer2response"]` (one entry per claim, in c
 import json
 from typing import Any
 
-from annotate.importers.fields import FieldReader, csv_row_decode, join, shown
-from annotate.importers.native import risk_category_parse
-from annotate.importers.records import AnswerIn, ClaimIn, JudgeVerdictIn, PassageIn
-from annotate.importers.sources import RawRecord
 from annotate.limits import Limits, limits_current
 from annotate.models import Verdict
+from interchange.importers.fields import FieldReader, csv_row_decode, join, shown
+from interchange.importers.native import risk_category_parse
+from interchange.importers.records import AnswerIn, ClaimIn, JudgeVerdictIn, PassageIn
+from interchange.importers.sources import RawRecord
 
 JUDGE_NAME = "ragchecker"
 CLAIM_ORIGIN = "llm:ragchecker"

@@ -4,9 +4,9 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotate.importers import FORMATS
 from annotate.models import Project
-from annotate.services.imports import ImportFailed, annotator_map_parse, answers_import
+from interchange.importers import FORMATS
+from interchange.services.imports import ImportFailed, annotator_map_parse, answers_import
 
 
 class Command(BaseCommand):

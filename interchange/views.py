@@ -16,11 +16,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
-from annotate.importers import FORMATS as IMPORT_FORMATS
 from annotate.models import ImportJob, Role
-from annotate.services.exports import FORMATS as EXPORT_FORMATS
-from annotate.services.exports import claims_export_chunks
-from annotate.services.import_jobs import (
+from interchange.importers import FORMATS as IMPORT_FORMATS
+from interchange.services.exports import FORMATS as EXPORT_FORMATS
+from interchange.services.exports import claims_export_chunks
+from interchange.services.import_jobs import (
     import_job_can_retry,
     import_job_get_for_project,
     import_job_is_stale,
@@ -28,7 +28,7 @@ from annotate.services.import_jobs import (
     import_job_start,
     import_jobs_recent,
 )
-from annotate.services.imports import AnnotatorMapError, annotator_map_check, annotator_map_parse
+from interchange.services.imports import AnnotatorMapError, annotator_map_check, annotator_map_parse
 
 FORMAT_LABELS = {
     "auto": "Tell from the file",

@@ -10,8 +10,10 @@ import json
 import math
 from typing import Any
 
-from annotate.importers.issues import ImportIssue
-from annotate.importers.jsondecode import (
+from annotate.limits import Limits, chars_message, count_message
+from annotate.models import Verdict
+from interchange.importers.issues import ImportIssue
+from interchange.importers.jsondecode import (
     MAX_DEPTH,
     NestingTooDeep,
     SafeDecoder,
@@ -21,8 +23,6 @@ from annotate.importers.jsondecode import (
     refused_in,
     run_start,
 )
-from annotate.limits import Limits, chars_message, count_message
-from annotate.models import Verdict
 
 _KINDS = {
     "string": (lambda v: isinstance(v, str), "a string"),

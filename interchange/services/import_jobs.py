@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import BinaryIO
 
+from celery import current_app
 from django.core.files.uploadedfile import UploadedFile
 from django.db import close_old_connections, connections, transaction
 from django.db.models import Q
@@ -28,7 +29,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import ImportJob, Project
-from annotate.services.imports import ImportFailed, answers_import
+from interchange.services.imports import ImportFailed, answers_import
 
 logger = logging.getLogger(__name__)
 
@@ -137,9 +138,7 @@ class _ProgressWriter:
 
 
 def _in_process() -> bool:
-    from annotate.tasks import run_import_task
-
-    return bool(run_import_task.app.conf.task_always_eager)
+    return bool(current_app.conf.task_always_eager)
 
 
 def import_job_start(
@@ -179,10 +178,9 @@ def _enqueue(job_id: int) -> None:
 def _send_or_fail(job_id: int) -> None:
     """Enqueue; with the broker down, fail the job with a clear message (the file is kept)
     instead of a 500 and a job queued forever."""
-    from annotate.tasks import run_import_task
-
     try:
-        run_import_task.delay(job_id)
+        # By name: interchange.tasks imports this module (InterchangeConfig.ready registers it).
+        current_app.tasks["annotate.tasks.run_import"].delay(job_id)
     except BrokerUnreachable:
         logger.exception("could not enqueue import job %s", job_id)
         ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.services.import_jobs import import_files_prune
+from interchange.services.import_jobs import import_files_prune
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Project
-from annotate.services.exports import FORMATS, claims_export
+from interchange.services.exports import FORMATS, claims_export
 
 
 class Command(BaseCommand):

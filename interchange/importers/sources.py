@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from annotate.importers.issues import IssueLog
-from annotate.importers.jsondecode import NestingTooDeep, SafeDecoder, path_text, refused_in
-from annotate.importers.jsonstream import JsonRecords, JsonStreamError
+from interchange.importers.issues import IssueLog
+from interchange.importers.jsondecode import NestingTooDeep, SafeDecoder, path_text, refused_in
+from interchange.importers.jsonstream import JsonRecords, JsonStreamError
 
 HEAD_BYTES = 64 * 1024
 # Passages can be long; the csv module's default cap (128 KiB per cell) is too small.

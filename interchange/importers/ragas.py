@@ -11,11 +11,11 @@ answer's metadata under their own names.
 import hashlib
 import json
 
-from annotate.importers.fields import FieldReader, csv_row_decode, join
-from annotate.importers.native import risk_category_parse
-from annotate.importers.records import AnswerIn, PassageIn
-from annotate.importers.sources import RawRecord
 from annotate.limits import Limits, limits_current
+from interchange.importers.fields import FieldReader, csv_row_decode, join
+from interchange.importers.native import risk_category_parse
+from interchange.importers.records import AnswerIn, PassageIn
+from interchange.importers.sources import RawRecord
 
 ALIASES = {
     "question": ("user_input", "question"),

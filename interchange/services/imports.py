@@ -1,6 +1,6 @@
 """Importing answers with their pile, claims, labels, gold and judge verdicts from a file.
 
-The file streams through `annotate.importers.AnswerReader` record by record; valid answers are
+The file streams through `interchange.importers.AnswerReader` record by record; valid answers are
 written in batches of `BATCH_ANSWERS` by `annotate.bulk_insert.RowsInserter` (PostgreSQL's COPY,
 with the ids that later rows point to reserved from the sequences first; bulk_create on SQLite),
 all inside one transaction. Any problem anywhere in the file (up to `MAX_ISSUES` are collected)
@@ -18,8 +18,6 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from annotate.bulk_insert import RowsInserter
-from annotate.importers import AnswerIn, AnswerReader, binary_source
-from annotate.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
 from annotate.models import (
     Answer,
     Claim,
@@ -39,6 +37,8 @@ from annotate.services.labels import (
     LabelError,
     label_evidence_check,
 )
+from interchange.importers import AnswerIn, AnswerReader, binary_source
+from interchange.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
 from judges.models import Backend, Judge, JudgeRun, JudgeVerdict, JudgeVerdictChoice
 
 BATCH_ANSWERS = 1000

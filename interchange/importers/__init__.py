@@ -3,26 +3,26 @@
 `AnswerReader` streams a file record by record: it tells the container from the first bytes
 (`sources`), the schema from the first record's fields (or takes the one given), and yields each
 valid record as an `AnswerIn`; every problem goes to the `IssueLog` with its line and field.
-Writing is `annotate.services.imports.answers_import`'s job.
+Writing is `interchange.services.imports.answers_import`'s job.
 """
 
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from annotate.importers.fields import FieldReader
-from annotate.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
-from annotate.importers.native import native_parse
-from annotate.importers.ragas import ragas_parse
-from annotate.importers.ragchecker import ragchecker_parse
-from annotate.importers.records import AnswerIn
-from annotate.importers.sources import (
+from annotate.limits import SETTINGS, limits_current
+from interchange.importers.fields import FieldReader
+from interchange.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
+from interchange.importers.native import native_parse
+from interchange.importers.ragas import ragas_parse
+from interchange.importers.ragchecker import ragchecker_parse
+from interchange.importers.records import AnswerIn
+from interchange.importers.sources import (
     RawRecord,
     binary_source,
     container_detect,
     head_read,
     raw_records,
 )
-from annotate.limits import SETTINGS, limits_current
 
 FORMATS = ("auto", "native", "ragas", "ragchecker")
 Parser = Callable[..., tuple[AnswerIn | None, FieldReader]]

@@ -20,8 +20,11 @@ from typing import Any
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
-from annotate.importers.fields import FieldReader, csv_row_decode, join, shown
-from annotate.importers.records import (
+from annotate.limits import Limits, limits_current
+from annotate.models import IMPORTED_SUFFIX, Correctness, Gold, RiskCategory, Verdict
+from annotate.quotes import QuoteError, quote_verify
+from interchange.importers.fields import FieldReader, csv_row_decode, join, shown
+from interchange.importers.records import (
     AnswerIn,
     ClaimIn,
     GoldIn,
@@ -30,10 +33,7 @@ from annotate.importers.records import (
     PassageIn,
     QuoteIn,
 )
-from annotate.importers.sources import RawRecord
-from annotate.limits import Limits, limits_current
-from annotate.models import IMPORTED_SUFFIX, Correctness, Gold, RiskCategory, Verdict
-from annotate.quotes import QuoteError, quote_verify
+from interchange.importers.sources import RawRecord
 from judges.models import JudgeRun, JudgeVerdictChoice
 
 CSV_STRUCTURED = {"pile", "citations", "claims", "metadata"}

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from annotate.importers.jsondecode import NestingTooDeep, SafeDecoder, path_text
+from interchange.importers.jsondecode import NestingTooDeep, SafeDecoder, path_text
 
 CHUNK_CHARS = 1 << 20
 # One record larger than this is refused rather than held in memory.

@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotate.demo import demo_records
 from annotate.models import Membership, Project, Role
+from interchange.demo import demo_records
 
 DEMO_SLUG = "demo"
 DEMO_PASSWORD = "demo-password"
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         )
 
     def _load(self) -> Project:
-        from annotate.services.imports import answers_import
+        from interchange.services.imports import answers_import
 
         users = {}
         with transaction.atomic():
