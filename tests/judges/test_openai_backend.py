@@ -158,3 +158,39 @@ def test_a_server_refusing_logprobs_still_gets_judged_without_confidence(llm):
     # One refused call, then it stops asking for logprobs.
     assert [status for _, status in ctl.times_for("Refunds take 14 days to arrive.")] == [400, 200]
     assert [status for _, status in ctl.times_for("Refunds take 30 days to arrive.")] == [200]
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        ('"SUPPORTED', "SUPPORTED"),
+        ("*Sup", "SUPPORTED"),
+        ("`NOT", "NOT_IN_PILE"),
+        ("'Contra", "CONTRADICTED"),
+        (' "', None),
+        ("S", None),
+        ("Maybe", None),
+    ],
+)
+def test_verdict_for_token_reads_a_first_token_through_quotes_and_markdown(token, expected):
+    from judges.backends.openai_backend import verdict_for_token
+
+    assert verdict_for_token(token) == expected
+
+
+def test_confidence_from_logprobs_of_a_quoted_first_token():
+    # By hand: the verdict masses are 0.6 (SUPPORTED), 0.3 (CONTRADICTED), 0.1 (NOT_IN_PILE).
+    def tok(token, p):
+        return SimpleNamespace(token=token, logprob=math.log(p))
+
+    first = SimpleNamespace(
+        token='"SUP',
+        logprob=math.log(0.6),
+        top_logprobs=[tok('"SUP', 0.6), tok("*CONT", 0.3), tok("`NOT", 0.1)],
+    )
+    choice = SimpleNamespace(logprobs=SimpleNamespace(content=[tok(" ", 0.9), first]))
+    assert confidence_from_logprobs(choice) == pytest.approx(0.6)
+
+
+def test_confidence_from_logprobs_of_a_reply_without_logprobs_is_none():
+    assert confidence_from_logprobs(SimpleNamespace(message="SUPPORTED")) is None
