@@ -9,7 +9,6 @@ from django.db import OperationalError, connection, transaction
 from django.http import Http404
 from django.utils import timezone
 
-from annotate.batch import StatementBatch
 from annotate.models import (
     Claim,
     Gold,
@@ -23,6 +22,7 @@ from annotate.models import (
     Verdict,
 )
 from annotate.quotes import QuoteError, quote_locate, quote_verify, utf16_to_codepoint_offset
+from annotate.sql import StatementBatch
 
 # A label's own state, in the order every writer of labels and their history uses (the
 # history row names the passage `evidence_passage_id_at_time`).

@@ -22,7 +22,6 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from annotate.batch import StatementBatch
 from annotate.models import (
     ROLE_RANK,
     Claim,
@@ -37,6 +36,7 @@ from annotate.models import (
 )
 from annotate.quotes import QuoteError, quote_verify
 from annotate.splitting import sentences
+from annotate.sql import StatementBatch
 
 
 class ReviewError(ValueError):

@@ -42,6 +42,7 @@ from annotate.models import (
     Project,
     imported_name,
 )
+from interchange.sql import rows_for_ids
 from judges.models import JudgeRun, JudgeVerdict
 
 FORMATS = ("csv", "jsonl")
@@ -201,27 +202,9 @@ def _read_ahead(
 
 
 def _select(cursor, sql: str, column: str, ids: list[int]) -> list[tuple]:
-    """The rows of `sql` whose `column`, also their first value, is one of `ids`.
-
-    `sql` has a `{where}` slot for the condition. Ids of rows written together (an import)
-    are dense: one range condition reads them, with the few rows of other ids in the range
-    dropped here, where an IN list of thousands of ids costs PostgreSQL milliseconds to plan
-    and lures it into hashing a whole table. Scattered ids go in IN lists of IN_LIST_MAX; a
-    statement's ORDER BY then holds within each id, which is all the callers need.
-    """
-    low, high = min(ids), max(ids)
-    if high - low < 2 * len(ids) + 100:
-        cursor.execute(sql.format(where=f"{column} BETWEEN %s AND %s"), [low, high])
-        if high - low + 1 == len(ids):  # all of the range (ids are distinct)
-            return cursor.fetchall()
-        wanted = set(ids)
-        return [row for row in cursor.fetchall() if row[0] in wanted]
-    rows = []
-    for start in range(0, len(ids), IN_LIST_MAX):
-        part = ids[start : start + IN_LIST_MAX]
-        cursor.execute(sql.format(where=f"{column} IN ({', '.join(['%s'] * len(part))})"), part)
-        rows += cursor.fetchall()
-    return rows
+    """The rows of `sql` whose `column`, also their first value, is one of `ids`
+    (`interchange.sql.rows_for_ids`, in IN lists of at most IN_LIST_MAX)."""
+    return rows_for_ids(cursor, sql, column, ids, in_list_max=IN_LIST_MAX)
 
 
 def _grouped(rows: Iterable[tuple]) -> dict[int, list[tuple]]:
