@@ -20,7 +20,6 @@ gold, labels, judge verdicts, citations (and, for jsonl, the piles) as tuples, w
 in dicts and written out a batch at a time.
 """
 
-import csv
 import json
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +31,10 @@ from typing import TextIO
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
 
+# The formula-neutral CSV rule lives on the lowest floor; its names stay importable from here.
+from annotate.csv_safe import FORMULA_TRIGGERS
+from annotate.csv_safe import NeutralCsvWriter as NeutralCsvWriter
+from annotate.csv_safe import csv_neutral as csv_neutral
 from annotate.models import (
     Answer,
     Claim,
@@ -574,24 +577,6 @@ FIXED_COLUMNS = (
 )
 
 
-# A spreadsheet reads a cell starting with one of these as a formula (OWASP, "CSV Injection").
-FORMULA_TRIGGERS = frozenset("=+-@\t\r")
-
-
-def csv_neutral(value):
-    """`value` safe to open in a spreadsheet: a text starting with = + - @ tab or carriage
-    return gets a leading single quote (OWASP's rule), so it shows as text and never runs.
-
-    The rule of every CSV FaithAudit writes (claims export, contradictions, audit card; in SQL
-    as `csv_sql`). Only texts: a number the product writes from a numeric column (a quote's
-    offset, a confidence, an interval's bound, -0.5 included) stays a number; the same figure
-    inside a text ("-0.05 – 0.30") is neutralised like any text.
-    """
-    if value.__class__ is str and value[:1] in FORMULA_TRIGGERS:
-        return "'" + value
-    return value
-
-
 def csv_cell(value) -> str:
     """One value as `csv.writer` (excel dialect, QUOTE_MINIMAL) writes `csv_neutral(value)`:
     None empty, a text quoted when it holds a comma, quote or line break, with its quotes
@@ -613,21 +598,6 @@ def csv_cell(value) -> str:
     if "," in value or "\n" in value or "\r" in value:
         return '"' + value + '"'
     return value
-
-
-class NeutralCsvWriter:
-    """`csv.writer(out)` whose rows go through `csv_neutral` first: the writer of every CSV
-    the product builds row by row (contradictions, audit card)."""
-
-    def __init__(self, out, **kwargs):
-        self._writer = csv.writer(out, **kwargs)
-
-    def writerow(self, row):
-        return self._writer.writerow([csv_neutral(value) for value in row])
-
-    def writerows(self, rows):
-        for row in rows:
-            self.writerow(row)
 
 
 @dataclass
