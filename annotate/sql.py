@@ -20,6 +20,13 @@ What is here, and why:
 - `ModelRows`: instances from those statements' rows, built with the ORM's converters.
 - `project_membership_get`: every project page's first read (the same save-and-next figure).
 - `reservations_expired_delete`: correctness, `FOR UPDATE SKIP LOCKED` (no deadlock).
+- the save's writes queued on a `StatementBatch` (`reservation_release`, `claim_label_count_add`,
+  `membership_labels_saved_add`, `project_claims_complete_move`, `claim_review_clear`,
+  `gold_delete`, `gold_unanimous_insert`, `gold_update`): in the save's round trips, the same
+  save-and-next figure; the counters are atomic `col = col + n` updates under the claim's lock.
+  (The lock-and-read, label-write, queue-search and screen-read statements are still built
+  beside their logic in services/labels.py and services/queue.py, and run only through
+  `StatementBatch`.)
 - `sequence_ids_reserve`, `copy_rows`: PostgreSQL COPY for imports, "import native JSONL
   4,338 answers/s at 100k answers" (1,073 -> ~6,700 answers per CPU-second, commit 254a408).
 """
@@ -220,3 +227,100 @@ def sequence_ids_reserve(db, *, table: str, pk_column: str, n: int, sequences: d
             "SELECT nextval(%s::regclass) FROM generate_series(1, %s)", [sequences[table], n]
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+# -- the save's writes, queued on the caller's StatementBatch ------------------------------------
+# Why raw, all of them: they ride in the save-and-next's round trips (commit cd0b6ff: 6
+# statements instead of 18; "save-and-next server time p50, 1 analyst: 6.86 ms at 100k
+# claims", bench/RESULTS.md); the ORM sends each as a round trip of its own.
+
+
+def reservation_release(batch: StatementBatch, *, claim_id: int, user_id: int) -> None:
+    """Queue the delete of the user's reservation of the claim."""
+    from annotate.models import Reservation
+
+    batch.add(
+        f"DELETE FROM {Reservation._meta.db_table} WHERE claim_id = %s AND user_id = %s",
+        [claim_id, user_id],
+    )
+
+
+def claim_label_count_add(batch: StatementBatch, *, claim_id: int, step: int) -> None:
+    """Queue `label_count += step` on the claim (atomic: the database adds, no read-modify-write)."""
+    from annotate.models import Claim
+
+    batch.add(
+        f"UPDATE {Claim._meta.db_table} SET label_count = label_count + %s WHERE id = %s",
+        [step, claim_id],
+    )
+
+
+def membership_labels_saved_add(
+    batch: StatementBatch, *, project_id: int, user_id: int, step: int
+) -> None:
+    """Queue `labels_saved += step` on the member's counter row (atomic, as above)."""
+    from annotate.models import Membership
+
+    batch.add(
+        f"UPDATE {Membership._meta.db_table} SET labels_saved = labels_saved + %s"
+        " WHERE project_id = %s AND user_id = %s",
+        [step, project_id, user_id],
+    )
+
+
+def project_claims_complete_move(batch: StatementBatch, *, project_id: int, delta: int) -> None:
+    """Queue the project's `claims_complete` moved by `delta` (+1, -1 never below 0, or 0)."""
+    from annotate.models import Project
+
+    table = Project._meta.db_table
+    if delta > 0:
+        batch.add(
+            f"UPDATE {table} SET claims_complete = claims_complete + 1 WHERE id = %s",
+            [project_id],
+        )
+    elif delta < 0:
+        batch.add(
+            f"UPDATE {table} SET claims_complete = claims_complete - 1"
+            " WHERE id = %s AND claims_complete > 0",
+            [project_id],
+        )
+
+
+def claim_review_clear(batch: StatementBatch, *, claim_id: int) -> None:
+    """Queue `needs_review = false` on the claim."""
+    from annotate.models import Claim
+
+    batch.add(
+        f"UPDATE {Claim._meta.db_table} SET needs_review = %s WHERE id = %s", [False, claim_id]
+    )
+
+
+def gold_delete(batch: StatementBatch, *, gold_id: int) -> None:
+    """Queue the delete of gold row `gold_id`."""
+    from annotate.models import Gold
+
+    batch.add(f"DELETE FROM {Gold._meta.db_table} WHERE id = %s", [gold_id])
+
+
+def gold_unanimous_insert(
+    batch: StatementBatch, *, claim_id: int, verdict: str, reason: str, moment
+) -> None:
+    """Queue a new unanimous gold row for the claim (`moment`: a database-adapted datetime)."""
+    from annotate.models import Gold
+
+    batch.add(
+        f"INSERT INTO {Gold._meta.db_table}"
+        " (claim_id, verdict, source, decided_by_id, reason, decided_at)"
+        " VALUES (%s, %s, %s, NULL, %s, %s)",
+        [claim_id, verdict, Gold.Source.UNANIMOUS, reason, moment],
+    )
+
+
+def gold_update(batch: StatementBatch, *, gold_id: int, verdict: str, reason: str, moment) -> None:
+    """Queue gold row `gold_id`'s new verdict, reason and decision time."""
+    from annotate.models import Gold
+
+    batch.add(
+        f"UPDATE {Gold._meta.db_table} SET verdict = %s, reason = %s, decided_at = %s WHERE id = %s",
+        [verdict, reason, moment, gold_id],
+    )

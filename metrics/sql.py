@@ -1,7 +1,8 @@
 """Raw SQL lives here, each statement with the figure it bought (the rule: annotate/sql.py).
 
-Both statements run a queryset's own compiled SQL (`query.sql_with_params()`): the ORM writes
-the query, only the way its rows come back is hand-made.
+The statement wraps a queryset's own compiled SQL (`query.sql_with_params()`): the ORM writes
+the query, only the way its rows come back is hand-made. (The SQLite read of the same query
+went back to the ORM's `values_list`: one query either way, no figure bought.)
 """
 
 from django.db import connection
@@ -27,17 +28,3 @@ def rows_as_csv_text(sql: str, params, *, names: list[str], quoted) -> str | Non
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.fetchone()[0]
-
-
-def rows_fetch(sql: str, params) -> list[tuple]:
-    """The rows of `sql` as the driver returns them (SQLite, the demo), with no model
-    instances or per-value converters.
-
-    Why raw: the same read as `rows_as_csv_text` elsewhere, giving the values the DataFrame
-    conversions in metrics.selectors expect (booleans as 1/0, not the ORM's converted values);
-    no figure of its own (SQLite is not benchmarked), but the ORM's `values_list` would
-    convert each value and change what `_frame` receives.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()

@@ -11,6 +11,8 @@ import ast
 import shutil
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("config", "annotate", "judges", "metrics", "interchange")
 
@@ -110,3 +112,45 @@ def test_the_check_fails_on_a_misplaced_statement(tmp_path):
         "def g():\n    with connection.cursor() as cursor:\n        cursor.execute('SELECT 1')\n"
     )
     assert misplaced_raw_sql(tmp_path) == [f"{Path('judges', 'stray.py')}:6: cursor.execute("]
+
+
+@pytest.mark.django_db
+def test_the_frame_read_returned_to_the_orm_is_one_query_with_the_cursors_values():
+    """metrics.selectors' SQLite read went back from a cursor over the queryset's SQL to
+    `values_list`: one query either way, and after the selector's own conversions the same
+    frame as the cursor's rows give (the cursor read is done here, by hand)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotate.models import Answer
+    from metrics import selectors
+    from tests.factories import AnswerFactory, ProjectFactory
+
+    project = ProjectFactory()
+    for index, (answerable, abstention, risk) in enumerate(
+        [(True, False, "health"), (False, True, "none"), (None, False, "legal")]
+    ):
+        AnswerFactory(
+            project=project,
+            external_id=f"a{index}",
+            answerable=answerable,
+            abstention=abstention,
+            risk_category=risk,
+        )
+    with CaptureQueriesContext(connection) as queries:
+        frame = selectors.answer_columns(project=project)
+    assert len(queries) == 1
+    names = ["id", "risk_category", "answerable", "abstention"]
+    sql, params = (
+        Answer.objects.filter(project=project).order_by("id").values_list(*names).query
+    ).sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    assert frame["answer_id"].tolist() == [row[0] for row in rows]
+    assert frame["risk_category"].tolist() == ["health", "none", "legal"]
+    assert frame["answerable"].tolist() == [
+        None if row[2] is None else bool(row[2]) for row in rows
+    ]
+    assert frame["answerable"].tolist() == [True, False, None]
+    assert frame["abstention"].tolist() == [bool(row[3]) for row in rows] == [False, True, False]
