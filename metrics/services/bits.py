@@ -1,0 +1,148 @@
+"""Grounding bits audited like an instrument (issue 18): on gold claims, how well the bits a
+pile adds to a claim separate supported from unsupported claims.
+
+A grounding-bits judge (backend "bits") is an ordinary judge: its verdicts (SUPPORTED where
+bits > threshold, else NOT_IN_PILE) and its confidence (1 / (1 + 2**-bits)) go through the
+report's judge audit unchanged — sensitivity/specificity, Rogan–Gladen, PPI++, calibration
+(Platt, isotonic, out of fold), the frontier and the conformal cut are the `judge` block of a
+report computed for that judge. This module adds what only bits have, as the report's
+`grounding_bits` block (present only for such a judge):
+
+- the bits' AUC, supported (gold SUPPORTED) against unsupported (gold CONTRADICTED or
+  NOT_IN_PILE), with DeLong's interval (`metrics.stats.ranking.auc_delong`);
+- the share of unsupported claims with non-positive bits (the seed's "94% of hallucinations")
+  and of supported claims with positive bits, Wilson intervals;
+- sensitivity and specificity of the threshold rule, Wilson intervals;
+- mean bits by gold verdict; calibration of the bits into P(SUPPORTED) (ECE raw, Platt and
+  isotonic out of fold, 5 folds grouped by answer — the calibration code path of the report);
+- a histogram of the bits by gold verdict, bins right-closed and aligned on 0, for the panel.
+
+The newest instrument (model × prompt version) of the judge is the one described, as for the
+report's `judge` block; each claim's newest verdict with bits counts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from judges.models import Judge
+from metrics import selectors
+from metrics.services.calibration import _ece_and_bins, _recalibrated
+from metrics.services.common import SUPPORTED, VERDICTS, _proportion
+from metrics.services.inputs import _Data
+from metrics.stats.ranking import auc_delong
+
+HISTOGRAM_BINS = 12
+_NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
+
+METHOD = (
+    "Grounding bits = log2 p(claim | question, pile) − log2 p(claim | question), summed over the "
+    "claim's tokens; supported = gold SUPPORTED, unsupported = gold CONTRADICTED or NOT_IN_PILE; "
+    "AUC by midranks with DeLong's interval (logit scale; Wilson of min(m, n) at 0 or 1), claims "
+    "taken as independent; shares with Wilson intervals; sensitivity = share of supported with "
+    "bits above the threshold, specificity = share of unsupported at or below it; calibration "
+    "of 1/(1 + 2^−bits) out of fold (5 folds grouped by answer); each claim's newest verdict "
+    "with bits of the newest instrument counts, UNPARSEABLE never."
+)
+
+
+def _step(span: float, bins: int) -> float:
+    raw = span / bins if span > 0 else 1.0
+    power = 10.0 ** math.floor(math.log10(raw))
+    return next(n * power for n in _NICE if n * power >= raw - 1e-12)
+
+
+def histogram_edges(values: np.ndarray, bins: int = HISTOGRAM_BINS) -> np.ndarray:
+    """Bin edges of round width covering `values` and 0, with 0 an edge."""
+    lo = min(float(values.min()), 0.0) if values.size else -1.0
+    hi = max(float(values.max()), 0.0) if values.size else 1.0
+    width = _step(hi - lo, bins)
+    start = math.floor(lo / width)
+    stop = math.ceil(hi / width)
+    if stop == start:
+        stop += 1
+    if lo == start * width and values.size and lo < 0:
+        start -= 1  # right-closed bins: the lowest value needs a bin below it
+    return np.arange(start, stop + 1) * width
+
+
+def histogram_counts(values: np.ndarray, edges: np.ndarray) -> list[int]:
+    """Counts in right-closed bins (edges[i], edges[i+1]]: 0 falls in the bin left of zero,
+    with the other non-positive bits."""
+    index = np.searchsorted(edges, values, side="left") - 1
+    index = np.clip(index, 0, edges.size - 2)
+    return np.bincount(index, minlength=edges.size - 1).tolist()
+
+
+def _newest_bits(frame: pd.DataFrame, data: _Data) -> pd.DataFrame:
+    newest = frame.drop_duplicates("claim_id", keep="last")
+    claims = data.claims[["claim_id", "answer_id", "gold"]]
+    return newest.merge(claims, on="claim_id", how="inner").sort_values("claim_id", kind="stable")
+
+
+def _empty(judge: Judge, model: str, prompt_version: str, threshold: float) -> dict:
+    return {
+        "name": judge.name,
+        "model": model,
+        "prompt_version": prompt_version,
+        "threshold": threshold,
+        "n_scored": 0,
+        "n_audited": 0,
+        "method": METHOD,
+    }
+
+
+def grounding_bits_block(*, data: _Data, judge: Judge, model: str, prompt_version: str) -> dict:
+    """The `grounding_bits` block of the report for a grounding-bits judge's instrument."""
+    threshold = selectors.judge_bits_threshold(
+        judge=judge, model=model, prompt_version=prompt_version
+    )
+    frame = selectors.judge_bits_columns(judge=judge)
+    frame = frame[(frame["model"] == model) & (frame["prompt_version"] == prompt_version)]
+    rows = _newest_bits(frame, data)
+    if rows.empty:
+        return _empty(judge, model, prompt_version, threshold)
+    bits = rows["bits"].to_numpy(dtype=float)
+    gold = rows["gold"].to_numpy()
+    audited = gold >= 0
+    b, g = bits[audited], gold[audited]
+    supported = g == SUPPORTED
+    pos, neg = b[supported], b[~supported]
+    edges = histogram_edges(b if b.size else bits)
+    block = _empty(judge, model, prompt_version, threshold)
+    block.update(
+        n_scored=int(bits.size),
+        n_audited=int(b.size),
+        auc=auc_delong(pos, neg),
+        unsupported_non_positive=_proportion(int((neg <= 0).sum()), neg.size),
+        supported_positive=_proportion(int((pos > 0).sum()), pos.size),
+        sensitivity=_proportion(int((pos > threshold).sum()), pos.size),
+        specificity=_proportion(int((neg <= threshold).sum()), neg.size),
+        mean_bits={
+            **{
+                v: float(b[g == code].mean()) if (g == code).any() else math.nan
+                for code, v in enumerate(VERDICTS)
+            },
+            "unsupported": float(neg.mean()) if neg.size else math.nan,
+        },
+        calibration=_bits_calibration(rows[audited], supported),
+        histogram={
+            "edges": edges.tolist(),
+            "width": float(edges[1] - edges[0]),
+            "counts": {v: histogram_counts(b[g == code], edges) for code, v in enumerate(VERDICTS)},
+            "zero_index": int(np.flatnonzero(np.isclose(edges, 0.0))[0]),
+        },
+    )
+    return block
+
+
+def _bits_calibration(rows: pd.DataFrame, supported: np.ndarray) -> dict:
+    c = rows["confidence"].to_numpy(dtype=float)
+    y = supported.astype(float)
+    groups = rows["answer_id"].to_numpy()
+    enough = c.size >= 2 and np.unique(groups).size >= 2 and 0 < y.sum() < y.size
+    ece, _ = _ece_and_bins(_recalibrated(c, y, groups, enough), y)
+    return {"ece": ece, "n": int(c.size), "enough": bool(enough)}
