@@ -8,8 +8,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 ORDER = ("SUPPORTED", "CONTRADICTED", "NOT_IN_PILE")
-WIDTH, HEIGHT = 420, 260
-LEFT, RIGHT, TOP, BOTTOM = 40, 12, 28, 40
+WIDTH, HEIGHT = 420, 270
+LEFT, RIGHT, TOP, BOTTOM = 40, 12, 28, 60
 
 
 def histogram_rows(histogram: dict) -> list[dict]:
@@ -81,10 +81,10 @@ def histogram_svg(histogram: dict) -> SafeString:
     for i, verdict in enumerate(ORDER):
         left = LEFT + 8 + i * 120
         body.append(
-            f'<rect x="{left}" y="{HEIGHT - 30}" width="10" height="10" class="bits-{verdict}"/>'
+            f'<rect x="{left}" y="{HEIGHT - 38}" width="10" height="10" class="bits-{verdict}"/>'
         )
         body.append(
-            f'<text x="{left + 14}" y="{HEIGHT - 21}" class="chart-legend">gold {verdict}</text>'
+            f'<text x="{left + 14}" y="{HEIGHT - 29}" class="chart-legend">gold {verdict}</text>'
         )
     title = "Grounding bits by gold verdict, with the zero line"
     return mark_safe(  # noqa: S308 — every interpolated text is escaped or a number
