@@ -29,6 +29,7 @@ without any log-probabilities), garbage (the same, with text).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -45,17 +46,56 @@ def tokens_of(text: str) -> list[str]:
 
 def bigram_logprobs(tokens: list[str]) -> list[float | None]:
     """Natural-log probability of each token given the tokens before it (None for the first)."""
-    pairs: dict[tuple[str, str], int] = {}
-    followed: dict[str, int] = {}
-    types = [t.strip().lower() for t in tokens]
-    out: list[float | None] = [None]
-    for i in range(1, len(types)):
-        prev, cur = types[i - 1], types[i]
-        p = (pairs.get((prev, cur), 0) + 1) / (followed.get(prev, 0) + VOCABULARY)
-        out.append(math.log(p))
-        pairs[(prev, cur)] = pairs.get((prev, cur), 0) + 1
-        followed[prev] = followed.get(prev, 0) + 1
-    return out
+    return _continue(_EMPTY, tokens)[0]
+
+
+_EMPTY = ((), {}, {}, "")
+
+
+def _continue(state, tokens: list[str]):
+    """Extend a fitted state (logprobs so far, bigram counts, predecessor counts, last type)
+    by `tokens`: (their logprobs, the new counts as overlays). The state is never mutated."""
+    _, pairs, followed, prev = state
+    new_pairs: dict[tuple[str, str], int] = {}
+    new_followed: dict[str, int] = {}
+    out: list[float | None] = []
+    for token in tokens:
+        cur = token.strip().lower()
+        if prev == "" and not state[0] and not out:
+            out.append(None)  # the prompt's first token: nothing to condition on
+        else:
+            pair = (prev, cur)
+            n_pair = pairs.get(pair, 0) + new_pairs.get(pair, 0)
+            n_prev = followed.get(prev, 0) + new_followed.get(prev, 0)
+            out.append(math.log((n_pair + 1) / (n_prev + VOCABULARY)))
+            new_pairs[pair] = new_pairs.get(pair, 0) + 1
+            new_followed[prev] = new_followed.get(prev, 0) + 1
+        prev = cur
+    return out, new_pairs, new_followed, prev
+
+
+@functools.lru_cache(maxsize=4096)
+def _head(head: str):
+    """The bigram model fitted on a prompt's head (up to the claim): every claim of an answer
+    shares it, so the benchmark's server fits it once per answer, not once per call."""
+    tokens = tokens_of(head)
+    logprobs, pairs, followed, prev = _continue(_EMPTY, tokens)
+    return tokens, logprobs, (tuple(logprobs), pairs, followed, prev)
+
+
+def prompt_logprobs_of(prompt: str) -> tuple[list[str], list[float | None]]:
+    """The prompt's tokens and their log-probabilities; the head before the last "Answer:"
+    (a token boundary: ":" is a token of its own, the claim's first token starts with a space)
+    comes from the cache."""
+    cut = prompt.rfind("Answer:")
+    if cut < 0:
+        tokens = tokens_of(prompt)
+        return tokens, bigram_logprobs(tokens)
+    cut += len("Answer:")
+    head_tokens, head_logprobs, state = _head(prompt[:cut])
+    tail = tokens_of(prompt[cut:])
+    tail_logprobs = _continue(state, tail)[0]
+    return head_tokens + tail, head_logprobs + tail_logprobs
 
 
 def _token_id(token: str) -> str:
@@ -67,8 +107,7 @@ def completion_body(body: dict, *, fault_kind: str | None, decoys: bool) -> dict
     if isinstance(prompt, list):
         prompt = prompt[0] if prompt else ""
     model = body.get("model", "loopback")
-    tokens = tokens_of(prompt)
-    logprobs = bigram_logprobs(tokens)
+    tokens, logprobs = prompt_logprobs_of(prompt)
     n_generated = max(0, int(body.get("max_tokens") or 0))
     choice: dict = {"index": 0, "finish_reason": "length", "logprobs": None}
     text = GENERATED * n_generated
@@ -84,21 +123,7 @@ def completion_body(body: dict, *, fault_kind: str | None, decoys: bool) -> dict
             entries.append(entry)
         choice.update(text=text, prompt_logprobs=entries)
     elif body.get("echo") and body.get("logprobs") is not None:
-        offsets, at = [], 0
-        for token in tokens:
-            offsets.append(at)
-            at += len(token)
-        gen_tokens = [GENERATED] * n_generated
-        for _ in gen_tokens:
-            offsets.append(at)
-            at += len(GENERATED)
-        choice["text"] = prompt + text
-        choice["logprobs"] = {
-            "tokens": tokens + gen_tokens,
-            "token_logprobs": logprobs + [-1.0] * n_generated,
-            "text_offset": offsets,
-            "top_logprobs": None,
-        }
+        return _echo_json(prompt, model, n_generated)
     else:
         choice["text"] = text
     return {
@@ -113,6 +138,52 @@ def completion_body(body: dict, *, fault_kind: str | None, decoys: bool) -> dict
             "total_tokens": len(tokens) + n_generated,
         },
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _head_json(head: str) -> tuple[str, str, str, int]:
+    """The head's tokens, log-probabilities and offsets as JSON list items, cached: encoding
+    hundreds of floats per reply was most of the server's CPU per call."""
+    tokens, logprobs, _ = _head(head)
+    offsets, at = [], 0
+    for token in tokens:
+        offsets.append(at)
+        at += len(token)
+    items = [json.dumps(tokens)[1:-1], json.dumps(logprobs)[1:-1], json.dumps(offsets)[1:-1]]
+    return items[0], items[1], items[2], at
+
+
+def _echo_json(prompt: str, model: str, n_generated: int) -> str:
+    """The echo+logprobs reply as JSON text (what `completion_body` would give, encoded)."""
+    cut = prompt.rfind("Answer:")
+    cut = cut + len("Answer:") if cut >= 0 else 0
+    head_tokens, head_logprobs, head_offsets, at = _head_json(prompt[:cut])
+    state = _head(prompt[:cut])[2]
+    tail = tokens_of(prompt[cut:]) + [GENERATED] * n_generated
+    n_tail = len(tail) - n_generated
+    tail_logprobs = _continue(state, tail[:n_tail])[0] + [-1.0] * n_generated
+    if not head_tokens and tail_logprobs:  # no cached head: the prompt's first token
+        tail_logprobs[0] = None
+    offsets = []
+    for token in tail:
+        offsets.append(at)
+        at += len(token)
+
+    def join(head: str, rest: list) -> str:
+        more = json.dumps(rest)[1:-1]
+        return "[" + ",".join(part for part in (head, more) if part) + "]"
+
+    n_prompt = len(_head(prompt[:cut])[0]) + n_tail
+    return (
+        f'{{"id": "cmpl-{time.time_ns()}", "object": "text_completion", '
+        f'"created": {int(time.time())}, "model": {json.dumps(model)}, "choices": [{{'
+        f'"index": 0, "finish_reason": "length", "text": {json.dumps(prompt + GENERATED * n_generated)}, '
+        f'"logprobs": {{"tokens": {join(head_tokens, tail)}, '
+        f'"token_logprobs": {join(head_logprobs, tail_logprobs)}, '
+        f'"text_offset": {join(head_offsets, offsets)}, "top_logprobs": null}}}}], '
+        f'"usage": {{"prompt_tokens": {n_prompt}, "completion_tokens": {n_generated}, '
+        f'"total_tokens": {n_prompt + n_generated}}}}}'
+    )
 
 
 def claim_of(prompt: str) -> str:
