@@ -31,7 +31,7 @@ import pandas as pd
 from judges.models import Judge
 from metrics import selectors
 from metrics.services.calibration import _ece_and_bins, _recalibrated
-from metrics.services.common import SUPPORTED, VERDICTS, _proportion
+from metrics.services.common import SUPPORTED, VERDICTS, _newest_per_claim, _proportion
 from metrics.services.inputs import _Data
 from metrics.stats.ranking import auc_delong
 
@@ -129,6 +129,7 @@ def grounding_bits_block(*, data: _Data, judge: Judge, model: str, prompt_versio
             "unsupported": float(neg.mean()) if neg.size else math.nan,
         },
         calibration=_bits_calibration(rows[audited], supported),
+        with_judge=with_judge_block(judge, rows[audited]),
         histogram={
             "edges": edges.tolist(),
             "width": float(edges[1] - edges[0]),
@@ -146,3 +147,107 @@ def _bits_calibration(rows: pd.DataFrame, supported: np.ndarray) -> dict:
     enough = c.size >= 2 and np.unique(groups).size >= 2 and 0 < y.sum() < y.size
     ece, _ = _ece_and_bins(_recalibrated(c, y, groups, enough), y)
     return {"ece": ece, "n": int(c.size), "enough": bool(enough)}
+
+
+# --- two instruments together ---------------------------------------------------------------
+COMBINATION_FOLDS = 5
+
+COMBINATION_METHOD = (
+    "Gold claims scored by both instruments (each one's newest parseable verdict); the "
+    "combination is a logistic regression of gold SUPPORTED on the judge's P(SUPPORTED) (its 0/1 "
+    "verdict where it gave none) and the bits, features standardised within each training fold, "
+    "cross-fitted over 5 folds grouped by answer (no claim is predicted by a model that saw its "
+    "answer); each instrument alone is the same logistic model on its one feature. Offered as a "
+    "third instrument only when its out-of-fold log loss is below both instruments' alone."
+)
+
+
+def combine_out_of_fold(judge_score, bits, outcome, groups, folds: int = COMBINATION_FOLDS) -> dict:
+    """Out-of-fold log loss, Brier score and AUC of the judge alone, the bits alone and both
+    (logistic regressions, cross-fitted with folds grouped by `groups`); `offered` when the
+    combination's log loss beats both."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
+    from sklearn.model_selection import GroupKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x = np.column_stack([np.asarray(judge_score, float), np.asarray(bits, float)])
+    y = np.asarray(outcome, dtype=int)
+    g = np.asarray(groups)
+    k = min(folds, np.unique(g).size)
+    out = {"n": int(y.size), "folds": int(k), "offered": False}
+    if k < 2 or y.min() == y.max():
+        return out
+    splits = list(GroupKFold(n_splits=k).split(x, y, g))
+    if any(np.unique(y[train]).size < 2 for train, _ in splits):
+        return out
+    for name, columns in (("judge", [0]), ("bits", [1]), ("combined", [0, 1])):
+        p = np.empty(y.size)
+        for train, test in splits:
+            model = make_pipeline(StandardScaler(), LogisticRegression())
+            model.fit(x[train][:, columns], y[train])
+            p[test] = model.predict_proba(x[test][:, columns])[:, 1]
+        out[name] = {
+            "log_loss": float(log_loss(y, p, labels=[0, 1])),
+            "brier": float(brier_score_loss(y, p)),
+            "auc": float(roc_auc_score(y, p)),
+        }
+    best_alone = min(out["judge"]["log_loss"], out["bits"]["log_loss"])
+    out["offered"] = bool(out["combined"]["log_loss"] < best_alone)
+    return out
+
+
+def _other_judge_rows(judge: Judge, rows: pd.DataFrame) -> tuple[Judge | None, pd.DataFrame]:
+    """The project's prompted judge whose newest instrument scored most of these gold claims,
+    with its verdicts merged on them."""
+    best, best_rows = None, pd.DataFrame()
+    for other in selectors.judges_for_project(project=judge.project):
+        if other.pk == judge.pk or other.backend == "bits":
+            continue
+        verdicts = selectors.judge_verify_columns(judge=other)
+        if verdicts.empty:
+            continue
+        newest_key = verdicts.iloc[-1][["model", "prompt_version"]].tolist()
+        mine = verdicts[
+            (verdicts["model"] == newest_key[0]) & (verdicts["prompt_version"] == newest_key[1])
+        ]
+        newest = _newest_per_claim(mine)[["claim_id", "verdict", "confidence"]]
+        merged = rows.merge(newest, on="claim_id", suffixes=("", "_judge"))
+        if len(merged) > len(best_rows):
+            best, best_rows = other, merged
+    return best, best_rows
+
+
+def with_judge_block(judge: Judge, audited_rows: pd.DataFrame) -> dict | None:
+    """Where a prompted judge and these grounding bits both scored gold claims: where they
+    disagree (by gold verdict) and the cross-fitted combination."""
+    other, rows = _other_judge_rows(judge, audited_rows)
+    if other is None or rows.empty:
+        return None
+    gold = rows["gold"].to_numpy()
+    bits_says = rows["verdict"].to_numpy() == "SUPPORTED"
+    judge_says = rows["verdict_judge"].to_numpy() == "SUPPORTED"
+    disagreements = {}
+    for code, verdict in enumerate(VERDICTS):
+        at = gold == code
+        disagreements[verdict] = {
+            "claims": int(at.sum()),
+            "bits_only_supported": int((at & bits_says & ~judge_says).sum()),
+            "judge_only_supported": int((at & judge_says & ~bits_says).sum()),
+            "both_supported": int((at & bits_says & judge_says).sum()),
+            "neither": int((at & ~bits_says & ~judge_says).sum()),
+        }
+    score = rows["confidence_judge"].to_numpy(dtype=float)
+    score = np.where(np.isnan(score), judge_says.astype(float), score)
+    combination = combine_out_of_fold(
+        score, rows["bits"].to_numpy(dtype=float), gold == SUPPORTED, rows["answer_id"].to_numpy()
+    )
+    return {
+        "judge": other.name,
+        "n": int(len(rows)),
+        "disagree": int((bits_says != judge_says).sum()),
+        "disagreements": disagreements,
+        "combination": combination,
+        "method": COMBINATION_METHOD,
+    }

@@ -13,7 +13,17 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_bits_panel_histogram_zero_line_and_table(browser_page, screenshot):
     from playwright.sync_api import expect
 
+    from tests.factories import JudgeFactory, JudgeRunFactory, JudgeVerdictFactory
+
     built = build_bits_project()
+    # A prompted judge too: the panel shows where the two instruments disagree on gold.
+    other = JudgeFactory(project=built.project, name="prompted", backend="openai", model="m")
+    run = JudgeRunFactory(judge=other, prompt_version="p1")
+    for i, claim in enumerate(built.claims):
+        verdict = (
+            "SUPPORTED" if (claim.gold.verdict == "SUPPORTED") != (i % 5 == 0) else "NOT_IN_PILE"
+        )
+        JudgeVerdictFactory(run=run, claim=claim, verdict=verdict, confidence=None)
     snapshot = snapshot_create(project=built.project, judge=built.judge)
     snapshot_compute(snapshot_id=snapshot.pk)
     page = browser_page(built.lead)
@@ -44,5 +54,7 @@ def test_bits_panel_histogram_zero_line_and_table(browser_page, screenshot):
     unsupported = np.array([g != "SUPPORTED" for g in golds])
     share = (values[unsupported] <= 0).mean()
     expect(panel.locator("[data-figure=bits-nonpositive]")).to_have_text(f"{100 * share:.1f}%")
+    expect(panel.get_by_role("heading", name="With the prompted judge prompted")).to_be_visible()
+    expect(panel.locator(".bits-disagreements tbody tr")).to_have_count(3)
     chart.scroll_into_view_if_needed()
     screenshot(page, "bits_panel.png")

@@ -165,3 +165,78 @@ def test_report_block_matches_independent_figures(llm, django_capture_on_commit_
     # The same run is the report's judge: its audit blocks (PPI++, calibration, CRC) apply.
     assert report["judge"]["backend"] == "bits"
     assert report["judge"]["n_audited"] == 30
+    assert block["with_judge"] is None  # no prompted judge in this project
+
+
+@pytest.mark.django_db
+def test_with_a_prompted_judge_the_block_counts_disagreements_on_gold():
+    from metrics.services import report_compute
+    from tests.factories import JudgeFactory, JudgeRunFactory, JudgeVerdictFactory
+    from tests.metrics.factories_bits import build_bits_project
+
+    built = build_bits_project(n_answers=10)
+    other = JudgeFactory(project=built.project, name="prompted", backend="openai", model="m")
+    run = JudgeRunFactory(judge=other, prompt_version="p1")
+    rng = np.random.default_rng(5)
+    says = {}
+    for claim in built.claims:
+        verdict = "SUPPORTED" if rng.random() < 0.6 else "NOT_IN_PILE"
+        JudgeVerdictFactory(run=run, claim=claim, verdict=verdict, confidence=None)
+        says[claim.pk] = verdict == "SUPPORTED"
+    report = report_compute(project=built.project, judge=built.judge)
+    w = report["grounding_bits"]["with_judge"]
+    assert (w["judge"], w["n"]) == ("prompted", 40)
+    bits_says = {c.pk: built.bits[c.pk] > 0 for c in built.claims}
+    assert w["disagree"] == sum(bits_says[c.pk] != says[c.pk] for c in built.claims)
+    gold_s = [c for c in built.claims if c.gold.verdict == "SUPPORTED"]
+    assert w["disagreements"]["SUPPORTED"]["bits_only_supported"] == sum(
+        bits_says[c.pk] and not says[c.pk] for c in gold_s
+    )
+    assert set(w["combination"]) >= {"judge", "bits", "combined", "offered"}
+
+
+# --- two instruments together --------------------------------------------------------------
+def _two_signals(rng, n, judge_signal):
+    y = rng.random(n) < 0.6
+    groups = np.arange(n) // 4
+    bits = rng.normal(np.where(y, 0.8, -0.8), 1.0)
+    judge = 1 / (1 + np.exp(-rng.normal(np.where(y, judge_signal, -judge_signal), 1.0)))
+    return judge, bits, y, groups
+
+
+def test_combination_out_of_fold_figures_equal_sklearns_cross_val_predict():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import log_loss
+    from sklearn.model_selection import GroupKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from metrics.services.bits import combine_out_of_fold
+
+    judge, bits, y, groups = _two_signals(np.random.default_rng(7), 200, 0.8)
+    got = combine_out_of_fold(judge, bits, y, groups)
+    p = cross_val_predict(
+        make_pipeline(StandardScaler(), LogisticRegression()),
+        np.column_stack([judge, bits]),
+        y.astype(int),
+        groups=groups,
+        cv=GroupKFold(5),
+        method="predict_proba",
+    )[:, 1]
+    assert got["combined"]["log_loss"] == pytest.approx(log_loss(y, p), rel=1e-9)
+    assert got["combined"]["auc"] == pytest.approx(roc_auc_score(y, p), rel=1e-9)
+
+
+def test_combination_is_offered_when_both_carry_signal_and_rarely_for_a_noise_judge():
+    """Seeded simulation: two independent informative instruments → the combination beats both
+    out of fold in nearly every data set; a judge of pure noise adds nothing, and the rule
+    offers the combination far less often (only when the noise happens to help out of fold)."""
+    from metrics.services.bits import combine_out_of_fold
+
+    rng = np.random.default_rng(180)
+    informative = sum(
+        combine_out_of_fold(*_two_signals(rng, 240, 0.8))["offered"] for _ in range(40)
+    )
+    noise = sum(combine_out_of_fold(*_two_signals(rng, 240, 0.0))["offered"] for _ in range(40))
+    assert informative >= 38
+    assert noise <= 16
