@@ -120,3 +120,21 @@ def test_the_threshold_is_part_of_the_instrument(project, llm, django_capture_on
     run = start(judge, django_capture_on_commit_callbacks)
     assert run.prompt_text == instrument_text(1e6)
     assert JudgeVerdict.objects.get(run=run).verdict == "NOT_IN_PILE"
+
+
+def test_a_citation_run_scores_against_the_cited_passage_under_the_question(
+    bits_judge, project, llm, django_capture_on_commit_callbacks
+):
+    from tests.factories import PassageFactory
+
+    _, ctl = llm
+    (claim,) = make_claims(project, [COPIED])
+    cited = PassageFactory(answer=claim.answer, rank=2, text="Cited: " + COPIED)
+    claim.cited_passages.add(cited)
+    run = start(bits_judge, django_capture_on_commit_callbacks, kind="citation")
+    assert run.status == JudgeRun.Status.DONE
+    with_pile = next(c.prompt for c in ctl.log if c.kind == "score" and "Context:" in c.prompt)
+    assert "Cited: " in with_pile
+    assert PILE not in with_pile  # only the cited passage
+    assert claim.answer.question in with_pile
+    assert JudgeVerdict.objects.get(run=run).bits > 0
