@@ -394,3 +394,36 @@ def snapshot_get_for_project(*, project: Project, snapshot_id: int) -> ReportSna
     if snapshot is None:
         raise Http404("No such report.")
     return snapshot
+
+
+def judge_bits_columns(*, judge: Judge) -> pd.DataFrame:
+    """Grounding bits of the judge's verify runs (done or running), oldest first: claim, bits,
+    the stored confidence and the run's instrument; never a stale verdict, never one without
+    bits (UNPARSEABLE)."""
+    frame = _frame(
+        _verify_verdicts(judge).filter(stale=False, bits__isnull=False).order_by("id"),
+        {
+            "id": "verdict_id",
+            "claim_id": "claim_id",
+            "verdict": "verdict",
+            "bits": "bits",
+            "confidence": "confidence",
+            "run__model": "model",
+            "run__prompt_version": "prompt_version",
+        },
+    )
+    frame = _text(frame, "verdict", "model", "prompt_version")
+    frame["bits"] = frame["bits"].astype(float)
+    frame["confidence"] = frame["confidence"].astype(float)
+    return frame.sort_values("verdict_id", kind="stable")
+
+
+def judge_bits_threshold(*, judge: Judge, model: str, prompt_version: str) -> float:
+    """The threshold of the instrument's newest run (0 when it set none)."""
+    run = (
+        JudgeRun.objects.filter(judge=judge, model=model, prompt_version=prompt_version)
+        .order_by("-pk")
+        .values_list("parameters", flat=True)
+        .first()
+    )
+    return float((run or {}).get("bits_threshold") or 0.0)
