@@ -687,6 +687,8 @@ def design_ppi_mean(
         seen_w += (n_h + r_h) / total
         parts.append((lab, mg, mr, n_h, r_h))
     g_total = len(set(ids_g.tolist()))
+    # Per-claim influences on θ̂, for answers that span cells (below).
+    u_g, u_r = np.zeros(n), np.zeros(big_n)
     for lab, mg, mr, n_h, r_h in parts:
         w = (n_h + r_h) / total / seen_w
         yh, fgh, frh = y[mg], fg[mg], fr[mr]
@@ -699,6 +701,18 @@ def design_ppi_mean(
         theta += w * est
         var += w**2 * (v_rect + lam**2 * v_imp)
         var0 += w**2 * (v0_rect + lam**2 * v0_imp)
+        u_g[mg] = w * (rect - rect.mean()) / n_h
+        if r_h:
+            u_r[mr] = w * lam * (frh - frh.mean()) / r_h
+    if _answers_span_cells(ids_g, ids_r, s_g, s_r, parts):
+        # An answer with claims in several cells (gold and unaudited claims, or several strata:
+        # an audit drawn claim by claim) ties those cells' means together; the sum of the cell
+        # variances above would leave out their covariance. Sum each answer's influences over
+        # all its claims instead (the linearised CR1 variance of θ̂ as a whole; Binder 1983).
+        codes, uniq = pd.factorize(np.concatenate([ids_g.astype(object), ids_r.astype(object)]))
+        z = np.bincount(codes, weights=np.concatenate([u_g, u_r]), minlength=uniq.size)
+        g_all = uniq.size
+        var = g_all / max(g_all - 1, 1) * float(z @ z)
     h = len(parts)
     df = float(max(g_total - h, 1))
     t = float(student_t.ppf(0.5 + confidence / 2.0, df))
@@ -737,6 +751,30 @@ def design_ppi_mean(
         unseen_share=unseen_share,
         extra={"lambda": lambdas, "N": big_n},
     )
+
+
+def _answers_span_cells(ids_g, ids_r, s_g, s_r, parts) -> bool:
+    """Whether some answer has claims in more than one (stratum, gold/unaudited) cell of the
+    strata that have gold."""
+    seen_g = np.zeros(s_g.size, bool)
+    seen_r = np.zeros(s_r.size, bool)
+    for _lab, mg, mr, _n, _r in parts:
+        seen_g |= mg
+        seen_r |= mr
+    answers = np.concatenate([ids_g[seen_g].astype(object), ids_r[seen_r].astype(object)])
+    if answers.size == 0:
+        return False
+    strata = pd.factorize(np.concatenate([s_g[seen_g], s_r[seen_r]]).astype(object))[0]
+    part = np.concatenate(
+        [np.zeros(int(seen_g.sum()), np.int64), np.ones(int(seen_r.sum()), np.int64)]
+    )
+    cell = strata.astype(np.int64) * 2 + part
+    answer_codes, uniq = pd.factorize(answers)
+    lo = np.full(uniq.size, np.iinfo(np.int64).max)
+    hi = np.full(uniq.size, -1)
+    np.minimum.at(lo, answer_codes, cell)
+    np.maximum.at(hi, answer_codes, cell)
+    return bool(np.any(lo != hi))
 
 
 def _mean_var(x: np.ndarray, ids: np.ndarray) -> tuple[float, float]:
