@@ -12,8 +12,6 @@ the independent-claims intervals (every claim its own answer), which must fail: 
 makes these tests able to fail.
 """
 
-from types import SimpleNamespace
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -83,8 +81,8 @@ def _covers(ci, value):
 def clustered_draws():
     rng = np.random.default_rng(20261201)
     names = ["whole project"]
-    hits = {k: 0 for k in ("pooled", "se", "sp", "gold_only", "rg", "ppi", "headline")}
-    naive = {k: 0 for k in ("pooled", "se", "sp", "rg", "ppi")}
+    hits = dict.fromkeys(("pooled", "se", "sp", "gold_only", "rg", "ppi", "headline"), 0)
+    naive = dict.fromkeys(("pooled", "se", "sp", "rg", "ppi"), 0)
     for _ in range(DRAWS):
         gold, judge, ids = _clustered_world(rng)
         strata = np.zeros(ids.size, np.int64)
