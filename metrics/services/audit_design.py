@@ -253,15 +253,16 @@ def outside_queue_sentence(design: AuditDesign | None) -> str:
 
 
 HEADLINE_DESIGN_EFFECTS = (
-    ("faithfulness", ("faithfulness", "pooled")),
-    ("hallucination_rate", ("hallucination_rate",)),
+    ("faithfulness", ("faithfulness", "pooled"), "Faithfulness (gold)"),
+    ("hallucination_rate", ("hallucination_rate",), "Hallucination rate (gold)"),
+    ("coverage", ("coverage",), "Coverage"),
 )
 JUDGE_DESIGN_EFFECTS = (
-    ("gold_only_faithfulness", "gold_only_faithfulness"),
-    ("debiased_faithfulness", "debiased_faithfulness"),
-    ("ppi_faithfulness", "ppi_faithfulness"),
-    ("sensitivity", "sensitivity"),
-    ("specificity", "specificity"),
+    ("gold_only_faithfulness", "Gold-only faithfulness"),
+    ("debiased_faithfulness", "Rogan–Gladen faithfulness"),
+    ("ppi_faithfulness", "PPI++ faithfulness"),
+    ("sensitivity", "Judge sensitivity"),
+    ("specificity", "Judge specificity"),
 )
 
 
@@ -292,13 +293,21 @@ def design_section(data, report: dict) -> dict:
         for code, name in enumerate(design.names)
         if big_n[code]
     ]
-    effects = {
-        name: _dig(report, path).get("design_effect") for name, path in HEADLINE_DESIGN_EFFECTS
-    }
+    effects = [
+        {"key": name, "figure": label, "design_effect": _dig(report, path).get("design_effect")}
+        for name, path, label in HEADLINE_DESIGN_EFFECTS
+    ]
     judge = report.get("judge")
     if judge:
-        for name, key in JUDGE_DESIGN_EFFECTS:
-            effects[f"judge_{name}"] = (judge.get(key) or {}).get("design_effect")
+        headline = judge.get("headline_estimate")
+        effects.extend(
+            {
+                "key": f"judge_{key}",
+                "figure": label + (" (headline)" if key == headline else ""),
+                "design_effect": (judge.get(key) or {}).get("design_effect"),
+            }
+            for key, label in JUDGE_DESIGN_EFFECTS
+        )
     answers = int(np.unique(data.answer_ids()[gold]).size)
     pooled = report["faithfulness"]["pooled"]
     return {

@@ -239,7 +239,7 @@ def _faithfulness(judged: _Judged, sesp: dict) -> dict:
     }
     if rg is not None:
         debiased.update(estimate_fields(rg))
-    return {
+    out = {
         "naive_faithfulness": judged_supported / n_judged if n_judged else math.nan,
         "naive_faithfulness_detail": _proportion(judged_supported, n_judged),
         "debiased_faithfulness": debiased,
@@ -261,6 +261,28 @@ def _faithfulness(judged: _Judged, sesp: dict) -> dict:
         "headline_estimate": HEADLINE_KEYS.get(headline["choice"]),
         "headline_reason": headline["reason"],
     }
+    for key, n in (
+        ("debiased_faithfulness", n_audited),
+        ("ppi_faithfulness", n_audited),
+        ("gold_only_faithfulness", n_audited),
+    ):
+        out[key]["method"] = _with_design(out[key]["method"], {"n": n, **out[key]})
+    return out
+
+
+def _with_design(method: str, block: dict) -> str:
+    """The figure's method, with how its interval met the design when it is not the simple
+    one (several claims per answer or several strata)."""
+    answers, n, strata = block.get("answers"), block.get("n"), block.get("strata") or 1
+    if not answers or (answers == n and strata <= 1):
+        return method
+    text = f"{method}; clustered by answer, {answers} answers"
+    if strata > 1:
+        text += f"; stratified by design stratum, {strata} strata (weights N_h/N)"
+    deff = block.get("design_effect")
+    if deff is not None and math.isfinite(deff):
+        text += f"; design effect {deff:.2f}"
+    return text
 
 
 def _stratum_lambdas(lambdas: dict) -> float | dict:
@@ -329,6 +351,14 @@ def _audit_method(block: dict, stale: int) -> str:
         f"{block['gold_sources']['adjudicated']} adjudicated) of {block['n_judged']} judged "
         f"claims; {_AUDIT_METHOD}"
     )
+    sens = block["sensitivity"]
+    if sens.get("answers") and (sens["answers"] != sens.get("n") or (sens.get("strata") or 1) > 1):
+        strata = sens.get("strata") or 1
+        method += (
+            " Sensitivity, specificity and agreement are clustered by answer"
+            + (f" and stratified by {strata} design strata" if strata > 1 else "")
+            + "."
+        )
     if stale:
         method += (
             f" {stale} verdict{'s' if stale != 1 else ''} made on a claim's previous text "

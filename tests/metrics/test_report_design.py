@@ -83,7 +83,9 @@ def test_one_claim_per_answer_and_one_stratum_gives_exactly_todays_published_fig
     assert block["ppi_faithfulness"]["lambda"] == pytest.approx(lam, abs=1e-12)
     design = report["design"]
     assert [s["name"] for s in design["strata"]] == ["whole project"]
-    assert design["design_effects"]["judge_ppi_faithfulness"] == 1.0
+    effects = {row["key"]: row["design_effect"] for row in design["design_effects"]}
+    assert effects["judge_ppi_faithfulness"] == 1.0
+    assert effects["faithfulness"] == 1.0
 
 
 def _gold(claims, verdicts, **label):
