@@ -263,6 +263,8 @@ JUDGE_DESIGN_EFFECTS = (
     ("ppi_faithfulness", "PPI++ faithfulness"),
     ("sensitivity", "Judge sensitivity"),
     ("specificity", "Judge specificity"),
+    ("agreement", "Judge agreement with gold"),
+    ("kappa", "Judge kappa"),
 )
 
 
@@ -304,7 +306,9 @@ def design_section(data, report: dict) -> dict:
             {
                 "key": f"judge_{key}",
                 "figure": label + (" (headline)" if key == headline else ""),
-                "design_effect": (judge.get(key) or {}).get("design_effect"),
+                "design_effect": judge[key].get("design_effect")
+                if isinstance(judge.get(key), dict)
+                else judge.get(f"{key}_design_effect"),
             }
             for key, label in JUDGE_DESIGN_EFFECTS
         )

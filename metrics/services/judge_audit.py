@@ -163,6 +163,8 @@ def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
     gold01 = (judged.gold_codes[audited] == SUPPORTED).astype(float)
     judge01 = (judged.judge_codes[audited] == SUPPORTED).astype(float)
     sesp = stats.design_sensitivity_specificity(gold01, judge01, ids, strata, judged.sizes)
+    # Kappa describes the audited claims as they are: clustered by answer, not weighted.
+    kappa = stats.design_kappa(g_a, j_a, ids) if n_audited >= 2 else None
     se, sp = sesp["sensitivity"], sesp["specificity"]
     fields = {
         "confusion": {
@@ -176,6 +178,8 @@ def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
         "agreement_design_effect": agreement_rate["design_effect"],
         "agreement_warning": _agreement_warning(n_audited, agreement),
         "kappa": stats.cohen_kappa(g_a, j_a) if n_audited else math.nan,
+        "kappa_ci": kappa.ci if n_audited >= 2 else (math.nan, math.nan),
+        "kappa_design_effect": kappa.design_effect if n_audited >= 2 else math.nan,
         "human_kappa_ceiling": human_kappa,
         "asymmetry": _asymmetry(matrix),
         "sensitivity": _design_block(se, n=se.n),

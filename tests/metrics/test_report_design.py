@@ -70,6 +70,14 @@ def test_one_claim_per_answer_and_one_stratum_gives_exactly_todays_published_fig
         ref.wilson(int(np.sum(gold == said)), 40), abs=1e-12
     )
     assert block["gold_only_faithfulness"]["ci"] == pytest.approx(ref.wilson(k, 40), abs=1e-12)
+    # Kappa's interval (new): the Fleiss–Cohen–Everitt standard error by statsmodels, CR1-scaled.
+    from scipy.stats import t as student_t
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    table = [[int(np.sum((gold == g) & (said == j))) for j in (S, C, N)] for g in (S, C, N)]
+    fleiss = cohens_kappa(np.array(table))
+    half = student_t.ppf(0.975, 39) * fleiss.std_kappa * np.sqrt(40 / 39)
+    assert block["kappa_ci"] == pytest.approx([fleiss.kappa - half, fleiss.kappa + half])
     judged_supported = JUDGE.count(S) + REST.count(S)
     se, sp = tp / pos, tn / neg
     rg = min(max((judged_supported / 60 + sp - 1) / (se + sp - 1), 0.0), 1.0)
