@@ -95,7 +95,11 @@ def _queue_condition(project, recorded: dict, data) -> np.ndarray:
     mask = np.ones(data.claim_ids.size, dtype=bool)
     if recorded.get("risk_category"):
         mask &= data.claims["risk_category"].to_numpy() == recorded["risk_category"]
-    if recorded.get("judge_verdict") and recorded.get("judge_run"):
+    if recorded.get("judge_verdict"):
+        if not recorded.get("judge_run"):
+            # No run recorded: which claims the queue could serve is unknown; only the claims
+            # labelled under it are in the stratum (its N_h is then its gold n_h).
+            return np.zeros(data.claim_ids.size, dtype=bool)
         ids = selectors.run_verdict_claim_ids(
             run_id=int(recorded["judge_run"]), verdict=recorded["judge_verdict"]
         )
