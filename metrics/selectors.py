@@ -118,7 +118,11 @@ def label_stratum_columns(*, project: Project) -> pd.DataFrame:
         {"id": "label_id", "claim_id": "claim_id", "stratum": "stratum"},
         quoted=("stratum",),
     )
-    return _text(frame, "stratum")
+    # JSON text from PostgreSQL's CSV; decoded dicts from the cursor elsewhere: one text form.
+    frame["stratum"] = frame["stratum"].map(
+        lambda value: value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    )
+    return frame
 
 
 def claims_with_whole_queue_labels(*, claim_ids: np.ndarray) -> np.ndarray:
