@@ -105,6 +105,8 @@ def claim_columns(*, project: Project) -> pd.DataFrame:
         {"id": "claim_id", "answer_id": "answer_id", "stratum": "stratum"},
         quoted=("stratum",),
     )
+    # An all-blank column comes back from CSV as float NaN: as text before filling.
+    frame["stratum"] = frame["stratum"].astype(object)
     frame = _text(frame, "stratum")
     return frame.sort_values("claim_id", kind="stable", ignore_index=True)
 
