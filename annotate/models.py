@@ -84,6 +84,12 @@ class Project(models.Model):
         "toward a unanimous gold (the claim then needs other labels or a lead) and is left "
         "out of inter-analyst agreement.",
     )
+    count_outside_queue_labels = models.BooleanField(
+        default=False,
+        help_text="Count labels saved outside the queue's random order (reached by moving "
+        "within an answer) in the audit sample. Off: a gold claim whose every label was made "
+        "outside the queue is left out of the audit sample and counted apart.",
+    )
     # Labelling progress, maintained by label_save/label_undo so the screen never recounts
     # 100k claims (a count over them takes tens of ms); annotate.services.queue can rebuild it.
     claims_complete = models.PositiveIntegerField(
@@ -220,6 +226,12 @@ class Claim(models.Model):
     span_end = models.PositiveIntegerField(null=True, blank=True)
     cited_passages = models.ManyToManyField(Passage, blank=True, related_name="citing_claims")
     tags = models.JSONField(default=list, blank=True)
+    stratum = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The audit design stratum this claim was sampled in (from the import file); "
+        "blank: the queue stratum of its gold label, else the project's single stratum.",
+    )
     queue_key = models.BigIntegerField(
         default=0, help_text="Seeded random order of the labelling queue."
     )

@@ -98,12 +98,52 @@ def answer_columns(*, project: Project) -> pd.DataFrame:
 
 
 def claim_columns(*, project: Project) -> pd.DataFrame:
-    """claim_id, answer_id, ordered by claim id."""
+    """claim_id, answer_id, stratum (the design stratum a file gave it, "" if none), ordered
+    by claim id."""
     frame = _frame(
         Claim.objects.filter(project=project).order_by("id"),
-        {"id": "claim_id", "answer_id": "answer_id"},
+        {"id": "claim_id", "answer_id": "answer_id", "stratum": "stratum"},
+        quoted=("stratum",),
     )
+    # An all-blank column comes back from CSV as float NaN: as text before filling.
+    frame["stratum"] = frame["stratum"].astype(object)
+    frame = _text(frame, "stratum")
     return frame.sort_values("claim_id", kind="stable", ignore_index=True)
+
+
+def label_stratum_columns(*, project: Project) -> pd.DataFrame:
+    """label_id, claim_id, stratum (the label's recorded queue stratum as JSON text) of every
+    label whose stratum is not empty, oldest first (labels with `{}` are the whole-project
+    queue: the caller needs only the others)."""
+    frame = _frame(
+        Label.objects.filter(claim__project=project).exclude(stratum={}).order_by("id"),
+        {"id": "label_id", "claim_id": "claim_id", "stratum": "stratum"},
+        quoted=("stratum",),
+    )
+    # JSON text from PostgreSQL's CSV; decoded dicts from the cursor elsewhere: one text form.
+    frame["stratum"] = frame["stratum"].map(
+        lambda value: value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    )
+    return frame
+
+
+def claims_with_whole_queue_labels(*, claim_ids: np.ndarray) -> np.ndarray:
+    """Of `claim_ids`, those with a label saved from the whole-project queue (stratum `{}`)."""
+    if not len(claim_ids):
+        return np.empty(0, dtype=np.int64)
+    rows = Label.objects.filter(claim_id__in=[int(i) for i in claim_ids], stratum={})
+    return np.fromiter(rows.values_list("claim_id", flat=True).distinct(), dtype=np.int64)
+
+
+def run_verdict_claim_ids(*, run_id: int, verdict: str) -> np.ndarray:
+    """Ids of the claims a judge run gave `verdict` (a queue stratum by the judge's verdict)."""
+    frame = _frame(
+        JudgeVerdict.objects.filter(
+            run_id=run_id, verdict=verdict, claim__isnull=False, stale=False
+        ).order_by("claim_id"),
+        {"claim_id": "claim_id"},
+    )
+    return frame["claim_id"].to_numpy(dtype=np.int64)
 
 
 def claim_tags(*, project: Project) -> pd.DataFrame:

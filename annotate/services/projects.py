@@ -91,6 +91,7 @@ def project_settings_update(*, project: Project, **fields) -> Project:
         "quote_required",
         "reveal_after_save",
         "count_changed_after_reveal",
+        "count_outside_queue_labels",
     }
     unknown = set(fields) - allowed
     if unknown:

@@ -2,7 +2,8 @@
 
     {"id", "question", "answer", "pile": [{"id", "title", "text"}], "citations"?, "reference"?,
      "risk_category"?, "answerable"?, "abstention"?, "metadata"?,
-     "claims"?: [{"text", "position"?, "origin"?, "tags"?, "citations"?, "span"?: {"start", "end"},
+     "claims"?: [{"text", "position"?, "origin"?, "tags"?, "stratum"?, "citations"?,
+                  "span"?: {"start", "end"},
                   "labels"?: [{"annotator", "verdict", "quote"?: {"passage", "start", "end", "text"?},
                                "note"?, "correct"?, "changed_after_reveal"?}],
                   "gold"?: {"verdict", "source", "reason"?, "decided_by"?},
@@ -307,6 +308,8 @@ def _claim(
         raw, "origin", path, "string", required=False, default="manual", max_length=80
     )
     tags = _strings(reader, raw, "tags", path)
+    # The audit design stratum the claim was sampled in (DESIGN.md "Sampling").
+    stratum = reader.get(raw, "stratum", path, "string", required=False, default="", max_length=200)
     citations = _citations(reader, raw, path, answer.pile)
     span = None
     if raw.get("span") is not None:
@@ -376,6 +379,7 @@ def _claim(
         position=position,
         origin=origin,
         tags=tags,
+        stratum=(stratum or "").strip(),
         citations=citations,
         span=span,
         labels=labels,

@@ -61,6 +61,7 @@ class ClaimIn:
     position: int
     origin: str = "manual"
     tags: list[str] = field(default_factory=list)
+    stratum: str = ""  # the audit design stratum; blank: the project's default
     citations: list[int] = field(default_factory=list)  # 0-based pile indexes
     span: tuple[int, int] | None = None
     labels: list[LabelIn] = field(default_factory=list)

@@ -286,7 +286,7 @@ def _batch_sql(*, jsonl: bool) -> _BatchSql:
         User = get_user_model()
         username = connection.ops.quote_name(User._meta.get_field(User.USERNAME_FIELD).column)
         return _BatchSql(
-            claim="c.position, c.text, c.origin, c.tags, c.span_start, c.span_end",
+            claim="c.position, c.text, c.origin, c.tags, c.span_start, c.span_end, c.stratum",
             passage="p.id, p.rank, p.source_id, p.title, p.text",
             gold=(
                 f"g.verdict, g.source, g.reason,"
@@ -474,7 +474,7 @@ def _judge_entry(verdict: tuple, lookups: _Lookups) -> dict:
 
 
 def _claim_record(claim: tuple, batch: _Batch, refs: dict, lookups: _Lookups) -> dict:
-    _answer, pk, position, text, origin, tags, span_start, span_end = claim
+    _answer, pk, position, text, origin, tags, span_start, span_end, stratum = claim
     record: dict = {
         "claim_id": pk,
         "position": position,
@@ -487,6 +487,9 @@ def _claim_record(claim: tuple, batch: _Batch, refs: dict, lookups: _Lookups) ->
     }
     if span_start is not None:
         record["span"] = {"start": span_start, "end": span_end}
+    if stratum:
+        # Only when set, so exports of projects without a recorded design are unchanged.
+        record["stratum"] = stratum
     gold = batch.gold.get(pk)
     if gold is not None:
         _claim, verdict, source, reason, decided_by = gold

@@ -5,6 +5,8 @@ a JSON-safe report dict → a `ReportSnapshot` row the dashboard reads.
 
 One module per thing computed; `report` calls them in the order of the report's sections:
 - `inputs`: the report's inputs, read once (`_Data`).
+- `audit_design`: each claim's design stratum, the gold left out (labels made outside the queue),
+  `design_rate` (clustered by answer, stratified by N_h/N) and the report's "design" section.
 - `rates`: claim rates over gold, project-wide and per risk category and claim tag.
 - `abstention_coverage`: abstention rates and fact coverage with F1.
 - `analysts`: inter-analyst agreement.  `method`: the method strings.

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from metrics import stats
+from metrics.services.audit_design import design_rate
 from metrics.services.common import SUPPORTED, _proportion
 from metrics.services.inputs import _Data
 
@@ -52,14 +53,15 @@ def _fact_links(data: _Data) -> pd.DataFrame:
 
 def _coverage(facts: pd.DataFrame, grounded: np.ndarray, faithfulness: float) -> dict:
     n_facts = len(facts)
-    n_grounded = int(np.isin(facts["fact_id"].to_numpy(), grounded).sum())
+    is_grounded = np.isin(facts["fact_id"].to_numpy(), grounded)
     value = stats.coverage(grounded.tolist(), facts["fact_id"].tolist())
     f1 = stats.f1(faithfulness, value)
+    # Facts of one answer are correlated like its claims: the interval is clustered by answer.
+    rate = design_rate(is_grounded, facts["answer_id"].to_numpy())
     return {
+        **rate,
         "value": value,
-        "ci": stats.wilson_interval(n_grounded, n_facts) if n_facts else (math.nan, math.nan),
-        "numerator": n_grounded,
-        "denominator": n_facts,
+        "ci": rate["ci"] if n_facts else (math.nan, math.nan),
         "f1": f1,
         "measured": bool(n_facts),
     }

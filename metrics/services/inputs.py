@@ -7,6 +7,7 @@ import pandas as pd
 
 from annotate.models import ClaimTag, Project
 from metrics import selectors
+from metrics.services.audit_design import audit_design_read
 from metrics.services.common import Progress, _codes
 
 
@@ -37,6 +38,7 @@ class _Data:
         self._read_tags(project)
         progress(0.24, "reading labels")
         self._read_labels(project)
+        self.design = audit_design_read(project=project, data=self)
         progress(0.3, "reading facts and citations")
         self._read_facts(project)
         self.cited = np.isin(self.claim_ids, selectors.cited_claim_ids(project=project))
@@ -85,6 +87,9 @@ class _Data:
             if len(self.facts)
             else pd.DataFrame({"claim_id": [], "passage_id": [], "start": [], "end": []})
         )
+
+    def answer_ids(self) -> np.ndarray:
+        return self.claims["answer_id"].to_numpy()
 
     def gold_mask(self) -> np.ndarray:
         return self.claims["gold"].to_numpy() >= 0

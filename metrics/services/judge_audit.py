@@ -11,6 +11,7 @@ import pandas as pd
 from annotate.models import RiskCategory
 from judges.models import Judge
 from metrics import stats
+from metrics.services.audit_design import design_rate, estimate_fields
 from metrics.services.calibration import _calibration
 from metrics.services.common import (
     SUPPORTED,
@@ -48,6 +49,8 @@ class _Judged(NamedTuple):
     gold_codes: np.ndarray  # −1 where the claim has no gold
     answer_ids: np.ndarray
     audited: np.ndarray  # judged claims that have gold
+    strata: np.ndarray  # design stratum code of each judged claim
+    sizes: dict  # N_h: the project's claims per design stratum
 
     @property
     def n_judged(self) -> int:
@@ -71,6 +74,8 @@ def _judged(data: _Data, verdicts: pd.DataFrame) -> _Judged:
         gold_codes=gold_codes,
         answer_ids=data.claims["answer_id"].to_numpy()[position],
         audited=gold_codes >= 0,
+        strata=data.design.stratum[position],
+        sizes=data.design.sizes(),
     )
 
 
@@ -138,17 +143,28 @@ def _asymmetry(matrix: np.ndarray) -> dict:
     }
 
 
+def _design_block(est: stats.DesignEstimate, **extra) -> dict:
+    return {"value": est.value, "ci": est.ci, **extra, **estimate_fields(est)}
+
+
 def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
-    """Confusion, agreement, kappa, asymmetry and sensitivity/specificity on the audited claims;
-    also the raw sensitivity/specificity counts the debiasing needs."""
+    """Confusion, agreement, kappa, asymmetry and sensitivity/specificity on the audited claims
+    (agreement, sensitivity and specificity clustered by answer and stratified by the design);
+    also the design estimates of sensitivity/specificity the debiasing needs."""
     names = np.asarray(VERDICTS, dtype=object)
     audited = judged.audited
     g_a, j_a = names[judged.gold_codes[audited]], names[judged.judge_codes[audited]]
     n_audited = judged.n_audited
     matrix = stats.confusion(g_a, j_a).to_numpy()
-    agree = int(np.trace(matrix))
-    agreement = agree / n_audited if n_audited else math.nan
-    sesp = stats.sensitivity_specificity(g_a, j_a)
+    ids, strata = judged.answer_ids[audited], judged.strata[audited]
+    agree_each = judged.gold_codes[audited] == judged.judge_codes[audited]
+    agreement_rate = design_rate(agree_each, ids, strata, judged.sizes)
+    agreement = agreement_rate["value"] if n_audited else math.nan
+    gold01 = (judged.gold_codes[audited] == SUPPORTED).astype(float)
+    judge01 = (judged.judge_codes[audited] == SUPPORTED).astype(float)
+    sesp = stats.design_sensitivity_specificity(gold01, judge01, ids, strata, judged.sizes)
+    # Kappa describes the audited claims as they are: clustered by answer, not weighted.
+    kappa = stats.design_kappa(g_a, j_a, ids) if n_audited >= 2 else None
     se, sp = sesp["sensitivity"], sesp["specificity"]
     fields = {
         "confusion": {
@@ -158,82 +174,126 @@ def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
             "matrix": matrix.tolist(),
         },
         "agreement": agreement,
-        "agreement_ci": stats.wilson_interval(agree, n_audited)
-        if n_audited
-        else (math.nan, math.nan),
+        "agreement_ci": agreement_rate["ci"] if n_audited else (math.nan, math.nan),
+        "agreement_design_effect": agreement_rate["design_effect"],
         "agreement_warning": _agreement_warning(n_audited, agreement),
         "kappa": stats.cohen_kappa(g_a, j_a) if n_audited else math.nan,
+        "kappa_ci": kappa.ci if n_audited >= 2 else (math.nan, math.nan),
+        "kappa_design_effect": kappa.design_effect if n_audited >= 2 else math.nan,
         "human_kappa_ceiling": human_kappa,
         "asymmetry": _asymmetry(matrix),
-        "sensitivity": {"value": se["value"], "ci": se["ci"], "n": se["n"]},
-        "specificity": {"value": sp["value"], "ci": sp["ci"], "n": sp["n"]},
+        "sensitivity": _design_block(se, n=se.n),
+        "specificity": _design_block(sp, n=sp.n),
         "youden_j": sesp["youden_j"],
     }
     return fields, sesp
 
 
-def _debiased(judged_supported: int, n_judged: int, sesp: dict) -> tuple[float, tuple]:
-    """Rogan–Gladen faithfulness with its Lang–Reiczigel interval (nan where undefined)."""
-    se, sp = sesp["sensitivity"], sesp["specificity"]
-    p_obs = judged_supported / n_judged if n_judged else math.nan
-    value = stats.rogan_gladen(p_obs, se["value"], sp["value"]) if n_judged else math.nan
-    if n_judged and se["n"] and sp["n"]:
-        ci = stats.rogan_gladen_interval(
-            judged_supported,
-            n_judged,
-            se["successes"],
-            se["n"],
-            sp["successes"],
-            sp["n"],
-            method="lang-reiczigel",
-        )
-    else:
-        ci = (math.nan, math.nan)
-    if not math.isfinite(value):
-        ci = (math.nan, math.nan)
-    return value, ci
-
-
 def _faithfulness(judged: _Judged, sesp: dict) -> dict:
-    """Naive, debiased, PPI++ and gold-only faithfulness, and which one is the headline."""
+    """Naive, debiased, PPI++ and gold-only faithfulness, and which one is the headline; each
+    clustered by answer and stratified by the audit's design (`metrics.stats.design`)."""
     n_judged, n_audited, audited = judged.n_judged, judged.n_audited, judged.audited
     judged_supported = int(np.sum(judged.judge_codes == SUPPORTED))
-    debiased_value, debiased_ci = _debiased(judged_supported, n_judged, sesp)
     gold01 = (judged.gold_codes[audited] == SUPPORTED).astype(float)
     judge01 = (judged.judge_codes == SUPPORTED).astype(float)
+    ids_gold, strata_gold = judged.answer_ids[audited], judged.strata[audited]
+    if n_judged and sesp["sensitivity"].n and sesp["specificity"].n:
+        rg = stats.design_rogan_gladen(
+            judge01,
+            judged.answer_ids,
+            gold01,
+            judge01[audited],
+            ids_gold,
+            strata_gold,
+            judged.sizes,
+        )
+    else:
+        rg = None
+    debiased_value = (
+        stats.rogan_gladen(
+            judged_supported / n_judged, sesp["sensitivity"].value, sesp["specificity"].value
+        )
+        if n_judged
+        else math.nan
+    )
+    debiased_ci = rg.ci if rg is not None and math.isfinite(debiased_value) else (math.nan,) * 2
     # The judge's P(SUPPORTED) where it gave one, else its 0/1 verdict.
     judge_score = np.where(np.isnan(judged.confidence), judge01, judged.confidence)
-    ppi = stats.ppi_mean_interval(gold01, judge_score[audited], judge_score[~audited])
-    gold_only = _proportion(int(gold01.sum()), n_audited)
+    ppi = stats.design_ppi_mean(
+        gold01,
+        judge_score[audited],
+        judge_score[~audited],
+        ids_gold,
+        judged.answer_ids[~audited],
+        strata_gold,
+        judged.strata[~audited],
+    )
+    gold_only = design_rate(gold01, ids_gold, strata_gold, judged.sizes)
     headline = stats.headline_estimate(
         {"value": gold_only["value"], "ci": gold_only["ci"]},
         {"value": debiased_value, "ci": debiased_ci},
-        {"value": ppi["value"], "ci": ppi["ci"]},
+        {"value": ppi.value, "ci": ppi.ci},
         youden_j=sesp["youden_j"],
     )
-    return {
+    lam = ppi.extra.get("lambda")
+    debiased = {
+        "value": debiased_value,
+        "ci": debiased_ci,
+        "method": "Rogan–Gladen, Lang–Reiczigel adjusted interval (95%)",
+    }
+    if rg is not None:
+        debiased.update(estimate_fields(rg))
+    out = {
         "naive_faithfulness": judged_supported / n_judged if n_judged else math.nan,
         "naive_faithfulness_detail": _proportion(judged_supported, n_judged),
-        "debiased_faithfulness": {
-            "value": debiased_value,
-            "ci": debiased_ci,
-            "method": "Rogan–Gladen, Lang–Reiczigel adjusted interval (95%)",
-        },
+        "debiased_faithfulness": debiased,
         "ppi_faithfulness": {
-            "value": ppi["value"],
-            "ci": ppi["ci"],
-            "lambda": ppi["lambda"],
+            "value": ppi.value,
+            "ci": ppi.ci,
+            "lambda": lam if not isinstance(lam, dict) else _stratum_lambdas(lam),
             "method": "PPI++ (power-tuned prediction-powered inference, 95%)",
+            **estimate_fields(ppi),
         },
         "gold_only_faithfulness": {
             "value": gold_only["value"],
             "ci": gold_only["ci"],
             "n": n_audited,
             "method": "audit sample alone, Wilson interval (95%)",
+            **{k: gold_only[k] for k in ("design_effect", "answers", "strata", "unseen_share")},
+            "interval_method": gold_only["interval_method"],
         },
         "headline_estimate": HEADLINE_KEYS.get(headline["choice"]),
         "headline_reason": headline["reason"],
     }
+    for key, n in (
+        ("debiased_faithfulness", n_audited),
+        ("ppi_faithfulness", n_audited),
+        ("gold_only_faithfulness", n_audited),
+    ):
+        out[key]["method"] = _with_design(out[key]["method"], {"n": n, **out[key]})
+    return out
+
+
+def _with_design(method: str, block: dict) -> str:
+    """The figure's method, with how its interval met the design when it is not the simple
+    one (several claims per answer or several strata)."""
+    answers, n, strata = block.get("answers"), block.get("n"), block.get("strata") or 1
+    if not answers or (answers == n and strata <= 1):
+        return method
+    text = f"{method}; clustered by answer, {answers} answers"
+    if strata > 1:
+        text += f"; stratified by design stratum, {strata} strata (weights N_h/N)"
+    deff = block.get("design_effect")
+    if deff is not None and math.isfinite(deff):
+        text += f"; design effect {deff:.2f}"
+    return text
+
+
+def _stratum_lambdas(lambdas: dict) -> float | dict:
+    """One stratum: its λ, as before; several: λ per stratum code."""
+    if len(lambdas) == 1:
+        return next(iter(lambdas.values()))
+    return {str(key): value for key, value in lambdas.items()}
 
 
 def _calibration_fields(
@@ -295,6 +355,14 @@ def _audit_method(block: dict, stale: int) -> str:
         f"{block['gold_sources']['adjudicated']} adjudicated) of {block['n_judged']} judged "
         f"claims; {_AUDIT_METHOD}"
     )
+    sens = block["sensitivity"]
+    if sens.get("answers") and (sens["answers"] != sens.get("n") or (sens.get("strata") or 1) > 1):
+        strata = sens.get("strata") or 1
+        method += (
+            " Sensitivity, specificity and agreement are clustered by answer"
+            + (f" and stratified by {strata} design strata" if strata > 1 else "")
+            + "."
+        )
     if stale:
         method += (
             f" {stale} verdict{'s' if stale != 1 else ''} made on a claim's previous text "

@@ -29,6 +29,21 @@ def _citation_method(cit: dict) -> str:
     )
 
 
+def _interval_words(rate: dict) -> str:
+    """How the rate's interval was made: Wilson when every answer holds one claim, else
+    clustered by answer (and stratified), with the design effect."""
+    answers = rate.get("answers") or 0
+    if not rate.get("denominator") or answers == rate.get("denominator"):
+        return "95% Wilson interval."
+    text = f"95% interval clustered by answer, {answers} answers"
+    if (rate.get("strata") or 1) > 1:
+        text += f"; stratified by design stratum, {rate['strata']} strata (weights N_h/N)"
+    deff = rate.get("design_effect")
+    if deff is not None and deff == deff:
+        text += f"; design effect {deff:.2f}"
+    return text + "."
+
+
 def _method_strings(report: dict) -> dict:
     claims = report["claims"]
     answers = report["faithfulness"]["mean_per_answer"]["answers"]
@@ -39,7 +54,7 @@ def _method_strings(report: dict) -> dict:
             claims["SUPPORTED"], claims["total"], answers, claims["CONTRADICTED"]
         )
         + " Gold = unanimous analysts or a lead's adjudication; abstentions excluded; "
-        "95% Wilson interval.",
+        + _interval_words(report["faithfulness"]["pooled"]),
         "contradiction_rate": (
             f"{report['contradiction_rate']['numerator']} of {claims['total']} gold claims "
             f"contradicted by their own pile. {_BASE}"

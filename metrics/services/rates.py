@@ -1,5 +1,8 @@
 """Claim rates over gold verdicts: faithfulness, contradiction, not-in-pile, hallucination,
-self-knowledge and citation accuracy — for the project and per risk category and claim tag."""
+self-knowledge and citation accuracy — for the project and per risk category and claim tag.
+
+Every gold rate is design-based (`metrics.services.audit_design.design_rate`): clustered by
+answer and stratified by the claims' design strata, weights N_h/N of the group's claims."""
 
 import numpy as np
 import pandas as pd
@@ -7,16 +10,37 @@ import pandas as pd
 from annotate.models import RiskCategory
 from metrics import stats
 from metrics.services.abstention_coverage import _abstention, _coverage
+from metrics.services.audit_design import design_rate
 from metrics.services.common import SUPPORTED, VERDICTS, _newest_per_claim, _proportion
 from metrics.services.inputs import _Data
 
 
-def _verdict_rates(codes: np.ndarray, answer_ids: np.ndarray) -> dict:
-    """Counts, pooled rates and per-answer rates of one set of verdict codes (0, 1, 2)."""
+def _scope_rate(data: _Data, outcome: np.ndarray, sampled: np.ndarray, scope: np.ndarray) -> dict:
+    """A design rate of `outcome` (per report claim) over the `sampled` claims, with the strata
+    sizes N_h counted over `scope` (the group the rate describes)."""
+    design = data.design
+    return design_rate(
+        outcome[sampled],
+        data.answer_ids()[sampled],
+        design.stratum[sampled],
+        design.sizes(scope),
+    )
+
+
+def _verdict_rates(data: _Data, scope: np.ndarray) -> dict:
+    """Counts, pooled rates and per-answer rates of the gold claims in `scope`."""
+    gold = data.claims["gold"].to_numpy()
+    selected = scope & (gold >= 0)
+    codes = gold[selected]
+    answer_ids = data.answer_ids()[selected]
     verdicts = np.asarray(VERDICTS, dtype=object)[codes] if codes.size else np.array([], object)
     pooled = stats.claim_rates(verdicts)
     per_answer = stats.answer_rates(answer_ids, verdicts)
     n = pooled["n"]
+
+    def rate(outcome):
+        return _scope_rate(data, outcome, selected, scope)
+
     return {
         "claims": {
             "SUPPORTED": pooled["SUPPORTED"],
@@ -25,15 +49,15 @@ def _verdict_rates(codes: np.ndarray, answer_ids: np.ndarray) -> dict:
             "total": n,
         },
         "faithfulness": {
-            "pooled": _proportion(pooled["SUPPORTED"], n),
+            "pooled": rate(gold == SUPPORTED),
             "mean_per_answer": {
                 "value": per_answer["mean_per_answer_faithfulness"],
                 "answers": per_answer["n_answers"],
             },
         },
-        "contradiction_rate": _proportion(pooled["CONTRADICTED"], n),
-        "not_in_pile_rate": _proportion(pooled["NOT_IN_PILE"], n),
-        "hallucination_rate": _proportion(n - pooled["SUPPORTED"], n),
+        "contradiction_rate": rate(gold == 1),
+        "not_in_pile_rate": rate(gold == 2),
+        "hallucination_rate": rate((gold >= 0) & (gold != SUPPORTED)),
         "answers_with_unsupported_rate": _proportion(
             per_answer["answers_with_unsupported"], per_answer["n_answers"]
         ),
@@ -48,7 +72,6 @@ def _self_knowledge(data: _Data, mask: np.ndarray) -> dict:
     """
     gold = data.claims["gold"].to_numpy()
     in_scope = mask & (gold >= 0)
-    n = int(in_scope.sum())
     unfaithful_ids = data.claim_ids[in_scope & (gold != SUPPORTED)]
     marks = data.labels[
         data.labels["claim_id"].isin(unfaithful_ids) & data.labels["correct"].isin(["yes", "no"])
@@ -60,10 +83,12 @@ def _self_knowledge(data: _Data, mask: np.ndarray) -> dict:
     )
     correct = int((votes > 0).sum())
     incorrect = int((votes < 0).sum())
+    marked_yes = np.isin(data.claim_ids, votes.index[votes > 0].to_numpy())
+    marked_no = np.isin(data.claim_ids, votes.index[votes < 0].to_numpy())
     return {
         "unfaithful_claims": int(unfaithful_ids.size),
-        "self_knowledge": _proportion(correct, n),
-        "hallucination": _proportion(incorrect, n),
+        "self_knowledge": _scope_rate(data, marked_yes, in_scope, mask),
+        "hallucination": _scope_rate(data, marked_no, in_scope, mask),
         "unmarked": int(unfaithful_ids.size) - correct - incorrect,
     }
 
@@ -73,8 +98,11 @@ def _citation(data: _Data, citations: pd.DataFrame, mask: np.ndarray) -> dict:
     measured = not citations.empty
     newest = _newest_per_claim(citations)
     newest = newest[newest["claim_id"].isin(cited_ids)] if len(newest) else newest
-    supported = int((newest["verdict"] == "SUPPORTED").sum())
-    out = _proportion(supported, len(newest))
+    # Cited claims the citation run checked, clustered by answer (the run is a census of the
+    # cited claims, not a gold sample: no strata).
+    checked = np.isin(data.claim_ids, newest["claim_id"].to_numpy())
+    supported_ids = newest.loc[newest["verdict"] == "SUPPORTED", "claim_id"].to_numpy()
+    out = design_rate(np.isin(data.claim_ids[checked], supported_ids), data.answer_ids()[checked])
     out.update(
         {
             "cited_claims": int(cited_ids.size),
@@ -89,8 +117,7 @@ def _citation(data: _Data, citations: pd.DataFrame, mask: np.ndarray) -> dict:
 def _group_block(data: _Data, mask: np.ndarray, grounded: np.ndarray, citations) -> dict:
     """Every rate for the claims in `mask` (a risk category or a claim tag)."""
     gold = data.claims["gold"].to_numpy()
-    selected = mask & (gold >= 0)
-    block = _verdict_rates(gold[selected], data.claims["answer_id"].to_numpy()[selected])
+    block = _verdict_rates(data, mask)
     block["self_knowledge"] = _self_knowledge(data, mask)
     block["citation_accuracy"] = _citation(data, citations, mask)
     block["claims_without_gold"] = int((mask & (gold < 0)).sum())
@@ -101,8 +128,7 @@ def _project_rates(data: _Data) -> dict:
     """The project's rates over its gold claims, with how many claims have no gold yet."""
     gold = data.claims["gold"].to_numpy()
     gold_mask = gold >= 0
-    answer_ids = data.claims["answer_id"].to_numpy()
-    rates = _verdict_rates(gold[gold_mask], answer_ids[gold_mask])
+    rates = _verdict_rates(data, np.ones(gold.size, dtype=bool))
     rates["claims"]["in_project"] = int(data.claim_ids.size) + data.claims_in_abstentions
     rates["claims"]["without_gold"] = int((~gold_mask).sum())
     rates["claims"]["in_abstentions"] = data.claims_in_abstentions

@@ -11,6 +11,7 @@ from judges.models import Judge
 from metrics import selectors
 from metrics.services.abstention_coverage import _abstention, _coverage, _fact_links
 from metrics.services.analysts import _analysts
+from metrics.services.audit_design import design_section
 from metrics.services.common import json_safe
 from metrics.services.inputs import _Data
 from metrics.services.instruments import _judge_audits
@@ -64,6 +65,10 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
                 model=report["judge"]["model"],
                 prompt_version=report["judge"]["prompt_version"],
             )
+    report["design"] = design_section(data, report)
+    report["method"]["design"] = report["design"]["method"]
+    if report["design"]["outside_queue"]["text"]:
+        report["method"]["faithfulness"] += " " + report["design"]["outside_queue"]["text"]
     progress(0.98, "saving")
     return json_safe(report)
 

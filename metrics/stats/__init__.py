@@ -56,6 +56,7 @@ design_sensitivity_specificity ratio estimators Σ W_h TP_h/n_h ÷ Σ W_h P_h/n_
 two_phase_rate                 Σ_v N_v/N · PPV_v (strata = judge verdicts)      Neyman 1938; Cochran 1977 §12.2
 design_rogan_gladen            Lang–Reiczigel at effective sizes n_k/deff_k, t  Lang & Reiczigel 2014; Korn & Graubard
 design_ppi_mean                Σ W_h θ̂_h, per-stratum λ_h, clustered rectifier  Fisch et al. 2024 (arXiv:2406.04291)
+design_kappa                   Cohen's κ, linearised CR1 variance by answer     Fleiss, Cohen & Everitt 1969; Binder 1983
 cluster_bootstrap              answer-level resampling, percentile interval     Field & Welsh 2007 (numpy)
 =============================  ===============================================  ==========================================
 """
@@ -83,6 +84,7 @@ from .conformal import crc_evaluate, crc_threshold, frontier
 from .design import (
     DesignEstimate,
     cluster_bootstrap,
+    design_kappa,
     design_ppi_mean,
     design_proportion,
     design_rogan_gladen,
@@ -119,6 +121,7 @@ __all__ = [
     "crc_evaluate",
     "crc_threshold",
     "cross_fitted_calibration",
+    "design_kappa",
     "design_ppi_mean",
     "design_proportion",
     "design_rogan_gladen",

@@ -57,3 +57,26 @@ def test_settings_reject_a_share_outside_0_1(client):
     assert "between 0 and 1" in response.content.decode()
     owner.project.refresh_from_db()
     assert owner.project.double_labelled_share == 0
+
+
+@pytest.mark.django_db
+def test_settings_page_shows_and_saves_counting_labels_made_outside_the_queue(client):
+    owner = MembershipFactory(role=Role.OWNER)
+    client.force_login(owner.user)
+    url = reverse("annotate:settings", args=[owner.project.slug])
+    page = client.get(url).content.decode()
+    assert 'name="count_outside_queue_labels"' in page
+    assert "outside the queue" in page
+    assert owner.project.count_outside_queue_labels is False
+    response = client.post(
+        url,
+        {
+            "name": "x",
+            "analysts_per_claim": 1,
+            "double_labelled_share": 0,
+            "count_outside_queue_labels": "on",
+        },
+    )
+    assert response.status_code == 302
+    owner.project.refresh_from_db()
+    assert owner.project.count_outside_queue_labels is True

@@ -74,3 +74,48 @@ def test_dashboard_charts_recompute_and_audit_card_download(browser_page, screen
                 "specificity", "debiased_faithfulness", "ece", "crc", "method"):  # fmt: skip
         assert key in card
     assert card["audit_sample_size"] == 40
+
+
+def test_dashboard_design_panel_shows_strata_design_effects_and_labels_left_out(
+    browser_page, screenshot
+):
+    """The lead sees the audit's design: strata with N_h, gold n_h and weight, each headline's
+    design effect, and the labels made outside the queue that the audit leaves out."""
+    from playwright.sync_api import expect
+
+    from annotate.models import Label
+
+    planted = build_planted_project()
+    for claim in planted.rest:
+        claim.stratum = "unaudited batch"
+        claim.save(update_fields=["stratum"])
+    # Claims 36–39 were labelled by analyst A alone: reached outside the queue's order.
+    Label.objects.filter(claim__in=planted.claims[36:]).update(stratum={"outside_queue": True})
+    snapshot = snapshot_create(project=planted.project, judge=planted.judge)
+    snapshot_compute(snapshot_id=snapshot.pk)
+    report = ReportSnapshot.objects.get(pk=snapshot.pk).data
+    page = browser_page(planted.lead)
+    page.goto(f"{page.base_url}/p/{planted.project.slug}/dashboard/")
+    panel = page.locator("#design-panel")
+    expect(panel.get_by_role("heading", name="Audit design")).to_be_visible()
+    whole = panel.locator("tr[data-stratum='whole project'] td")
+    expect(whole).to_have_text(["whole project", "default", "40", "36", "1.000"])
+    unaudited = panel.locator("tr[data-stratum='unaudited batch'] td")
+    expect(unaudited).to_have_text(["unaudited batch", "file", "20", "0", "not estimated"])
+    expect(panel.get_by_test_id("design-unseen")).to_contain_text("33% of the project's claims")
+    expect(panel.get_by_test_id("design-outside-queue")).to_contain_text(
+        "4, on 4 gold claims left out of the audit sample"
+    )
+    expect(panel.get_by_test_id("design-method")).to_contain_text(
+        "4 labels made outside the queue are not in the audit."
+    )
+    # Each headline's design effect, as the report computed it (the planted answers hold four
+    # claims each, so the faithfulness interval is clustered and its effect is not 1).
+    effects = {row["key"]: row["design_effect"] for row in report["design"]["design_effects"]}
+    assert effects["faithfulness"] != pytest.approx(1.0)
+    for key in ("faithfulness", "judge_gold_only_faithfulness", "judge_ppi_faithfulness"):
+        cell = panel.locator(f"tr[data-design-effect='{key}'] td.num")
+        expect(cell).to_have_text(f"{effects[key]:.2f}")
+        expect(cell).to_be_visible()
+    panel.scroll_into_view_if_needed()
+    screenshot(page, "dashboard_design_panel.png")

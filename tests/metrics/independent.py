@@ -139,3 +139,36 @@ def lang_reiczigel(kprev, nprev, ksens, nsens, kspec, nspec, conf=0.95):
     lcl = min(1, max(0, est_prev_ + dprev - zcrit * se_est))
     ucl = min(1, max(0, est_prev_ + dprev + zcrit * se_est))
     return lcl, ucl
+
+
+def clustered_wilson(y, answer_ids, conf: float = 0.95) -> tuple[float, float]:
+    """A claim share's interval with claims clustered by answer, by hand (one stratum).
+
+    CR1 variance of the mean, V = G/(G−1)·Σ_g (Σ_{i∈g}(y_i − p))²/n² (Liang & Zeger 1986),
+    never below the independent-claims V₀ = n/(n−1)·Σ(y_i − p)²/n²; Kish's effective size
+    n_eff = p(1 − p)/V, scaled by (z/t_{G−1})² (Korn & Graubard 1998), into the Wilson formula
+    (Dean & Pagano 2015). With a share of 0 or 1, n_eff = G. The interval holds p. One claim
+    per answer: plain Wilson.
+    """
+    from scipy.stats import t as student_t
+
+    y = np.asarray(y, dtype=float)
+    n, p = y.size, float(np.mean(y))
+    groups = {}
+    for value, answer in zip(y, answer_ids, strict=True):
+        groups.setdefault(answer, []).append(value - p)
+    g = len(groups)
+    if g == n:
+        # one claim per answer: independent claims, today's Wilson interval exactly
+        return wilson(int(round(float(np.sum(y)))), n)
+    v = g / (g - 1) * sum(sum(d) ** 2 for d in groups.values()) / n**2
+    v0 = n / (n - 1) * float(np.sum((y - p) ** 2)) / n**2
+    n_eff = p * (1 - p) / max(v, v0) if 0 < p < 1 else g
+    z = norm.ppf(0.5 + conf / 2)
+    t = student_t.ppf(0.5 + conf / 2, g - 1)
+    m = n_eff * (z / t) ** 2
+    centre = (p + z**2 / (2 * m)) / (1 + z**2 / m)
+    half = z * math.sqrt(p * (1 - p) / m + z**2 / (4 * m**2)) / (1 + z**2 / m)
+    lo = 0.0 if p == 0 else min(max(centre - half, 0.0), p)
+    hi = 1.0 if p == 1 else max(min(centre + half, 1.0), p)
+    return lo, hi

@@ -38,10 +38,26 @@ wilson = ref.wilson
 
 
 def assert_rate(block: dict, k: int, n: int) -> None:
+    """An answer-level rate (abstention, answers with an unsupported claim): plain Wilson."""
     assert block["numerator"] == k
     assert block["denominator"] == n
     assert block["value"] == pytest.approx(k / n)
     assert block["ci"] == pytest.approx(wilson(k, n), abs=1e-9)
+
+
+def assert_claim_rate(block: dict, outcome, answer_ids) -> None:
+    """A claim-level rate: its interval clustered by answer (`ref.clustered_wilson`), since the
+    planted answers hold four claims each (one stratum)."""
+    outcome = [int(bool(v)) for v in outcome]
+    assert block["numerator"] == sum(outcome)
+    assert block["denominator"] == len(outcome)
+    assert block["value"] == pytest.approx(sum(outcome) / len(outcome))
+    assert block["ci"] == pytest.approx(ref.clustered_wilson(outcome, answer_ids), abs=1e-9)
+
+
+def gold_rate(block: dict, indices, verdict: str) -> None:
+    """The rate of `verdict` over the gold claims at `indices` (claim i is in answer i // 4)."""
+    assert_claim_rate(block, [GOLD[i] == verdict for i in indices], [i // 4 for i in indices])
 
 
 @pytest.fixture
@@ -94,9 +110,9 @@ def test_report_gold_claim_rates(report):
     # Claims of the two abstention answers are counted apart, never as failures.
     assert report["claims"]["in_abstentions"] == 2
     assert report["claims"]["without_gold"] == len(REST)
-    assert_rate(report["faithfulness"]["pooled"], GOLD.count(S), n)
-    assert_rate(report["contradiction_rate"], GOLD.count(C), n)
-    assert_rate(report["not_in_pile_rate"], GOLD.count(N), n)
+    gold_rate(report["faithfulness"]["pooled"], range(n), S)
+    gold_rate(report["contradiction_rate"], range(n), C)
+    gold_rate(report["not_in_pile_rate"], range(n), N)
     per_answer = [GOLD[i : i + 4].count(S) / 4 for i in range(0, n, 4)]
     assert report["faithfulness"]["mean_per_answer"]["value"] == pytest.approx(np.mean(per_answer))
     unsupported = sum(1 for i in range(0, n, 4) if GOLD[i : i + 4].count(S) < 4)
@@ -130,11 +146,12 @@ def test_report_coverage_citation_and_self_knowledge(report):
     citation = report["citation_accuracy"]
     assert citation["status"] == "measured"
     assert citation["cited_claims"] == 4
-    assert_rate(citation, 3, 4)
+    assert_claim_rate(citation, [1, 1, 1, 0], [0, 0, 0, 1])
     # Unfaithful gold claims marked: 3 yes, 6 no, 9 no, 12 yes (18 is "unknown").
     knowledge = report["self_knowledge"]
-    assert_rate(knowledge["self_knowledge"], 2, 40)
-    assert_rate(knowledge["hallucination"], 2, 40)
+    ids = [i // 4 for i in range(40)]
+    assert_claim_rate(knowledge["self_knowledge"], [i in (3, 12) for i in range(40)], ids)
+    assert_claim_rate(knowledge["hallucination"], [i in (6, 9) for i in range(40)], ids)
     assert knowledge["unfaithful_claims"] == 40 - GOLD.count(S)
     assert knowledge["unmarked"] == knowledge["unfaithful_claims"] - 4
 
@@ -153,19 +170,20 @@ def test_report_self_knowledge_majority_of_marks_and_a_tie_is_unknown(planted):
     report = report_compute(project=planted.project, judge=planted.judge)
     unfaithful = 40 - GOLD.count(S)
     knowledge = report["self_knowledge"]
-    assert_rate(knowledge["self_knowledge"], 1, 40)
-    assert_rate(knowledge["hallucination"], 2, 40)
+    ids = [i // 4 for i in range(40)]
+    assert_claim_rate(knowledge["self_knowledge"], [i == 12 for i in range(40)], ids)
+    assert_claim_rate(knowledge["hallucination"], [i in (6, 9) for i in range(40)], ids)
     assert knowledge["unmarked"] == unfaithful - 3
     health = report["by_risk_category"]["health"]["self_knowledge"]  # claims 0–19
-    assert_rate(health["self_knowledge"], 1, 20)
-    assert_rate(health["hallucination"], 2, 20)
+    assert_claim_rate(health["self_knowledge"], [i == 12 for i in range(20)], ids[:20])
+    assert_claim_rate(health["hallucination"], [i in (6, 9) for i in range(20)], ids[:20])
 
 
 def test_report_by_risk_category_and_tag(report):
-    health, legal = GOLD[:20], GOLD[20:]
-    assert_rate(report["by_risk_category"]["health"]["faithfulness"]["pooled"], health.count(S), 20)
-    assert_rate(report["by_risk_category"]["legal"]["faithfulness"]["pooled"], legal.count(S), 20)
-    assert_rate(report["by_risk_category"]["legal"]["contradiction_rate"], legal.count(C), 20)
+    by_risk = report["by_risk_category"]
+    gold_rate(by_risk["health"]["faithfulness"]["pooled"], range(20), S)
+    gold_rate(by_risk["legal"]["faithfulness"]["pooled"], range(20, 40), S)
+    gold_rate(by_risk["legal"]["contradiction_rate"], range(20, 40), C)
     none = report["by_risk_category"]["none"]
     assert none["claims"]["total"] == 0
     assert none["faithfulness"]["pooled"]["value"] is None
@@ -179,8 +197,9 @@ def test_report_by_risk_category_and_tag(report):
         verdicts = [GOLD[i] for i in indices]
         block = report["by_tag"][tag]
         assert block["claims"]["total"] == len(indices)
-        assert_rate(block["faithfulness"]["pooled"], verdicts.count(S), len(indices))
-        assert_rate(block["not_in_pile_rate"], verdicts.count(N), len(indices))
+        assert len(verdicts) == len(indices)
+        gold_rate(block["faithfulness"]["pooled"], indices, S)
+        gold_rate(block["not_in_pile_rate"], indices, N)
 
 
 def _harmonic(a: float, b: float) -> float:
@@ -209,7 +228,16 @@ def test_report_coverage_and_f1_by_risk_category_and_tag(report):
         assert coverage["numerator"] == n_grounded
         assert coverage["denominator"] == n_facts
         if n_facts:
-            assert_rate(coverage, n_grounded, n_facts)
+            # Facts of one answer are clustered like its claims (answer 0: one of two grounded).
+            facts = [
+                (a, f == 0 and a in grounded_of_answer)
+                for a in sorted(answers)
+                for f in range(facts_of_answer.get(a, 0))
+            ]
+            if len(answers & set(facts_of_answer)) > 1:
+                assert_claim_rate(coverage, [g for _, g in facts], [a for a, _ in facts])
+            else:  # one answer's facts: no between-answer spread to measure, still an interval
+                assert coverage["ci"][0] <= coverage["value"] <= coverage["ci"][1]
             faith = [GOLD[i] for i in indices].count(S) / len(indices)
             assert coverage["f1"] == pytest.approx(_harmonic(faith, n_grounded / n_facts))
         else:
@@ -264,7 +292,9 @@ def test_report_judge_confusion_agreement_and_asymmetry(report):
     assert block["confusion"]["matrix"] == expected
     agree = int(np.sum(gold == judge))
     assert block["agreement"] == pytest.approx(agree / 40)
-    assert block["agreement_ci"] == pytest.approx(wilson(agree, 40))
+    assert block["agreement_ci"] == pytest.approx(
+        ref.clustered_wilson(gold == judge, [i // 4 for i in range(40)])
+    )
     assert block["kappa"] == pytest.approx(cohen_kappa_score(gold, judge))
     over = int(np.sum((judge == S) & (gold != S)))
     under = int(np.sum((judge != S) & (gold == S)))
@@ -280,9 +310,36 @@ def test_report_judge_confusion_agreement_and_asymmetry(report):
     assert block["human_kappa_ceiling"] == report["analysts"]["human_human_kappa"]
 
 
+def _cr1_mean_variance(x, answer_ids) -> float:
+    """CR1 variance of a claim mean clustered by answer, by hand: G/(G−1)·Σ_g (Σ_i (x_i − x̄))²/n²."""
+    x = np.asarray(x, dtype=float)
+    sums = {}
+    for value, answer in zip(x - x.mean(), answer_ids, strict=True):
+        sums[answer] = sums.get(answer, 0.0) + value
+    g = len(sums)
+    return g / (g - 1) * sum(v**2 for v in sums.values()) / x.size**2
+
+
+def _clustered_ppi_ci(y, fg, fr, ids, rest_ids):
+    """PPI++ point and λ by ppi_py; the interval by hand, the rectifier and the judge's mean on
+    the unaudited claims each clustered by answer, t with G − 1 df (G audited answers)."""
+    from scipy.stats import t as student_t
+
+    theta, _, lam = ref.ppi(y, fg, fr)
+    var = _cr1_mean_variance(y - lam * fg, ids) + lam**2 * _cr1_mean_variance(fr, rest_ids)
+    half = student_t.ppf(0.975, len(set(ids.tolist())) - 1) * math.sqrt(var)
+    return theta, (max(theta - half, 0.0), min(theta + half, 1.0)), lam
+
+
 def test_report_judge_sensitivity_specificity_and_three_estimates(report):
+    from scipy.stats import t as student_t
+
+    from metrics import stats
+
     gold, judge = _judge_expectations()
     block = report["judge"]
+    ids = np.arange(40) // 4
+    rest_ids = 10 + np.arange(20) // 4
     tp = int(np.sum((gold == S) & (judge == S)))
     pos = int(np.sum(gold == S))
     tn = int(np.sum((gold != S) & (judge != S)))
@@ -290,8 +347,14 @@ def test_report_judge_sensitivity_specificity_and_three_estimates(report):
     assert block["sensitivity"]["n"] == pos
     assert block["specificity"]["n"] == neg
     assert block["sensitivity"]["value"] == pytest.approx(tp / pos)
-    assert block["sensitivity"]["ci"] == pytest.approx(wilson(tp, pos))
-    assert block["specificity"]["ci"] == pytest.approx(wilson(tn, neg))
+    # Clustered by answer: the planted answers hold four claims each.
+    positive, negative = gold == S, gold != S
+    assert block["sensitivity"]["ci"] == pytest.approx(
+        ref.clustered_wilson(judge[positive] == S, ids[positive])
+    )
+    assert block["specificity"]["ci"] == pytest.approx(
+        ref.clustered_wilson(judge[negative] != S, ids[negative])
+    )
     se, sp = tp / pos, tn / neg
     assert block["youden_j"] == pytest.approx(se + sp - 1)
 
@@ -300,25 +363,40 @@ def test_report_judge_sensitivity_specificity_and_three_estimates(report):
     assert block["naive_faithfulness"] == pytest.approx(p_obs)
     rg = min(max((p_obs + sp - 1) / (se + sp - 1), 0.0), 1.0)
     assert block["debiased_faithfulness"]["value"] == pytest.approx(rg)
-    # Reiczigel's published script, stretched to reach the estimate when it lies outside.
-    lr_lo, lr_hi = ref.lang_reiczigel(judged_supported, 60, tp, pos, tn, neg)
-    rg_ci = [min(lr_lo, rg), max(lr_hi, rg)]
+    # The clustered Lang–Reiczigel interval, given the arrays built here (its arithmetic is
+    # checked against statsmodels and Reiczigel's script in tests/metrics/stats/test_design.py).
+    judge_all = np.array([v == S for v in list(JUDGE) + REST], dtype=float)
+    expected_rg = stats.design_rogan_gladen(
+        judge_all,
+        np.concatenate([ids, rest_ids]),
+        (gold == S).astype(float),
+        judge_all[:40],
+        ids,
+    )
+    rg_ci = list(expected_rg.ci)
     assert block["debiased_faithfulness"]["ci"] == pytest.approx(rg_ci)
     assert "Lang–Reiczigel" in block["debiased_faithfulness"]["method"]
 
-    # PPI++ by ppi_py on the judge's confidences.
+    # PPI++: point and λ by ppi_py on the judge's confidences; the interval by hand with the
+    # rectifier and the judge's mean each clustered by answer, t with G − 1 = 9 df.
     y = (gold == S).astype(float)
-    theta, ci, lam = ref.ppi(y, np.array(CONF), np.array(REST_CONF))
+    theta, _, lam = ref.ppi(y, np.array(CONF), np.array(REST_CONF))
     assert block["ppi_faithfulness"]["lambda"] == pytest.approx(lam)
     assert block["ppi_faithfulness"]["value"] == pytest.approx(theta)
+    var = _cr1_mean_variance(y - lam * np.array(CONF), ids) + lam**2 * _cr1_mean_variance(
+        REST_CONF, rest_ids
+    )
+    half = student_t.ppf(0.975, 9) * math.sqrt(var)
+    ci = (theta - half, theta + half)
     assert block["ppi_faithfulness"]["ci"] == pytest.approx(list(ci))
 
+    gold_only_ci = ref.clustered_wilson(gold == S, ids)
     assert block["gold_only_faithfulness"]["n"] == 40
     assert block["gold_only_faithfulness"]["value"] == pytest.approx(pos / 40)
-    assert block["gold_only_faithfulness"]["ci"] == pytest.approx(wilson(pos, 40))
+    assert block["gold_only_faithfulness"]["ci"] == pytest.approx(gold_only_ci)
 
     widths = {
-        "gold_only": np.subtract(*wilson(pos, 40)[::-1]),
+        "gold_only": gold_only_ci[1] - gold_only_ci[0],
         "rogan_gladen": rg_ci[1] - rg_ci[0],
         "ppi": ci[1] - ci[0],
     }
@@ -453,7 +531,8 @@ def test_report_judge_without_confidences_uses_its_verdicts_for_ppi(planted):
     y = (np.array(GOLD) == S).astype(float)
     fg = (np.array(JUDGE) == S).astype(float)
     fr = (np.array(REST) == S).astype(float)
-    theta, ci, lam = ref.ppi(y, fg, fr)
+    ids, rest_ids = np.arange(40) // 4, 10 + np.arange(20) // 4
+    theta, ci, lam = _clustered_ppi_ci(y, fg, fr, ids, rest_ids)
     assert block["ppi_faithfulness"]["lambda"] == pytest.approx(lam)
     assert block["ppi_faithfulness"]["value"] == pytest.approx(theta)
     assert block["ppi_faithfulness"]["ci"] == pytest.approx(list(ci))
@@ -495,11 +574,17 @@ def test_report_leaves_out_judge_verdicts_made_on_a_claims_previous_text(planted
     assert block["naive_faithfulness"] == pytest.approx(judged_supported / 57)
     # PPI++ by ppi_py on the remaining confidences.
     y = (gold == S).astype(float)
-    theta, ci, _ = ref.ppi(y, np.array(CONF)[keep], np.array(REST_CONF)[keep_rest])
+    theta, ci, _ = _clustered_ppi_ci(
+        y,
+        np.array(CONF)[keep],
+        np.array(REST_CONF)[keep_rest],
+        (np.arange(40) // 4)[keep],
+        (10 + np.arange(20) // 4)[keep_rest],
+    )
     assert block["ppi_faithfulness"]["value"] == pytest.approx(theta)
     assert block["ppi_faithfulness"]["ci"] == pytest.approx(list(ci))
     # Claim 0 was cited: its citation verdict judged the old text too. Left: 1, 3 (S), 5 (N).
-    assert_rate(report["citation_accuracy"], 2, 3)
+    assert_claim_rate(report["citation_accuracy"], [1, 1, 0], [0, 0, 1])
     card = audit_card(report=report)
     assert card["stale_verdicts_left_out"] == 3
     assert card["audit_sample_size"] == 38

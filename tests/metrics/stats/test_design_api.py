@@ -38,6 +38,7 @@ API = {
         "strata_rest",
         "confidence",
     ],
+    "design_kappa": ["gold", "judge", "answer_ids", "confidence"],
     "cluster_bootstrap": ["numerator", "denominator", "answer_ids", "confidence"],
 }
 

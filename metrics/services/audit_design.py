@@ -1,0 +1,356 @@
+"""The audit's design as the report reads it: each claim's design stratum, which gold claims are
+in the audit sample, and the design-based rate every gold figure is given by.
+
+DESIGN.md "Sampling": answers are the sampling unit (every interval is clustered by answer) and
+gold carries over to the project only through the design that chose it (every rate is
+stratified, Σ_h N_h/N · rate_h). `metrics.stats.design` holds the arithmetic; this module turns
+the project's rows into its inputs.
+
+A claim's design stratum:
+- the `stratum` a file gave the claim (`Claim.stratum`), if any;
+- else, for a gold claim, the queue stratum its first label made inside the queue was saved
+  under (`Label.stratum`, e.g. ``{"risk_category": "health"}``);
+- else the queue stratum whose restriction the claim satisfies (so a stratum's N_h counts every
+  claim a restricted queue could have served, labelled or not; the most specific first);
+- else the project's single default stratum.
+
+Labels saved outside the queue's random order (`outside_queue`, reached with j/k) are not a
+random draw: a gold claim whose every label was made so is left out of the audit sample unless
+the project counts them (`Project.count_outside_queue_labels`), and the report says how many.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from metrics import selectors, stats
+
+DEFAULT_STRATUM = "whole project"
+
+
+def _stratum_name(recorded: dict) -> str:
+    """A queue stratum as the report names it ("" for the whole-project queue)."""
+    parts = []
+    if recorded.get("risk_category"):
+        parts.append(f"risk category {recorded['risk_category']}")
+    if recorded.get("judge_verdict"):
+        run = f", run {recorded['judge_run']}" if recorded.get("judge_run") else ""
+        parts.append(f"judge {recorded.get('judge')} verdict {recorded['judge_verdict']}{run}")
+    return "; ".join(parts)
+
+
+@dataclass
+class AuditDesign:
+    """Per report claim (the `_Data.claims` rows): the design stratum code; and the counts of
+    what was left out. `names[code]` is the stratum's name."""
+
+    stratum: np.ndarray
+    names: list[str]
+    outside_queue_labels: int = 0
+    gold_left_out: int = 0
+    counted_outside_queue: bool = False
+    sources: dict[str, str] = field(default_factory=dict)  # name -> "file" / "queue" / "default"
+
+    def sizes(self, mask: np.ndarray | None = None) -> dict[int, float]:
+        """N_h: the claims of each stratum (within `mask`), for every stratum that has any."""
+        codes = self.stratum if mask is None else self.stratum[mask]
+        counts = np.bincount(codes, minlength=len(self.names))
+        return {code: float(n) for code, n in enumerate(counts) if n > 0}
+
+    @property
+    def n_strata(self) -> int:
+        return int(np.count_nonzero(np.bincount(self.stratum, minlength=len(self.names))))
+
+
+def _label_strata(project, claim_ids: np.ndarray) -> pd.DataFrame:
+    """Per labelled claim with a non-empty label stratum: its first in-queue stratum name, and
+    whether every such label was made outside the queue. JSON is parsed once per distinct text."""
+    labels = selectors.label_stratum_columns(project=project)
+    labels = labels[labels["claim_id"].isin(claim_ids)]
+    if labels.empty:
+        return pd.DataFrame({"claim_id": [], "name": [], "recorded": [], "outside": []}).astype(
+            {"claim_id": np.int64, "outside": bool}
+        )
+    parsed = {text: json.loads(text) for text in labels["stratum"].unique()}
+    outside = {text: bool(value.get("outside_queue")) for text, value in parsed.items()}
+    names = {
+        text: _stratum_name({k: v for k, v in value.items() if k != "outside_queue"})
+        for text, value in parsed.items()
+    }
+    labels = labels.assign(
+        outside=labels["stratum"].map(outside).astype(bool),
+        name=labels["stratum"].map(names),
+        recorded=labels["stratum"],
+    )
+    return labels
+
+
+def _queue_condition(project, recorded: dict, data) -> np.ndarray:
+    """Which report claims a queue restricted to `recorded` could serve."""
+    mask = np.ones(data.claim_ids.size, dtype=bool)
+    if recorded.get("risk_category"):
+        mask &= data.claims["risk_category"].to_numpy() == recorded["risk_category"]
+    if recorded.get("judge_verdict"):
+        if not recorded.get("judge_run"):
+            # No run recorded: which claims the queue could serve is unknown; only the claims
+            # labelled under it are in the stratum (its N_h is then its gold n_h).
+            return np.zeros(data.claim_ids.size, dtype=bool)
+        ids = selectors.run_verdict_claim_ids(
+            run_id=int(recorded["judge_run"]), verdict=recorded["judge_verdict"]
+        )
+        mask &= np.isin(data.claim_ids, ids)
+    return mask
+
+
+def audit_design_read(*, project, data) -> AuditDesign:
+    """The design of `data`'s claims; sets the gold of claims left out of the audit to −1.
+
+    `data` is a `metrics.services.inputs._Data` with `claims` (gold, risk_category, stratum)
+    already read. Vectorised: one pass per distinct stratum, never per claim."""
+    n = data.claim_ids.size
+    gold = data.claims["gold"].to_numpy().copy()
+    own = data.claims["stratum"].to_numpy(dtype=object) if "stratum" in data.claims else None
+    names = np.full(n, "", dtype=object)
+    sources: dict[str, str] = {}
+    if own is not None:
+        has_own = own != ""
+        names[has_own] = own[has_own]
+        sources.update(dict.fromkeys(pd.unique(own[has_own]), "file"))
+    labels = _label_strata(project, data.claim_ids)
+    counted = bool(project.count_outside_queue_labels)
+    position = pd.Series(np.arange(n), index=data.claim_ids)
+    outside_labels = 0
+    left_out = 0
+    if not labels.empty:
+        inside = labels[~labels["outside"]]
+        outside = labels[labels["outside"]]
+        outside_labels = len(outside)
+        # The first label made inside the queue gives a claim its stratum; with the setting on,
+        # an outside-queue label's own recorded restriction counts too.
+        pool = labels if counted else inside
+        first = pool.drop_duplicates("claim_id", keep="first")
+        at = position.loc[first["claim_id"].to_numpy()].to_numpy()
+        free = (names[at] == "") & (gold[at] >= 0)
+        names[at[free]] = first["name"].to_numpy(dtype=object)[free]
+        if not counted and len(outside):
+            # A claim is out of the audit only if every one of its labels was outside the queue
+            # (labels with an empty stratum are whole-project queue labels, inside).
+            only_outside = np.setdiff1d(outside["claim_id"].unique(), inside["claim_id"].unique())
+            only_outside = np.setdiff1d(
+                only_outside, selectors.claims_with_whole_queue_labels(claim_ids=only_outside)
+            )
+            at_out = position.loc[only_outside].to_numpy()
+            at_out = at_out[gold[at_out] >= 0]
+            left_out = int(at_out.size)
+            gold[at_out] = -1
+            outside_labels = int(outside["claim_id"].isin(only_outside).sum())
+        # Every queue stratum in use also claims the unlabelled claims its restriction covers.
+        used = {
+            name: json.loads(text)
+            for name, text in zip(pool["name"], pool["recorded"], strict=True)
+            if name
+        }
+        for name, recorded in sorted(used.items(), key=lambda item: -len(item[1])):
+            sources[name] = "queue"
+            recorded = {k: v for k, v in recorded.items() if k != "outside_queue"}
+            free = (names == "") & _queue_condition(project, recorded, data)
+            names[free] = name
+    names[names == ""] = DEFAULT_STRATUM
+    codes, uniques = pd.factorize(names)
+    uniques = [str(u) for u in uniques]
+    if DEFAULT_STRATUM in uniques:
+        sources[DEFAULT_STRATUM] = "default"
+    data.claims["gold"] = gold
+    return AuditDesign(
+        stratum=codes.astype(np.int64),
+        names=uniques,
+        outside_queue_labels=outside_labels,
+        gold_left_out=left_out,
+        counted_outside_queue=counted,
+        sources=sources,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# a design-based rate, as the report's blocks show it
+
+
+def _estimate_fields(est: stats.DesignEstimate) -> dict:
+    return {
+        "design_effect": est.design_effect,
+        "answers": est.n_clusters,
+        "strata": est.n_strata,
+        "unseen_share": est.unseen_share,
+        "interval_method": est.method,
+    }
+
+
+def design_rate(
+    outcome: np.ndarray,
+    answer_ids: np.ndarray,
+    strata: np.ndarray | None = None,
+    sizes: dict | None = None,
+) -> dict:
+    """A 0/1 rate over claims with its interval clustered by answer and stratified.
+
+    `outcome` and `answer_ids` (and `strata`, codes) are per sampled claim; `sizes` maps each
+    stratum code to its claims in the population (N_h). With one stratum and one claim per
+    answer the value and interval are exactly `_proportion`'s (Wilson)."""
+    outcome = np.asarray(outcome, dtype=float)
+    n = int(outcome.size)
+    k = int(outcome.sum())
+    if n == 0:
+        return {
+            "value": math.nan,
+            "ci": (math.nan, math.nan),
+            "numerator": 0,
+            "denominator": 0,
+            "design_effect": math.nan,
+            "answers": 0,
+            "strata": 0,
+            "unseen_share": 1.0 if sizes else 0.0,
+            "interval_method": "No claims to estimate from.",
+        }
+    est = stats.design_proportion(outcome, answer_ids, strata, sizes)
+    return {
+        "value": est.value,
+        "ci": est.ci,
+        "numerator": k,
+        "denominator": n,
+        **_estimate_fields(est),
+    }
+
+
+def estimate_fields(est: stats.DesignEstimate) -> dict:
+    """The design fields of an estimate from `metrics.stats.design` (for the judge audit)."""
+    return _estimate_fields(est)
+
+
+def design_sentence(design: AuditDesign | None, answers: int, strata_used: int) -> str:
+    """ "95% interval clustered by answer, 60 answers; stratified by …, 3 strata"."""
+    text = f"95% interval clustered by answer, {answers} answer{'s' if answers != 1 else ''}"
+    if strata_used > 1 and design is not None:
+        text += (
+            f"; stratified by design stratum (weights N_h/N of the project's claims), "
+            f"{strata_used} strata"
+        )
+    return text
+
+
+def outside_queue_sentence(design: AuditDesign | None) -> str:
+    if design is None or not design.outside_queue_labels:
+        return ""
+    n = design.outside_queue_labels
+    labels = f"{n} label{'s' if n != 1 else ''} made outside the queue"
+    if design.counted_outside_queue:
+        return f"{labels} {'are' if n != 1 else 'is'} counted in the audit (project setting)."
+    return f"{labels} {'are' if n != 1 else 'is'} not in the audit."
+
+
+# ------------------------------------------------------------------------------------------
+# the report's "design" section
+
+
+HEADLINE_DESIGN_EFFECTS = (
+    ("faithfulness", ("faithfulness", "pooled"), "Faithfulness (gold)"),
+    ("hallucination_rate", ("hallucination_rate",), "Hallucination rate (gold)"),
+    ("coverage", ("coverage",), "Coverage"),
+)
+JUDGE_DESIGN_EFFECTS = (
+    ("gold_only_faithfulness", "Gold-only faithfulness"),
+    ("debiased_faithfulness", "Rogan–Gladen faithfulness"),
+    ("ppi_faithfulness", "PPI++ faithfulness"),
+    ("sensitivity", "Judge sensitivity"),
+    ("specificity", "Judge specificity"),
+    ("agreement", "Judge agreement with gold"),
+    ("kappa", "Judge kappa"),
+)
+
+
+def _dig(block: dict, path: tuple) -> dict:
+    for key in path:
+        block = block.get(key, {}) if isinstance(block, dict) else {}
+    return block
+
+
+def design_section(data, report: dict) -> dict:
+    """Strata with N_h, gold n_h and weight; what the audit cannot see; labels left out; each
+    headline's design effect (its variance over the independent-claims variance)."""
+    design: AuditDesign = data.design
+    gold = data.claims["gold"].to_numpy() >= 0
+    big_n = np.bincount(design.stratum, minlength=len(design.names))
+    small_n = np.bincount(design.stratum[gold], minlength=len(design.names))
+    total = int(big_n.sum())
+    seen_total = int(big_n[small_n > 0].sum())
+    strata = [
+        {
+            "name": name,
+            "source": design.sources.get(name, "queue"),
+            "claims": int(big_n[code]),
+            "gold": int(small_n[code]),
+            "weight": float(big_n[code] / seen_total) if small_n[code] and seen_total else 0.0,
+            "share_of_project": float(big_n[code] / total) if total else 0.0,
+        }
+        for code, name in enumerate(design.names)
+        if big_n[code]
+    ]
+    effects = [
+        {"key": name, "figure": label, "design_effect": _dig(report, path).get("design_effect")}
+        for name, path, label in HEADLINE_DESIGN_EFFECTS
+    ]
+    judge = report.get("judge")
+    if judge:
+        headline = judge.get("headline_estimate")
+        effects.extend(
+            {
+                "key": f"judge_{key}",
+                "figure": label + (" (headline)" if key == headline else ""),
+                "design_effect": judge[key].get("design_effect")
+                if isinstance(judge.get(key), dict)
+                else judge.get(f"{key}_design_effect"),
+            }
+            for key, label in JUDGE_DESIGN_EFFECTS
+        )
+    answers = int(np.unique(data.answer_ids()[gold]).size)
+    pooled = report["faithfulness"]["pooled"]
+    return {
+        "strata": strata,
+        "n_strata": len(strata),
+        "answers_audited": answers,
+        "gold_claims": int(gold.sum()),
+        "claims_per_audited_answer": float(gold.sum() / answers) if answers else math.nan,
+        "unseen_share": float(1 - seen_total / total) if total else 0.0,
+        "outside_queue": {
+            "labels": design.outside_queue_labels,
+            "gold_claims_left_out": design.gold_left_out,
+            "counted": design.counted_outside_queue,
+            "text": outside_queue_sentence(design),
+        },
+        "design_effects": effects,
+        "method": design_method(design, pooled, strata),
+    }
+
+
+def design_method(design: AuditDesign, pooled: dict, strata: list[dict]) -> str:
+    """The method sentence every gold figure shares."""
+    used = sum(1 for s in strata if s["gold"])
+    text = design_sentence(design, int(pooled.get("answers") or 0), used)
+    names = [s["name"] for s in strata if s["gold"]]
+    if used > 1:
+        text = text.replace("by design stratum", "by design stratum (" + ", ".join(names) + ")")
+    unseen = [s for s in strata if not s["gold"]]
+    if unseen and any(s["gold"] for s in strata):
+        share = sum(s["share_of_project"] for s in unseen)
+        text += (
+            f"; {100 * share:.0f}% of the project's claims are in strata with no gold ("
+            + ", ".join(s["name"] for s in unseen)
+            + ") and are not estimated"
+        )
+    text += "."
+    outside = outside_queue_sentence(design)
+    return f"{text} {outside}" if outside else text

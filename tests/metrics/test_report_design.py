@@ -1,0 +1,183 @@
+"""The report under the audit's design, through the database: one claim per answer gives exactly
+today's published figures; strata from the file and from the queue weight the rates by N_h/N;
+a stratum without gold is not extrapolated over; labels made outside the queue are left out.
+
+Expected figures: Wilson, Reiczigel's Lang–Reiczigel script and ppi_py (tests/metrics/
+independent.py), and stratified means worked by hand here.
+"""
+
+import pytest
+
+from annotate.models import Gold, Label
+from judges.models import JudgeVerdict
+from metrics.services import report_compute
+from tests.factories import (
+    AnswerFactory,
+    ClaimFactory,
+    JudgeFactory,
+    JudgeRunFactory,
+    ProjectFactory,
+    UserFactory,
+)
+from tests.metrics import independent as ref
+from tests.metrics.factories_report import CONF, GOLD, JUDGE, REST, REST_CONF
+
+pytestmark = pytest.mark.django_db
+S, C, N = "SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"
+
+
+def _claims(project, per_answer, count, **answer_fields):
+    out = []
+    for _ in range(count // per_answer):
+        answer = AnswerFactory(project=project, **answer_fields)
+        out.extend(ClaimFactory(answer=answer) for _ in range(per_answer))
+    return out
+
+
+def test_one_claim_per_answer_and_one_stratum_gives_exactly_todays_published_figures():
+    """The planted vectors with every claim its own answer: Wilson, Lang–Reiczigel and PPI++
+    exactly as before the design (a regression test of issue 13's "simple case")."""
+    import numpy as np
+
+    project = ProjectFactory()
+    gold_claims = _claims(project, 1, 40)
+    rest = _claims(project, 1, 20)
+    for claim, verdict in zip(gold_claims, GOLD, strict=True):
+        Gold.objects.create(claim=claim, verdict=verdict, source="unanimous")
+    judge = JudgeFactory(project=project, name="lenient", model="m-1")
+    run = JudgeRunFactory(judge=judge, prompt_version="p-1", model="m-1")
+    for claim, verdict, conf in zip(
+        gold_claims + rest, JUDGE + REST, CONF + REST_CONF, strict=True
+    ):
+        JudgeVerdict.objects.create(run=run, claim=claim, verdict=verdict, confidence=conf)
+    report = report_compute(project=project, judge=judge)
+
+    k = GOLD.count(S)
+    assert report["faithfulness"]["pooled"]["ci"] == pytest.approx(ref.wilson(k, 40), abs=1e-12)
+    assert report["contradiction_rate"]["ci"] == pytest.approx(
+        ref.wilson(GOLD.count(C), 40), abs=1e-12
+    )
+    assert report["faithfulness"]["pooled"]["design_effect"] == 1.0
+    assert "95% Wilson interval." in report["method"]["faithfulness"]
+    block = report["judge"]
+    gold, said = np.array(GOLD), np.array(JUDGE)
+    tp = int(np.sum((gold == S) & (said == S)))
+    tn = int(np.sum((gold != S) & (said != S)))
+    pos, neg = int(np.sum(gold == S)), int(np.sum(gold != S))
+    assert block["sensitivity"]["ci"] == pytest.approx(ref.wilson(tp, pos), abs=1e-12)
+    assert block["specificity"]["ci"] == pytest.approx(ref.wilson(tn, neg), abs=1e-12)
+    assert block["agreement_ci"] == pytest.approx(
+        ref.wilson(int(np.sum(gold == said)), 40), abs=1e-12
+    )
+    assert block["gold_only_faithfulness"]["ci"] == pytest.approx(ref.wilson(k, 40), abs=1e-12)
+    # Kappa's interval (new): the Fleiss–Cohen–Everitt standard error by statsmodels, CR1-scaled.
+    from scipy.stats import t as student_t
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    table = [[int(np.sum((gold == g) & (said == j))) for j in (S, C, N)] for g in (S, C, N)]
+    fleiss = cohens_kappa(np.array(table))
+    half = student_t.ppf(0.975, 39) * fleiss.std_kappa * np.sqrt(40 / 39)
+    assert block["kappa_ci"] == pytest.approx([fleiss.kappa - half, fleiss.kappa + half])
+    judged_supported = JUDGE.count(S) + REST.count(S)
+    se, sp = tp / pos, tn / neg
+    rg = min(max((judged_supported / 60 + sp - 1) / (se + sp - 1), 0.0), 1.0)
+    lo, hi = ref.lang_reiczigel(judged_supported, 60, tp, pos, tn, neg)
+    assert block["debiased_faithfulness"]["ci"] == pytest.approx(
+        [min(lo, rg), max(hi, rg)], abs=1e-9
+    )
+    theta, ci, lam = ref.ppi((gold == S).astype(float), np.array(CONF), np.array(REST_CONF))
+    assert block["ppi_faithfulness"]["value"] == pytest.approx(theta, abs=1e-12)
+    assert block["ppi_faithfulness"]["ci"] == pytest.approx(list(ci), abs=1e-9)
+    assert block["ppi_faithfulness"]["lambda"] == pytest.approx(lam, abs=1e-12)
+    design = report["design"]
+    assert [s["name"] for s in design["strata"]] == ["whole project"]
+    effects = {row["key"]: row["design_effect"] for row in design["design_effects"]}
+    assert effects["judge_ppi_faithfulness"] == 1.0
+    assert effects["faithfulness"] == 1.0
+
+
+def _gold(claims, verdicts, **label):
+    user = label.pop("annotator", None)
+    for claim, verdict in zip(claims, verdicts, strict=True):
+        Gold.objects.create(claim=claim, verdict=verdict, source="unanimous")
+        if user is not None:
+            Label.objects.create(claim=claim, annotator=user, verdict=verdict, **label)
+
+
+def test_file_strata_weight_the_rate_by_their_share_and_an_unaudited_stratum_is_named():
+    project = ProjectFactory()
+    a = _claims(project, 2, 20)
+    b = _claims(project, 2, 20)
+    c = _claims(project, 2, 10)
+    for claims, name in ((a, "accepted"), (b, "rejected"), (c, "unseen")):
+        for claim in claims:
+            claim.stratum = name
+            claim.save(update_fields=["stratum"])
+    _gold(a, [S] * 16 + [N] * 4)  # all 20 audited: 0.8
+    _gold(b[:4], [S, N, N, N])  # 4 of 20 audited (oversampled 1:5 less): 0.25
+    report = report_compute(project=project)
+    pooled = report["faithfulness"]["pooled"]
+    # Hand: N_accepted = N_rejected = 20 over the seen strata -> 0.5·0.8 + 0.5·0.25.
+    assert pooled["value"] == pytest.approx(0.5 * 0.8 + 0.5 * 0.25)
+    assert (pooled["numerator"], pooled["denominator"]) == (17, 24)
+    assert pooled["unseen_share"] == pytest.approx(10 / 50)
+    design = report["design"]
+    rows = {s["name"]: s for s in design["strata"]}
+    assert rows["accepted"] == {
+        "name": "accepted",
+        "source": "file",
+        "claims": 20,
+        "gold": 20,
+        "weight": 0.5,
+        "share_of_project": 0.4,
+    }
+    assert (rows["rejected"]["gold"], rows["rejected"]["weight"]) == (4, 0.5)
+    assert (rows["unseen"]["gold"], rows["unseen"]["weight"]) == (0, 0.0)
+    assert design["unseen_share"] == pytest.approx(0.2)
+    assert "20% of the project's claims are in strata with no gold (unseen)" in design["method"]
+    assert "clustered by answer, 12 answers" in design["method"]
+    assert "2 strata" in report["method"]["faithfulness"]
+
+
+def test_a_queue_stratum_counts_every_claim_its_restriction_covers():
+    project = ProjectFactory()
+    user = UserFactory()
+    health = _claims(project, 2, 20, risk_category="health")
+    legal = _claims(project, 2, 20, risk_category="legal")
+    _gold(health[:4], [S, S, S, N], annotator=user, stratum={"risk_category": "health"})
+    _gold(legal[:10], [S] * 5 + [N] * 5, annotator=user, stratum={})
+    report = report_compute(project=project)
+    rows = {s["name"]: (s["claims"], s["gold"], s["source"]) for s in report["design"]["strata"]}
+    assert rows == {
+        "risk category health": (20, 4, "queue"),
+        "whole project": (20, 10, "default"),
+    }
+    assert report["faithfulness"]["pooled"]["value"] == pytest.approx(0.5 * 0.75 + 0.5 * 0.5)
+
+
+def test_labels_made_outside_the_queue_are_left_out_unless_the_project_counts_them():
+    project = ProjectFactory()
+    user = UserFactory()
+    claims = _claims(project, 2, 20)
+    _gold(claims[:10], [S] * 10, annotator=user, stratum={})
+    _gold(claims[10:13], [N] * 3, annotator=user, stratum={"outside_queue": True})
+    report = report_compute(project=project)
+    assert report["claims"]["total"] == 10
+    assert report["faithfulness"]["pooled"]["value"] == 1.0
+    outside = report["design"]["outside_queue"]
+    assert (outside["labels"], outside["gold_claims_left_out"], outside["counted"]) == (
+        3,
+        3,
+        False,
+    )
+    assert (
+        "3 labels made outside the queue are not in the audit." in report["method"]["faithfulness"]
+    )
+
+    project.count_outside_queue_labels = True
+    project.save(update_fields=["count_outside_queue_labels"])
+    counted = report_compute(project=project)
+    assert counted["claims"]["total"] == 13
+    assert counted["faithfulness"]["pooled"]["value"] == pytest.approx(10 / 13)
+    assert counted["design"]["outside_queue"]["counted"] is True
+    assert "counted in the audit" in counted["method"]["faithfulness"]
