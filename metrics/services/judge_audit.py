@@ -11,6 +11,7 @@ import pandas as pd
 from annotate.models import RiskCategory
 from judges.models import Judge
 from metrics import stats
+from metrics.services.by_category import category_correction
 from metrics.services.calibration import _calibration
 from metrics.services.common import (
     SUPPORTED,
@@ -335,4 +336,5 @@ def _instrument_block(
         "_crc_inputs": crc_inputs,
     }
     block["method"] = _audit_method(block, stale)
+    category_correction(block, data=data, judged=judged, headline_keys=HEADLINE_KEYS)
     return block
