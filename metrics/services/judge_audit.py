@@ -38,6 +38,7 @@ _AUDIT_METHOD = (
     "P(SUPPORTED), or its 0/1 verdict where it gave none; UNPARSEABLE responses are never "
     "counted as verdicts; calibration out of fold (5 folds grouped by answer)."
 )
+_CALIBRATION_PHRASE = "calibration out of fold (5 folds grouped by answer)."
 
 
 class _Judged(NamedTuple):
@@ -254,6 +255,7 @@ def _calibration_fields(
         "ece": calibration["ece"],
         "calibration": calibration["detail"],
         "frontier": calibration["frontier"],
+        "frontier_not_computed": calibration["detail"]["not_computed"],
         "crc": calibration["crc"],
     }
     return fields, crc_inputs
@@ -296,6 +298,16 @@ def _audit_method(block: dict, stale: int) -> str:
         f"{block['gold_sources']['adjudicated']} adjudicated) of {block['n_judged']} judged "
         f"claims; {_AUDIT_METHOD}"
     )
+    if block["calibration"]["not_computed"]:
+        method = method.replace(
+            _CALIBRATION_PHRASE,
+            "Calibration, the frontier and conformal risk control: "
+            + block["calibration"]["not_computed"]
+            + ".",
+        )
+    splits = block["crc"].get("splits")
+    if splits:
+        method += " Conformal risk control: " + splits["method"]
     if stale:
         method += (
             f" {stale} verdict{'s' if stale != 1 else ''} made on a claim's previous text "

@@ -52,6 +52,7 @@ def crc_splits(
     n_splits: int = 200,
     seed: int = 0,
     bound: float = 1.0,
+    return_masks: bool = False,
 ) -> dict[str, Any]:
     """λ̂ fit on all the answers, and over `n_splits` seeded random halves: each half's λ̂ and
     the false-claim rate it realizes on the other half.
@@ -69,7 +70,8 @@ def crc_splits(
     Returns ``lambda_hat_full`` (fit on all G answers), the per-split arrays ``lambda_hat``,
     ``realized`` (mean loss over the test answers), ``retained_share`` (retained test claims /
     test claims), ``abstaining_share`` (test answers with nothing kept / test answers), and
-    ``test_claims``.
+    ``test_claims``; with ``return_masks`` also ``calibration`` (splits × answers, answers in
+    sorted id order, True = calibration answer), for checking small cases.
     """
     if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha!r}")
@@ -124,7 +126,7 @@ def crc_splits(
     n_cal = groups // 2
     n_test = groups - n_cal
     chunk = max(1, _CHUNK_ELEMENTS // groups)
-    lam_all, realized, retained_share, abstaining, test_claims = [], [], [], [], []
+    lam_all, realized, retained_share, abstaining, test_claims, masks = [], [], [], [], [], []
     for start in range(0, n_splits, chunk):
         rows = min(chunk, n_splits - start)
         # A random permutation per row; its first ⌊G/2⌋ answers calibrate: the answers with
@@ -149,8 +151,10 @@ def crc_splits(
             retained_share.append(np.where(claims > 0, retained / np.maximum(claims, 1), NAN))
         abstaining.append(abst / n_test if n_test else np.full(rows, NAN))
         lam_all.append(lam)
+        if return_masks:
+            masks.append(cal > 0)
         test_claims.append(np.rint(claims).astype(np.int64))
-    return {
+    out = {
         "lambda_hat_full": float(lam_full[0]),
         "lambda_hat": np.concatenate(lam_all),
         "realized": np.concatenate(realized),
@@ -159,3 +163,6 @@ def crc_splits(
         "test_claims": np.concatenate(test_claims),
         "answers": groups,
     }
+    if return_masks:
+        out["calibration"] = np.concatenate(masks) if masks else np.empty((0, groups), bool)
+    return out

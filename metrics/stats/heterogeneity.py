@@ -46,7 +46,7 @@ def rate_equality_test(successes: Sequence[int], totals: Sequence[int]) -> dict[
         return {**out, "test": "not tested: fewer than two groups with audited claims"}
     table = np.array([[k for k, _ in pairs], [n - k for k, n in pairs]], dtype=float)
     if table[0].sum() == 0 or table[1].sum() == 0:
-        return {**out, "test": "not tested: no variation (every audited claim agrees)"}
+        return {**out, "test": "not tested: no variation (the same outcome on every audited claim)"}
     expected = sps.contingency.expected_freq(table)
     min_expected = float(expected.min())
     if len(pairs) == 2 and min_expected < _MIN_EXPECTED:
