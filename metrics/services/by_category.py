@@ -77,17 +77,28 @@ def _method(result: dict) -> str:
     return text
 
 
+def _figure(value) -> str:
+    return f"{value:.3f}" if value is not None and math.isfinite(value) else "n/a"
+
+
 def _note(result: dict) -> str | None:
     if result["correction"] != "per_category":
         return None
-    return (
+    note = (
         "The judge's error rates differ by risk category "
         f"(p = {result['equality']['p_value']:.3g}): the Rogan–Gladen and PPI++ estimates "
         "above correct each category with its own sensitivity and specificity and combine "
         "them by each category's share of the judged claims. The pooled correction would "
-        f"have given Rogan–Gladen {result['pooled']['debiased_faithfulness']['value']:.3f} "
-        f"and PPI++ {result['pooled']['ppi_faithfulness']['value']:.3f}."
+        f"have given Rogan–Gladen {_figure(result['pooled']['debiased_faithfulness']['value'])}"
+        f" and PPI++ {_figure(result['pooled']['ppi_faithfulness']['value'])}."
     )
+    stuck = result["per_category"]["debiased_faithfulness"]["uncorrectable"]
+    if stuck:
+        note += (
+            f" Rogan–Gladen cannot be corrected in {', '.join(stuck)} (no audited claim of one "
+            "gold class there, or the judge no better than chance): audit more of it."
+        )
+    return note
 
 
 def _per_category_estimates(

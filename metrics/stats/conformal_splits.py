@@ -34,11 +34,12 @@ def _by_value(values: np.ndarray, answer: np.ndarray, weight: np.ndarray, groups
     return distinct, matrix
 
 
-def _suffix(cal: np.ndarray, matrix) -> np.ndarray:
-    """Per row of `cal` (rows × answers), Σ over the calibration answers' claims with value at
-    or after each distinct value: (rows × (values + 1)), the last column 0."""
-    per_value = np.asarray((matrix.T @ cal.T).T)
-    out = np.zeros((cal.shape[0], per_value.shape[1] + 1))
+def _suffix(cal_t: np.ndarray, matrix) -> np.ndarray:
+    """Per column of `cal_t` (answers × rows, C-ordered: the layout the sparse product reads
+    without a copy), Σ over the calibration answers' claims with value at or after each distinct
+    value: (rows × (values + 1)), the last column 0."""
+    per_value = np.asarray((matrix.T @ cal_t).T)
+    out = np.zeros((cal_t.shape[1], per_value.shape[1] + 1))
     out[:, :-1] = np.cumsum(per_value[:, ::-1], axis=1)[:, ::-1]
     return out
 
@@ -104,22 +105,29 @@ def crc_splits(
     np.minimum.at(answer_min, ans, conf)
     answer_max = np.full(groups, -np.inf)
     np.maximum.at(answer_max, ans, conf)
-    all_answers = np.ones((1, groups))
+    all_answers = np.ones((groups, 1))
     loss_total = _suffix(all_answers, loss_matrix)[0]
     count_total = _suffix(all_answers, count_matrix)[0]
 
-    def thresholds(cal: np.ndarray, n_cal: int) -> tuple[np.ndarray, np.ndarray]:
-        """λ̂ per row, and the rows' calibration loss suffix sums."""
-        suffix = _suffix(cal, loss_matrix)
+    def thresholds(cal_t: np.ndarray, n_cal: int) -> tuple[np.ndarray, np.ndarray]:
+        """λ̂ per column of `cal_t`, and the calibration loss suffix sums per column."""
+        suffix = _suffix(cal_t, loss_matrix)
+        rows = cal_t.shape[1]
         budget = (n_cal + 1) * float(alpha) - float(bound)
-        lowest = np.minimum(0.0, np.where(cal > 0, answer_min, np.inf).min(axis=1))
-        if u.size == 0 or budget < -_TOL or n_cal == 0:
-            lam = np.full(cal.shape[0], np.inf if (budget < -_TOL or n_cal == 0) else 0.0)
-            return np.where(np.isinf(lam), lam, lowest), suffix
-        # For λ just above u_j the risk is the suffix from u_{j+1} on.
-        ok = suffix[:, 1 : u.size + 1] <= budget + _TOL
-        lam = np.nextafter(u[np.argmax(ok, axis=1)], np.inf)
-        return np.where(suffix[:, 0] <= budget + _TOL, lowest, lam), suffix
+        if budget < -_TOL or n_cal == 0:
+            return np.full(rows, np.inf), suffix
+        keep_all = suffix[:, 0] <= budget + _TOL
+        if u.size:
+            # For λ just above u_j the risk is the suffix from u_{j+1} on.
+            ok = suffix[:, 1 : u.size + 1] <= budget + _TOL
+            lam = np.nextafter(u[np.argmax(ok, axis=1)], np.inf)
+        else:
+            lam = np.zeros(rows)
+        if keep_all.any():  # keep every claim: λ̂ = min(0, the lowest calibration confidence)
+            lowest = np.minimum(0.0, np.where(cal_t[:, keep_all] > 0, answer_min[:, None],
+                                              np.inf).min(axis=0))  # fmt: skip
+            lam[keep_all] = lowest
+        return lam, suffix
 
     lam_full, _ = thresholds(all_answers, groups)
     rng = np.random.default_rng(seed)
@@ -137,12 +145,13 @@ def crc_splits(
             cal = (draws <= kth).astype(float)
         else:
             cal = np.zeros((rows, groups))
-        lam, loss_suffix = thresholds(cal, n_cal)
+        cal_t = np.ascontiguousarray(cal.T)
+        lam, loss_suffix = thresholds(cal_t, n_cal)
         row = np.arange(rows)
         at_u = np.searchsorted(u, lam, side="left")
         loss = loss_total[at_u] - loss_suffix[row, at_u]
         at_v = np.searchsorted(v, lam, side="left")
-        count_suffix = _suffix(cal, count_matrix)
+        count_suffix = _suffix(cal_t, count_matrix)
         retained = count_total[at_v] - count_suffix[row, at_v]
         claims = count_total[0] - count_suffix[:, 0]
         abst = ((cal == 0) & (answer_max[None, :] < lam[:, None])).sum(axis=1)
