@@ -84,6 +84,18 @@ def rates_differ(p_sensitivity: float, p_specificity: float) -> tuple[bool, floa
     return bool(p < EQUALITY_ALPHA), float(p)
 
 
+def _combined(value: float, var: float, confidence: float, *, ok: bool) -> dict[str, Any]:
+    """The combined estimate and its Wald interval value ± z·√var, clipped to [0, 1]."""
+    if not ok:
+        return {"value": NAN, "ci": (NAN, NAN)}
+    half = z_value(confidence) * float(np.sqrt(var))
+
+    def clip(v: float) -> float:
+        return float(min(max(v, 0.0), 1.0))
+
+    return {"value": clip(value), "ci": (clip(value - half), clip(value + half))}
+
+
 def stratified_rogan_gladen(
     groups: Mapping[str, Mapping[str, int]], confidence: float = 0.95
 ) -> dict[str, Any]:
@@ -114,21 +126,8 @@ def stratified_rogan_gladen(
             continue
         value += w * pi
         var += w * w * v
-    if uncorrectable or total == 0:
-        return {
-            "value": NAN,
-            "ci": (NAN, NAN),
-            "per_group": per_group,
-            "uncorrectable": uncorrectable,
-        }
-    half = z_value(confidence) * float(np.sqrt(var))
-    clip = lambda v: float(min(max(v, 0.0), 1.0))  # noqa: E731
-    return {
-        "value": clip(value),
-        "ci": (clip(value - half), clip(value + half)),
-        "per_group": per_group,
-        "uncorrectable": [],
-    }
+    out = _combined(value, var, confidence, ok=not uncorrectable and total > 0)
+    return {**out, "per_group": per_group, "uncorrectable": uncorrectable}
 
 
 def stratified_ppi(
@@ -147,7 +146,6 @@ def stratified_ppi(
         name: int(np.size(g["gold"]) + np.size(g["judge_on_rest"])) for name, g in groups.items()
     }
     total = sum(sizes.values())
-    z = z_value(confidence)
     value, var, unseen, per_group = 0.0, 0.0, [], {}
     for name, g in groups.items():
         if sizes[name] == 0:
@@ -168,16 +166,8 @@ def stratified_ppi(
         per_group[name] = {"weight": w, "value": float(raw), "lambda": lam, "se": se}
         value += w * raw
         var += w * w * se * se
-    if unseen or total == 0:
-        return {"value": NAN, "ci": (NAN, NAN), "per_group": per_group, "unseen": unseen}
-    half = z * float(np.sqrt(var))
-    clip = lambda v: float(min(max(v, 0.0), 1.0))  # noqa: E731
-    return {
-        "value": clip(value),
-        "ci": (clip(value - half), clip(value + half)),
-        "per_group": per_group,
-        "unseen": [],
-    }
+    out = _combined(value, var, confidence, ok=not unseen and total > 0)
+    return {**out, "per_group": per_group, "unseen": unseen}
 
 
 def auc_delong(scores: Sequence[float], positive: Sequence[Any], confidence: float = 0.95) -> dict:
