@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import Exact
 from django.http import Http404
@@ -336,9 +336,11 @@ def canary_columns(*, judge: Judge) -> pd.DataFrame:
     )
 
 
-def label_history_max_id() -> int:
-    """The newest LabelHistory id: labels saved later are 'since this report'."""
-    return LabelHistory.objects.order_by("-id").values_list("id", flat=True).first() or 0
+def label_history_max_id(*, project: Project) -> int:
+    """The newest LabelHistory id of this project's claims: its labels saved later are 'since
+    this report' (other projects' labels are not this report's)."""
+    newest = LabelHistory.objects.filter(claim__project=project).aggregate(newest=Max("id"))
+    return newest["newest"] or 0
 
 
 def labels_since_count(*, project: Project, since_id: int) -> int:

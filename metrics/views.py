@@ -215,6 +215,7 @@ def report_download(request, project, membership):
 @project_view(Role.LEAD)
 def audit_card_download(request, project, membership):
     from metrics.services import audit_card, audit_card_rows
+    from metrics.services.audit_card import AUDIT_CARD_CSV_HEADER
 
     form = AuditCardForm(request.GET)
     if not form.is_valid():
@@ -233,7 +234,7 @@ def audit_card_download(request, project, membership):
     if (form.cleaned_data["format"] or "json") == "csv":
         buffer = io.StringIO()
         writer = NeutralCsvWriter(buffer)
-        writer.writerow(["field", "value"])
+        writer.writerow(AUDIT_CARD_CSV_HEADER)
         writer.writerows(audit_card_rows(card))
         response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
         extension = "csv"

@@ -11,7 +11,13 @@ from typing import BinaryIO
 
 from annotate.limits import SETTINGS, limits_current
 from interchange.importers.fields import FieldReader
-from interchange.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
+from interchange.importers.issues import (
+    MAX_ISSUES,
+    ImportFailed,
+    ImportIssue,
+    IssueLog,
+    TooManyIssues,
+)
 from interchange.importers.native import native_parse
 from interchange.importers.ragas import ragas_parse
 from interchange.importers.ragchecker import ragchecker_parse
@@ -76,6 +82,9 @@ class AnswerReader:
         self.quote_required = quote_required
         self.container = container_detect(head_read(handle), name)
         self.limits = limits_current()
+        # Fields the format does not know (ignored), the first MAX_ISSUES named.
+        self.warnings: list[ImportIssue] = []
+        self.warnings_total = 0
 
     def _parser(self, raw: RawRecord) -> Parser | None:
         if self.format == "auto":
@@ -116,5 +125,8 @@ class AnswerReader:
                     return
             answer, reader = parser(raw, quote_required=self.quote_required, limits=self.limits)
             self.issues.extend(reader.issues)
+            if reader.warnings:
+                self.warnings_total += len(reader.warnings)
+                self.warnings.extend(reader.warnings[: MAX_ISSUES - len(self.warnings)])
             if answer is not None:
                 yield answer

@@ -77,6 +77,19 @@ class FieldReader:
     def __init__(self, location: str):
         self.location = location
         self.issues: list[ImportIssue] = []
+        # Not problems: fields the format does not know, ignored but named so none is dropped
+        # in silence.
+        self.warnings: list[ImportIssue] = []
+
+    def unknown(self, obj: Any, known: frozenset[str], prefix: str) -> None:
+        """Name each field of `obj` that is not in `known` as a warning (the field is ignored)."""
+        if not isinstance(obj, dict) or obj.keys() <= known:
+            return
+        for key in obj:
+            if key not in known:
+                self.warnings.append(
+                    ImportIssue(self.location, join(prefix, str(key)), "unknown field, ignored")
+                )
 
     def fail(self, path: str, message: str) -> None:
         self.issues.append(ImportIssue(self.location, path, message))

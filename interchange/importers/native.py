@@ -39,6 +39,26 @@ from judges.models import JudgeRun, JudgeVerdictChoice
 
 CSV_STRUCTURED = {"pile", "citations", "claims", "metadata"}
 CSV_BOOLEANS = {"answerable", "abstention"}
+# The fields each object of the native format may carry; any other is named in a warning.
+ANSWER_FIELDS = frozenset(
+    {"id", "question", "answer", "pile", "reference", "risk_category", "answerable",
+     "abstention", "metadata", "citations", "claims"}
+)  # fmt: skip
+PASSAGE_FIELDS = frozenset({"id", "title", "text"})
+# "claim_id" and "method" (and a judge's "backend" and "method") are what an export writes for
+# the reader; an import does not read them back, nor warns about them.
+CLAIM_FIELDS = frozenset(
+    {"text", "position", "origin", "tags", "citations", "span", "labels", "gold", "judge",
+     "judges", "claim_id", "method"}
+)  # fmt: skip
+LABEL_FIELDS = frozenset(
+    {"annotator", "verdict", "quote", "note", "changed_after_reveal", "correct"}
+)
+GOLD_FIELDS = frozenset({"verdict", "source", "reason", "decided_by"})
+JUDGE_FIELDS = frozenset(
+    {"name", "verdict", "confidence", "prompt_version", "model", "kind", "run", "backend",
+     "method"}
+)  # fmt: skip
 
 _username_valid = UnicodeUsernameValidator()
 
@@ -97,6 +117,7 @@ def _pile(reader: FieldReader, record: dict, limits: Limits) -> list[PassageIn] 
         path = join("pile", index)
         if not reader.check(item, path, "object"):
             continue
+        reader.unknown(item, PASSAGE_FIELDS, path)
         source_id = reader.get(item, "id", path, "id", required=False, default="", max_length=300)
         title = reader.get(
             item, "title", path, "string", required=False, default="", max_length=500
@@ -151,6 +172,7 @@ def label_parse(
     """One analyst's label, under the rules of `annotate.services.labels.label_save`."""
     if not reader.check(raw, path, "object"):
         return None
+    reader.unknown(raw, LABEL_FIELDS, path)
     annotator = reader.get(raw, "annotator", path, "string", max_length=161)
     if annotator is not None:
         # An export names an imported annotator "alice (imported)": the name is "alice".
@@ -199,6 +221,7 @@ def _gold(reader: FieldReader, raw: Any, path: str) -> GoldIn | None:
     if not reader.check(raw, path, "object"):
         return None
     verdict = reader.verdict(raw, "verdict", path, VERDICTS)
+    reader.unknown(raw, GOLD_FIELDS, path)
     source = reader.get(raw, "source", path, "string")
     if source is not None and source not in GOLD_SOURCES:
         reader.fail(
@@ -223,6 +246,7 @@ def _gold(reader: FieldReader, raw: Any, path: str) -> GoldIn | None:
 def judge_parse(reader: FieldReader, raw: Any, path: str) -> JudgeVerdictIn | None:
     if not reader.check(raw, path, "object"):
         return None
+    reader.unknown(raw, JUDGE_FIELDS, path)
     name = reader.get(raw, "name", path, "string", max_length=100)
     if name is not None and not name.strip():
         reader.fail(join(path, "name"), "must not be empty")
@@ -297,6 +321,7 @@ def _claim(
     if not reader.check(raw, path, "object"):
         return None
     issues_before = len(reader.issues)
+    reader.unknown(raw, CLAIM_FIELDS, path)
     text = reader.get(raw, "text", path, "string")
     if text is not None and not text.strip():
         reader.fail(join(path, "text"), "must not be empty")
@@ -416,6 +441,7 @@ def native_parse(
             return None, reader
     if not reader.check(record, "", "object"):
         return None, reader
+    reader.unknown(record, ANSWER_FIELDS, "")
     external_id = reader.get(record, "id", "", "id", max_length=200)
     question = reader.get(record, "question", "", "string")
     reader.within(question, "question", "question_chars", limits)

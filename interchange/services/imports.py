@@ -10,7 +10,7 @@ the set of answer ids seen (to catch duplicates within the file), never the whol
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from types import SimpleNamespace as _Row
 
 from django.db import transaction
@@ -194,6 +194,10 @@ class ImportResult:
     # depends on which accounts exist.
     annotator_names: int = 0
     annotator_names_mapped: int = 0
+    # Fields the format does not know, ignored: "line 3, field claims[0].confidence: unknown
+    # field, ignored" (the first MAX_ISSUES), and how many there were in all.
+    warnings: list[str] = field(default_factory=list)
+    warnings_total: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -653,6 +657,8 @@ def answers_import(
         except TooManyIssues:
             pass
         result.format = reader.format
+        result.warnings = [str(warning) for warning in reader.warnings]
+        result.warnings_total = reader.warnings_total
     if issues:
         raise ImportFailed(issues.issues, truncated=issues.truncated)
     if result.answers == 0:

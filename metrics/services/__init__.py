@@ -11,7 +11,10 @@ One module per thing computed; `report` calls them in the order of the report's 
 - `abstention_coverage`: abstention rates and fact coverage with F1.
 - `analysts`: inter-analyst agreement.  `method`: the method strings.
 - `judge_audit`: one instrument of a judge against gold; `instruments`: which instruments.
-- `calibration` (ECE, frontier) and `conformal` (CRC, and what a snapshot keeps for α).
+- `calibration` (ECE, frontier) and `conformal` (CRC, and what a snapshot keeps for α);
+  `crc_splits`: CRC over many seeded calibration/test splits and the confidence's AUC.
+- `by_category`: the judge's sensitivity/specificity per risk category, their equality test,
+  and the per-category correction when they differ.
 - `audit_card`: one instrument's card.  `snapshots`: the rows the dashboard reads.
 - `common`: the verdict vocabulary and small helpers.
 

@@ -67,6 +67,28 @@ def _checks(report: dict, block: dict) -> dict:
     }
 
 
+def _jaudit_fields(block: dict) -> dict:
+    """The correction by risk category and CRC over many splits (absent from snapshots computed
+    before they existed)."""
+    by_category = block.get("error_rates_by_risk_category") or {}
+    splits = (block.get("crc") or {}).get("splits") or {}
+    return {
+        "error_rate_correction": by_category.get("correction"),
+        "error_rates_equality_p": (by_category.get("equality") or {}).get("p_value"),
+        "crc_splits": {
+            "splits": splits.get("splits"),
+            "lambda_hat_full": splits.get("lambda_hat_full"),
+            "realized_mean": (splits.get("realized") or {}).get("mean"),
+            "realized_sd": (splits.get("realized") or {}).get("sd"),
+            "share_over_alpha": splits.get("share_over_alpha"),
+            "retained_share_mean": (splits.get("retained_share") or {}).get("mean"),
+            "confidence_auc": (splits.get("auc") or {}).get("value"),
+            "confidence_auc_ci": (splits.get("auc") or {}).get("ci"),
+        },
+        "not_computed": (block.get("calibration") or {}).get("not_computed"),
+    }
+
+
 def audit_card(*, report: dict, instrument: int = 0) -> dict:
     """Everything someone needs to reuse one instrument's numbers honestly; no secrets."""
     block = report["instruments"][instrument] if report.get("instruments") else report["judge"]
@@ -76,24 +98,47 @@ def audit_card(*, report: dict, instrument: int = 0) -> dict:
         **_faithfulness(block),
         "ece": block["ece"],
         "crc": {key: block["crc"][key] for key in _CRC_FIELDS},
+        **_jaudit_fields(block),
         **_checks(report, block),
         "method": block["method"] + " " + CRC_CAVEAT,
     }
     return json_safe(card)
 
 
-def audit_card_rows(card: dict) -> list[tuple[str, Any]]:
-    """The card flattened to (field, value) rows for CSV: nested keys joined by dots."""
-    rows: list[tuple[str, Any]] = []
+AUDIT_CARD_CSV_HEADER = ("field", "value", "low", "high")
+# Decimals a float keeps in the CSV, for reading (the JSON card keeps full precision).
+CSV_DECIMALS = 4
+
+
+def _readable(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return round(value, CSV_DECIMALS)
+    return value
+
+
+def _is_interval(key: str, value: list) -> bool:
+    last = key.rsplit(".", 1)[-1]
+    return (last == "ci" or last.endswith("_ci")) and len(value) == 2
+
+
+def audit_card_rows(card: dict) -> list[tuple[str, Any, Any, Any]]:
+    """The card flattened to (field, value, low, high) rows for CSV: nested keys joined by
+    dots; an interval is one row with its two ends as numbers in `low` and `high` (value empty),
+    every other row has only a value; floats rounded to CSV_DECIMALS decimals."""
+    rows: list[tuple[str, Any, Any, Any]] = []
 
     def walk(prefix: str, value: Any) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 walk(f"{prefix}.{key}" if prefix else key, item)
+        elif isinstance(value, list) and _is_interval(prefix, value):
+            rows.append((prefix, "", _readable(value[0]), _readable(value[1])))
         elif isinstance(value, list):
-            rows.append((prefix, " – ".join("" if v is None else f"{v}" for v in value)))
+            rows.append((prefix, " – ".join("" if v is None else f"{v}" for v in value), "", ""))
         else:
-            rows.append((prefix, "" if value is None else value))
+            rows.append((prefix, _readable(value), "", ""))
 
     walk("", card)
     return rows

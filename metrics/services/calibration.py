@@ -9,7 +9,8 @@ import pandas as pd
 
 from metrics import stats
 from metrics.services.common import _slices
-from metrics.services.conformal import CRC_SEED, _crc_default_and_stored
+from metrics.services.conformal import CRC_SEED, DEFAULT_ALPHA, _crc_default_and_stored
+from metrics.services.crc_splits import NOT_COMPUTED, crc_splits_summary
 
 CALIBRATION_FOLDS = 5
 FRONTIER_CUTS = np.round(np.linspace(0.0, 1.0, 21), 2)
@@ -176,5 +177,15 @@ def _calibration(
         "folds": CALIBRATION_FOLDS,
         "enough": bool(enough),
     }
+    finite = np.isfinite(calibrated)
+    detail["not_computed"] = None if c.size else NOT_COMPUTED
     crc, crc_inputs = _crc_default_and_stored(crc_inputs, audited=int(c.size))
+    crc["not_computed"] = detail["not_computed"]
+    crc["splits"] = crc_splits_summary(
+        calibrated=calibrated[finite],
+        supported=y[finite],
+        answers=groups[finite],
+        raw_confidence=c[finite],
+        alpha=DEFAULT_ALPHA,
+    )
     return {"ece": ece, "detail": detail, "frontier": frontier, "crc": crc}, crc_inputs

@@ -12,6 +12,7 @@ from annotate.models import RiskCategory
 from judges.models import Judge
 from metrics import stats
 from metrics.services.audit_design import design_rate, estimate_fields
+from metrics.services.by_category import category_correction
 from metrics.services.calibration import _calibration
 from metrics.services.common import (
     SUPPORTED,
@@ -38,6 +39,7 @@ _AUDIT_METHOD = (
     "P(SUPPORTED), or its 0/1 verdict where it gave none; UNPARSEABLE responses are never "
     "counted as verdicts; calibration out of fold (5 folds grouped by answer)."
 )
+_CALIBRATION_PHRASE = "calibration out of fold (5 folds grouped by answer)."
 
 
 class _Judged(NamedTuple):
@@ -313,6 +315,7 @@ def _calibration_fields(
         "ece": calibration["ece"],
         "calibration": calibration["detail"],
         "frontier": calibration["frontier"],
+        "frontier_not_computed": calibration["detail"]["not_computed"],
         "crc": calibration["crc"],
     }
     return fields, crc_inputs
@@ -363,6 +366,16 @@ def _audit_method(block: dict, stale: int) -> str:
             + (f" and stratified by {strata} design strata" if strata > 1 else "")
             + "."
         )
+    if block["calibration"]["not_computed"]:
+        method = method.replace(
+            _CALIBRATION_PHRASE,
+            "Calibration, the frontier and conformal risk control: "
+            + block["calibration"]["not_computed"]
+            + ".",
+        )
+    splits = block["crc"].get("splits")
+    if splits:
+        method += " Conformal risk control: " + splits["method"]
     if stale:
         method += (
             f" {stale} verdict{'s' if stale != 1 else ''} made on a claim's previous text "
@@ -403,4 +416,5 @@ def _instrument_block(
         "_crc_inputs": crc_inputs,
     }
     block["method"] = _audit_method(block, stale)
+    category_correction(block, data=data, judged=judged, headline_keys=HEADLINE_KEYS)
     return block

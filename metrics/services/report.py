@@ -31,7 +31,7 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
     `progress(fraction, stage)` is called as the work advances.
     """
     progress = progress or (lambda fraction, stage: None)
-    labels_at_compute = selectors.label_history_max_id()
+    labels_at_compute = selectors.label_history_max_id(project=project)
     data = _Data(project=project, progress=progress)
     progress(0.4, "computing project rates")
     report: dict[str, Any] = {

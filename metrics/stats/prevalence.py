@@ -343,9 +343,36 @@ def headline_estimate(
     return {"choice": best, "reason": reason, "value": value, "ci": ci, "widths": widths}
 
 
+# Two half-widths within this relative difference are "about equal" (printed as such, not to
+# more digits than a reader can use).
+_ABOUT_EQUAL = 0.005
+
+
+def _digits(halves: list[float]) -> int:
+    """Decimals (2 to 4) enough that half-widths which are not about equal print differently."""
+    for digits in (2, 3, 4):
+        clash = any(
+            round(a, digits) == round(b, digits) and abs(a - b) > _ABOUT_EQUAL * max(a, b)
+            for i, a in enumerate(halves)
+            for b in halves[i + 1 :]
+        )
+        if not clash:
+            return digits
+    return 4
+
+
 def _reason(best: str, widths: dict[str, float], invalid: dict[str, str], j: float) -> str:
+    shown = [n for n in _ORDER if n not in invalid and np.isfinite(widths[n])]
+    digits = _digits([widths[n] / 2 for n in shown])
+
     def pm(name: str) -> str:
-        return f"±{widths[name] / 2:.2f}"
+        half = widths[name] / 2
+        text = f"±{half:.{digits}f}"
+        if name != best and name in shown and best in shown:
+            other = widths[best] / 2
+            if abs(half - other) <= _ABOUT_EQUAL * max(half, other):
+                text += ", about equal"
+        return text
 
     others = [n for n in _ORDER if n != best and n not in invalid]
     parts = []

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.csv_safe import NeutralCsvWriter
 from metrics.management.commands.report import project_and_judge, write_output
 from metrics.services import audit_card, audit_card_rows, report_compute
+from metrics.services.audit_card import AUDIT_CARD_CSV_HEADER
 
 
 class Command(BaseCommand):
@@ -39,7 +40,7 @@ class Command(BaseCommand):
         if opts["format"] == "csv":
             buffer = io.StringIO()
             writer = NeutralCsvWriter(buffer)
-            writer.writerow(["field", "value"])
+            writer.writerow(AUDIT_CARD_CSV_HEADER)
             writer.writerows(audit_card_rows(card))
             text = buffer.getvalue()
         else:

@@ -330,3 +330,23 @@ def test_headline_reason_says_when_the_judge_does_not_narrow_the_audit_sample():
         "The audit sample alone is the better estimate (±0.08); the judge's verdicts on the "
         "other claims do not narrow it (±0.10)."
     )
+
+
+def test_headline_reason_prints_widths_differing_in_the_third_decimal():
+    # Half-widths 0.177 and 0.183: both "±0.18" at two decimals.
+    out = stats.headline_estimate(
+        {"value": 0.5, "ci": (0.323, 0.677)}, None, {"value": 0.5, "ci": (0.317, 0.683)}
+    )
+    assert out["choice"] == "gold_only"
+    assert "(±0.177)" in out["reason"]
+    assert "(±0.183)" in out["reason"]
+
+
+def test_headline_reason_says_widths_are_about_equal():
+    # Half-widths 0.1830 and 0.1834 (0.2% apart): printed alike and called about equal.
+    out = stats.headline_estimate(
+        {"value": 0.5, "ci": (0.317, 0.683)}, None, {"value": 0.5, "ci": (0.3166, 0.6834)}
+    )
+    assert out["choice"] == "gold_only"
+    assert "(±0.18)" in out["reason"]
+    assert "(±0.18, about equal)" in out["reason"]
