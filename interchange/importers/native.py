@@ -2,6 +2,7 @@
 
     {"id", "question", "answer", "pile": [{"id", "title", "text"}], "citations"?, "reference"?,
      "risk_category"?, "answerable"?, "abstention"?, "metadata"?,
+     "system"?: "name" or {"name", "version"?, ...metadata}, "question_id"?,
      "claims"?: [{"text", "position"?, "origin"?, "tags"?, "citations"?, "span"?: {"start", "end"},
                   "labels"?: [{"annotator", "verdict", "quote"?: {"passage", "start", "end", "text"?},
                                "note"?, "correct"?, "changed_after_reveal"?}],
@@ -34,6 +35,7 @@ from interchange.importers.records import (
     QuoteIn,
 )
 from interchange.importers.sources import RawRecord
+from interchange.importers.systems import system_parse
 from judges.models import JudgeRun, JudgeVerdictChoice
 
 CSV_STRUCTURED = {"pile", "citations", "claims", "metadata"}
@@ -426,6 +428,10 @@ def native_parse(
     metadata = reader.get(record, "metadata", "", "object", required=False, default={})
     if metadata and not reader.storable(metadata, "metadata"):
         metadata = None
+    system = system_parse(reader, record["system"], "system") if record.get("system") else None
+    question_id = reader.get(
+        record, "question_id", "", "id", required=False, default="", max_length=200
+    )
     if None in (external_id, question, text, pile, reference, metadata) or reader.issues:
         return None, reader
     answer = AnswerIn(
@@ -439,6 +445,8 @@ def native_parse(
         answerable=answerable,
         abstention=bool(abstention),
         metadata=dict(metadata),
+        system=system,
+        question_id=(question_id or "").strip(),
     )
     if record.get("citations") is not None:
         cited = _citations(reader, record, "", pile)
