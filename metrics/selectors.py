@@ -407,3 +407,36 @@ def snapshot_get_for_project(*, project: Project, snapshot_id: int) -> ReportSna
     if snapshot is None:
         raise Http404("No such report.")
     return snapshot
+
+
+def system_answer_columns(*, project: Project, system_ids: list[int]) -> pd.DataFrame:
+    """answer_id, system_id, question key (the answer's question_id, else its question text),
+    risk_category, abstention of the answers of `system_ids`, by answer id."""
+    frame = _frame(
+        Answer.objects.filter(project=project, system_id__in=system_ids).order_by("id"),
+        {
+            "id": "answer_id",
+            "system_id": "system_id",
+            "question_id": "question_id",
+            "question": "question",
+            "risk_category": "risk_category",
+            "abstention": "abstention",
+        },
+        quoted=("question_id", "question"),
+    )
+    frame["abstention"] = _boolean(frame["abstention"]).fillna(False).astype(bool)
+    frame = _text(frame, "question_id", "question", "risk_category")
+    frame["question_key"] = frame["question_id"].where(
+        frame["question_id"] != "", frame["question"]
+    )
+    return frame.drop(columns=["question_id", "question"])
+
+
+def system_claim_columns(*, project: Project, system_ids: list[int]) -> pd.DataFrame:
+    """claim_id, answer_id and the gold verdict ("" without gold) of the claims of the
+    answers of `system_ids`, by claim id."""
+    frame = _frame(
+        Claim.objects.filter(project=project, answer__system_id__in=system_ids).order_by("id"),
+        {"id": "claim_id", "answer_id": "answer_id", "gold__verdict": "gold"},
+    )
+    return _text(frame, "gold")
