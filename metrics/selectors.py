@@ -27,6 +27,7 @@ from annotate.models import (
     Label,
     LabelHistory,
     Project,
+    System,
     imported_name,
 )
 from judges.models import Judge, JudgeRun, JudgeVerdict
@@ -95,7 +96,8 @@ def _text(frame: pd.DataFrame, *names: str) -> pd.DataFrame:
 
 
 def answer_columns(*, project: Project) -> pd.DataFrame:
-    """answer_id, risk_category, answerable (True/False/None), abstention."""
+    """answer_id, risk_category, answerable (True/False/None), abstention, system_id (NaN
+    for an answer of no system)."""
     frame = _frame(
         Answer.objects.filter(project=project).order_by("id"),
         {
@@ -103,6 +105,7 @@ def answer_columns(*, project: Project) -> pd.DataFrame:
             "risk_category": "risk_category",
             "answerable": "answerable",
             "abstention": "abstention",
+            "system_id": "system_id",
         },
     )
     frame["abstention"] = _boolean(frame["abstention"]).fillna(False).astype(bool)
@@ -440,3 +443,7 @@ def system_claim_columns(*, project: Project, system_ids: list[int]) -> pd.DataF
         {"id": "claim_id", "answer_id": "answer_id", "gold__verdict": "gold"},
     )
     return _text(frame, "gold")
+
+
+def systems_for_project(*, project: Project) -> QuerySet:
+    return System.objects.filter(project=project).order_by("id")
