@@ -29,11 +29,18 @@ from judges.models import Judge
 from metrics import selectors
 from metrics.services.common import VERDICTS, _newest_per_claim, json_safe
 from metrics.services.instruments import _instrument_keys
-from metrics.stats.paired import PairedEstimate, paired_gold_difference, paired_ppi_difference
+from metrics.stats.agreement import sensitivity_specificity
+from metrics.stats.paired import (
+    PairedEstimate,
+    paired_gold_difference,
+    paired_ppi_difference,
+    proportions_equal,
+)
 from metrics.stats.prevalence import headline_estimate
 
 __all__ = [
     "COMPARE_WORST_LISTED",
+    "model_family",
     "RATES",
     "SystemNotFound",
     "compare_gate",
@@ -92,19 +99,20 @@ def system_resolve(*, project: Project, ref: str) -> System:
 # -- reading ------------------------------------------------------------------------------------
 
 
-def _judge_verdicts(judge: Judge | None) -> tuple[pd.DataFrame, str]:
-    """The newest instrument's newest parseable verdict per claim: claim_id, judge; its name."""
+def _judge_verdicts(judge: Judge | None) -> tuple[pd.DataFrame, str, str]:
+    """The newest instrument's newest parseable verdict per claim (claim_id, judge), its name
+    and its model."""
     if judge is None:
-        return pd.DataFrame({"claim_id": [], "judge": []}), ""
+        return pd.DataFrame({"claim_id": [], "judge": []}), "", ""
     verdicts = selectors.judge_verify_columns(judge=judge)
     keys = _instrument_keys(verdicts)
     if not keys:
-        return pd.DataFrame({"claim_id": [], "judge": []}), judge.name
+        return pd.DataFrame({"claim_id": [], "judge": []}), judge.name, judge.model
     model, prompt_version = keys[0]
     part = verdicts[(verdicts["model"] == model) & (verdicts["prompt_version"] == prompt_version)]
     newest = _newest_per_claim(part)[["claim_id", "verdict"]].rename(columns={"verdict": "judge"})
     name = f"{judge.name} ({model or 'no model'}, prompt {prompt_version})"
-    return newest, name
+    return newest, name, model or judge.model
 
 
 class _Pair:
@@ -125,7 +133,7 @@ class _Pair:
         claims = claims.merge(
             answers[["answer_id", "side", "question_key", "abstention"]], on="answer_id"
         )
-        verdicts, self.judge_name = _judge_verdicts(judge)
+        verdicts, self.judge_name, self.judge_model = _judge_verdicts(judge)
         claims = claims.merge(verdicts, on="claim_id", how="left")
         claims["judge"] = claims["judge"].astype(object).fillna("").astype(str)
         claims["gold"] = claims["gold"].where(claims["gold"].isin(VERDICTS), "")
@@ -239,6 +247,92 @@ def _by_risk_category(pair: _Pair) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+# -- the judge, per system -----------------------------------------------------------------------
+
+# Model families by the start of a model's name (the provider's prefix, org/ path removed).
+MODEL_FAMILIES = (
+    ("gpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("chatgpt", "openai"),
+    ("claude", "anthropic"),
+    ("llama", "llama"),
+    ("meta-llama", "llama"),
+    ("mistral", "mistral"),
+    ("mixtral", "mistral"),
+    ("gemini", "gemini"),
+    ("gemma", "gemini"),
+    ("qwen", "qwen"),
+    ("deepseek", "deepseek"),
+    ("phi", "phi"),
+    ("command", "cohere"),
+)
+
+
+def model_family(model: str) -> str:
+    """The family a model's name belongs to ("gpt-4o-mini" → "openai", "meta-llama/Llama-3.1"
+    → "llama"); else the name's first word; "" for no name."""
+    name = str(model or "").strip().lower()
+    name = name.rsplit("/", 1)[-1] if "/" in name else name
+    for prefix, family in MODEL_FAMILIES:
+        if name.startswith(prefix):
+            return family
+    for separator in "-:_. ":
+        name = name.split(separator, 1)[0]
+    return name
+
+
+def _judge_by_system(pair: _Pair, systems: tuple[System, System]) -> dict[str, Any] | None:
+    """The judge audited on each system's gold claims: sensitivity and specificity with Wilson
+    intervals, Fisher's exact test of their equality, and a self-preference warning where the
+    judge's model family is a system's generator's (its metadata's generator_model)."""
+    if not pair.judge_name:
+        return None
+    claims = pair.claims[(pair.claims["gold"] != "") & (pair.claims["judge"] != "")]
+    per_system = []
+    for side, system in enumerate(systems):
+        mine = claims[claims["side"] == side]
+        audit = sensitivity_specificity(mine["gold"].tolist(), mine["judge"].tolist())
+        per_system.append({"system": system_label(system), "n_audited": int(len(mine)), **audit})
+    tests = {}
+    for key in ("sensitivity", "specificity"):
+        a, b = per_system[0][key], per_system[1][key]
+        tests[key] = proportions_equal(a["successes"], a["n"], b["successes"], b["n"])
+    differ = [key for key, p in tests.items() if math.isfinite(p) and p < 0.05]
+    if differ:
+        equality = (
+            f"The judge's {' and '.join(differ)} differ between the systems (Fisher's exact "
+            "test, p < 0.05): its errors are not the same on both, so a comparison of its "
+            "raw rates is biased; PPI++ above rectifies each system by its own gold."
+        )
+    else:
+        equality = (
+            "No evidence that the judge's sensitivity or specificity differ between the "
+            "systems (Fisher's exact test, p ≥ 0.05); PPI++ rectifies each system by its own "
+            "gold regardless."
+        )
+    judge_family = model_family(pair.judge_model)
+    warnings = []
+    for system in systems:
+        generator = (system.metadata or {}).get("generator_model", "")
+        if judge_family and generator and model_family(generator) == judge_family:
+            warnings.append(
+                f"Self-preference: the judge's model ({pair.judge_model}) is of the "
+                f"{judge_family} family, as {system_label(system)}'s generator ({generator}): "
+                "judges rate their own family's outputs higher. Audit it on this system's gold "
+                "(above) or use a judge of another family."
+            )
+    return {
+        "per_system": per_system,
+        "equality_p": tests,
+        "equality": equality,
+        "self_preference": warnings,
+        "model": pair.judge_model,
+        "family": judge_family,
+    }
 
 
 # -- the questions B got worse on ---------------------------------------------------------------
@@ -382,6 +476,7 @@ def systems_compare(
         "rates": {rate.key: _rate_block(pair, rate) for rate in RATES},
         "by_risk_category": _by_risk_category(pair),
         "worst_questions": _worst_questions(pair, worst),
+        "judge_by_system": _judge_by_system(pair, (a, b)),
     }
     result["finding"] = _finding(result, a_label, b_label)
     result["method"] = (

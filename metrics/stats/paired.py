@@ -286,3 +286,20 @@ def paired_ppi_difference(
             "gold_questions": g_gold,
         },
     )
+
+
+def proportions_equal(k1: int, n1: int, k2: int, n2: int) -> float:
+    """Two-sided p-value of Fisher's exact test that two binomial proportions are equal
+    (k1 of n1 against k2 of n2); nan when either n is 0.
+
+    Used for the judge's sensitivity (specificity) on one system's claims against the other's.
+    Source: Fisher (1935), "The logic of inductive inference"; computed by
+    ``scipy.stats.fisher_exact`` on the 2×2 table [[k1, n1 − k1], [k2, n2 − k2]].
+    """
+    from scipy.stats import fisher_exact
+
+    if n1 <= 0 or n2 <= 0:
+        return NAN
+    if not (0 <= k1 <= n1 and 0 <= k2 <= n2):
+        raise ValueError(f"need 0 <= k <= n, got {k1}/{n1} and {k2}/{n2}")
+    return float(fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)

@@ -165,3 +165,44 @@ def test_no_gold_yet_says_so():
     assert result["rates"]["faithfulness"]["headline"]["choice"] is None
     assert result["finding"].startswith("No comparison of faithfulness yet: 1 shared questions")
     assert compare_gate(result)[0] is False
+
+
+def test_model_family():
+    from metrics.services.compare import model_family
+
+    assert model_family("gpt-4o-mini") == "openai"
+    assert model_family("meta-llama/Llama-3.1-8B-Instruct") == "llama"
+    assert model_family("llama-3.1-8b-instruct") == "llama"
+    assert model_family("claude-3-5-sonnet") == "anthropic"
+    assert model_family("lexical-baseline") == "lexical"
+    assert model_family("") == ""
+
+
+def test_judge_audited_per_system_with_equality_test_and_self_preference():
+    from annotate.models import System
+
+    project = ProjectFactory()
+    records = []
+    # The judge is perfect on A's claims and calls every B claim SUPPORTED.
+    for i in range(30):
+        truth_a = S if i % 2 else N
+        truth_b = S if i % 3 else N
+        records.append(answer_record(f"q{i}", "rag@1", [(truth_a, truth_a)]))
+        records.append(answer_record(f"q{i}", "rag@2", [(truth_b, S)]))
+    import_records(project, records)
+    Judge.objects.filter(project=project, name="j").update(model="gpt-4o")
+    a = system_resolve(project=project, ref="rag@1")
+    b = system_resolve(project=project, ref="rag@2")
+    System.objects.filter(pk=b.pk).update(metadata={"generator_model": "gpt-4o-mini"})
+    b.refresh_from_db()
+    result = systems_compare(project=project, a=a, b=b, judge=Judge.objects.get(name="j"))
+    audit = result["judge_by_system"]
+    first, second = audit["per_system"]
+    assert first["specificity"]["value"] == 1.0
+    assert second["specificity"]["value"] == 0.0
+    assert (second["specificity"]["successes"], second["specificity"]["n"]) == (0, 10)
+    assert audit["equality_p"]["specificity"] < 0.05
+    assert audit["equality"].startswith("The judge's specificity differ")
+    [warning] = audit["self_preference"]
+    assert "rag@2" in warning
+    assert "openai family" in warning

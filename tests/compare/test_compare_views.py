@@ -93,3 +93,10 @@ def test_the_report_of_a_two_system_project_is_per_system(demo):
     report = report_compute(project=solo)
     assert "system" not in report
     assert "systems" not in report
+
+
+def test_the_page_shows_the_judge_per_system(demo):
+    html = client_for("lead").get(reverse("metrics:compare", args=["demo"])).content.decode()
+    assert "The judge on each system" in html
+    assert "assistant@2024-06" in html
+    assert 'class="judge-equality"' in html

@@ -55,6 +55,18 @@ def compare_text(result: dict) -> str:
             f"  {row['risk_category']:<16} {row['questions']:>5} questions  "
             f"{_interval(row['headline'])}"
         )
+    audit = result.get("judge_by_system")
+    if audit:
+        lines.append("")
+        lines.append("The judge on each system (sensitivity, specificity):")
+        for row in audit["per_system"]:
+            se, sp = row["sensitivity"], row["specificity"]
+            lines.append(
+                f"  {row['system']:<24} se {se['successes']}/{se['n']}, "
+                f"sp {sp['successes']}/{sp['n']}"
+            )
+        lines.append("  " + audit["equality"])
+        lines.extend("  " + warning for warning in audit["self_preference"])
     worse = [row for row in result["worst_questions"] if row["delta"] < 0]
     lines.append("")
     lines.append(f"Questions B got worse on: {len(worse)}")

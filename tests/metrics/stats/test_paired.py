@@ -176,3 +176,16 @@ def test_ppi_needs_gold_on_both_systems():
     assert np.isnan(out.value)
     with pytest.raises(ValueError, match="every unit"):
         paired_ppi_difference([1, 0], [np.nan, 1], [0, 1], ["q", "q"])
+
+
+def test_proportions_equal_is_fishers_exact_test_by_hand():
+    from math import comb
+
+    from metrics.stats.paired import proportions_equal
+
+    # [[3, 1], [1, 3]]: hypergeometric with margins 4, 4 of 8; P(k) = C(4,k)C(4,4−k)/C(8,4).
+    probs = [comb(4, k) * comb(4, 4 - k) / comb(8, 4) for k in range(5)]
+    observed = probs[3]
+    expected = sum(p for p in probs if p <= observed + 1e-12)
+    assert proportions_equal(3, 4, 1, 4) == pytest.approx(expected)
+    assert np.isnan(proportions_equal(0, 0, 1, 2))
