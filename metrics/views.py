@@ -257,6 +257,8 @@ class CompareForm(forms.Form):
 def compare(request, project, membership):
     """Two systems on the questions both answered (`metrics.services.compare`), computed now."""
     from metrics.services.compare import systems_compare
+    from metrics.services.trend import systems_trend, trend_points
+    from metrics.trend_chart import trend_chart
 
     form = CompareForm(request.GET)
     if not form.is_valid():
@@ -271,7 +273,10 @@ def compare(request, project, membership):
     result = None
     if a is not None and b is not None and a.pk != b.pk:
         result = systems_compare(project=project, a=a, b=b, judge=judge)
+    trend = systems_trend(project=project, judge=judge) if len(systems) > 1 else []
     context = {
+        "trend": trend,
+        "trend_svg": trend_chart(trend_points(trend)) if trend else "",
         "project": project,
         "membership": membership,
         "systems": systems,

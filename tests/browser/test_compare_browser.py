@@ -40,4 +40,7 @@ def test_lead_reads_the_demo_comparison(browser_page, screenshot):
     # Side by side: same row, B to the right of A.
     assert abs(box_a["y"] - box_b["y"]) < 5
     assert box_b["x"] > box_a["x"] + box_a["width"] - 5
+    # The trend across the two versions: a chart (inline SVG, under the CSP) and its table.
+    expect(page.locator("svg.trend-chart circle.trend-point")).to_have_count(2)
+    expect(page.locator(".trend-table tbody tr")).to_have_count(2)
     screenshot(page, "compare.png")

@@ -100,3 +100,5 @@ def test_the_page_shows_the_judge_per_system(demo):
     assert "The judge on each system" in html
     assert "assistant@2024-06" in html
     assert 'class="judge-equality"' in html
+    assert "Faithfulness across versions" in html
+    assert html.count('class="trend-point"') == 2
