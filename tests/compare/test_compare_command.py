@@ -75,3 +75,11 @@ def test_unknown_system_is_a_clear_error(project):
         CommandError, match=r"No system 'v9' in this project \(systems: rag@1, rag@2\)"
     ):
         call_command("compare", "--project", "cmp", "--a", "rag@1", "--b", "v9")
+
+
+def test_report_command_takes_a_system(project, capsys):
+    call_command("report", "--project", "cmp", "--system", "rag@2")
+    report = json.loads(capsys.readouterr().out)
+    assert report["system"]["version"] == "2"
+    with pytest.raises(CommandError, match="No system 'rag@9'"):
+        call_command("report", "--project", "cmp", "--system", "rag@9")
