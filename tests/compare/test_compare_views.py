@@ -102,3 +102,14 @@ def test_the_page_shows_the_judge_per_system(demo):
     assert 'class="judge-equality"' in html
     assert "Faithfulness across versions" in html
     assert html.count('class="trend-point"') == 2
+
+
+def test_the_dashboard_says_which_system_it_reports(demo):
+    from judges.models import Judge
+    from metrics.services import snapshot_compute, snapshot_create
+
+    snapshot = snapshot_create(project=demo, judge=Judge.objects.get(project=demo))
+    snapshot_compute(snapshot_id=snapshot.pk)
+    html = client_for("lead").get(reverse("metrics:dashboard", args=["demo"])).content.decode()
+    assert "This report covers the answers of system <strong>assistant@2024-06</strong>" in html
+    assert reverse("metrics:compare", args=["demo"]) in html
