@@ -145,6 +145,33 @@ class Membership(models.Model):
         return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
 
 
+class System(models.Model):
+    """A version of the RAG pipeline that produced answers: its name, version and free metadata
+    (retriever, prompt version, generator model, ...). Answers of two systems to one question
+    share a question key (`Answer.question_id`), which is what a comparison pairs on."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=100)
+    version = models.CharField(max_length=100, blank=True)
+    metadata = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='e.g. {"retriever": "bm25", "prompt_version": "v3", "generator_model": "..."}',
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "version", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "name", "version"], name="system_unique_name_version"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}".strip()
+
+
 class Answer(models.Model):
     # Indexed as the leading column of answer_project_order and answer_external_id_unique.
     project = models.ForeignKey(
@@ -168,6 +195,14 @@ class Answer(models.Model):
     )
     reference = models.TextField(blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    system = models.ForeignKey(
+        System, null=True, blank=True, on_delete=models.PROTECT, related_name="answers"
+    )
+    question_id = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The question key answers of different systems share (else the question text).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -550,6 +585,11 @@ class ImportJob(models.Model):
         blank=True,
         help_text="Annotator names of the file mapped to members' usernames by the owner; "
         "unmapped names are imported annotators.",
+    )
+    system = models.CharField(
+        max_length=201,
+        blank=True,
+        help_text="NAME or NAME@VERSION: the system of the file's answers that name none.",
     )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     answers_checked = models.PositiveIntegerField(

@@ -4,11 +4,33 @@ Each answer comes with the exact pile the model was handed, its claims, and two 
 labels (with quotes) — including a few disagreements for a lead to adjudicate, one
 contradiction worth a bug report, and one abstention. `demo_records()` yields native-schema
 records with quote offsets computed from the quote text, so the data stays readable here.
+
+Two systems answer the same questions (seed 002's experiment: "do the same five again with the
+old policy document removed from the shelf, and watch the contradiction disappear"): the
+assistant as released (`SYSTEM_A`, the answers above) and the same assistant after its index
+was rebuilt without the outdated 2019 refund policy (`SYSTEM_B`, `demo_records_second_system`):
+the refund deadline is now right, the dose too, but it invents a minimum fee on the fees
+question — a comparison with a gain and a regression to look at.
 """
 
 from collections.abc import Iterator
 
 S, C, N = "SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"
+
+SYSTEM_A = {
+    "name": "assistant",
+    "version": "2024-06",
+    "retriever": "bm25 over the full policy index",
+    "prompt_version": "answer-v3",
+    "generator_model": "llama-3.1-8b-instruct",
+}
+SYSTEM_B = {
+    "name": "assistant",
+    "version": "2024-07",
+    "retriever": "bm25 over the index without the outdated 2019 refund policy",
+    "prompt_version": "answer-v3",
+    "generator_model": "llama-3.1-8b-instruct",
+}
 
 # Per claim: (text, [(annotator, verdict, passage rank or None, quote or None, correct)], cites)
 DEMO_ANSWERS = [
@@ -452,9 +474,82 @@ def _quote(pile: list, rank: int | None, text: str | None) -> dict | None:
     return {"passage": pile[rank - 1][0], "start": start, "end": start + len(text), "text": text}
 
 
+# What the second system answered differently: id → the answer and claims replacing A's.
+SECOND_SYSTEM_CHANGES = {
+    "refund-001": {
+        "answer": (
+            "You must request a refund within 90 days of the cancellation date. "
+            "Refunds are issued to the original form of payment. "
+            "If you paid by card, the money usually arrives within 7 business days."
+        ),
+        "claims": {
+            0: (
+                "You must request a refund within 90 days of the cancellation date.",
+                [
+                    ("ana", S, 1, "must be submitted within 90 days of the cancellation date", ""),
+                    ("ben", S, 1, "must be submitted within 90 days of the cancellation date", ""),
+                ],
+            ),
+        },
+    },
+    "fees-002": {
+        "answer": (
+            "With the Standard account, cash withdrawals abroad cost 2% of the amount, "
+            "with a minimum fee of €5. There is no fee for withdrawals in euros within "
+            "the EU. 💳 Premium account holders get five free withdrawals per month."
+        ),
+        "claims": {
+            1: (
+                "The minimum fee is €5.",
+                [("ana", C, 1, "minimum €2.50", "no"), ("ben", C, 1, "minimum €2.50", "no")],
+            ),
+        },
+    },
+    "health-009": {
+        "answer": "نعم، يمكن تناول الدواء مع الطعام أو بدونه. الجرعة مرة واحدة يوميًا.",
+        "claims": {
+            1: (
+                "الجرعة مرة واحدة يوميًا.",
+                [
+                    ("ana", S, 1, "تؤخذ الجرعة مرة واحدة يوميًا.", ""),
+                    ("ben", S, 1, "تؤخذ الجرعة مرة واحدة يوميًا.", ""),
+                ],
+            ),
+        },
+    },
+}
+
+
 def demo_records() -> Iterator[dict]:
-    """The demo answers in the native import schema, quote offsets in code points."""
+    """The demo answers of the first system in the native import schema, quote offsets in
+    code points."""
+    for record in _records(DEMO_ANSWERS):
+        yield {**record, "system": SYSTEM_A, "question_id": record["id"]}
+
+
+def demo_records_second_system() -> Iterator[dict]:
+    """The second system's answers to the same questions (`SECOND_SYSTEM_CHANGES` applied);
+    ids end in "@2024-07", question ids are the first system's ids."""
+    specs = []
     for spec in DEMO_ANSWERS:
+        change = SECOND_SYSTEM_CHANGES.get(spec["id"])
+        if change:
+            claims = list(spec["claims"])
+            for index, claim in change["claims"].items():
+                claims[index] = claim
+            spec = {**spec, "answer": change["answer"], "claims": claims}
+        specs.append(spec)
+    for record in _records(specs):
+        yield {
+            **record,
+            "id": f"{record['id']}@{SYSTEM_B['version']}",
+            "system": SYSTEM_B,
+            "question_id": record["id"],
+        }
+
+
+def _records(specs: list[dict]) -> Iterator[dict]:
+    for spec in specs:
         pile = spec["pile"]
         claims = []
         for text, labels in spec["claims"]:

@@ -18,6 +18,7 @@ from django_htmx.http import HttpResponseStopPolling
 from annotate.access import project_view
 from annotate.models import ImportJob, Role
 from interchange.importers import FORMATS as IMPORT_FORMATS
+from interchange.importers.systems import system_from_option
 from interchange.services.exports import FORMATS as EXPORT_FORMATS
 from interchange.services.exports import claims_export_chunks
 from interchange.services.import_jobs import (
@@ -57,9 +58,28 @@ class ImportForm(forms.Form):
         "can be mapped; an import never creates accounts or adds members.",
     )
 
+    system = forms.CharField(
+        label="System (optional)",
+        required=False,
+        max_length=201,
+        widget=forms.TextInput(attrs={"placeholder": "rag@2"}),
+        help_text="NAME or NAME@VERSION of the pipeline that produced these answers (for "
+        "answers that name none). A RAGAS or RAGChecker id is then the question key, so "
+        "two systems' files of the same questions can be compared.",
+    )
+
     def __init__(self, *args, project=None, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.project, self.user = project, user
+
+    def clean_system(self) -> str:
+        text = self.cleaned_data["system"].strip()
+        if text:
+            try:
+                system_from_option(text)
+            except ValueError as error:
+                raise forms.ValidationError(str(error)) from error
+        return text
 
     def clean_annotator_map(self) -> dict[str, str]:
         try:
@@ -126,6 +146,7 @@ def _import_handle(request, project, membership, cap: UploadCapHandler | None):
         file=form.cleaned_data["file"],
         format=form.cleaned_data["format"],
         annotator_map=form.cleaned_data["annotator_map"],
+        system=form.cleaned_data["system"],
     )
     return _import_render(request, project, membership, job=job, status=_job_status(job))
 

@@ -27,6 +27,7 @@ from annotate.models import (
     Label,
     LabelHistory,
     Project,
+    System,
     imported_name,
 )
 from judges.models import Judge, JudgeRun, JudgeVerdict
@@ -82,7 +83,8 @@ def _text(frame: pd.DataFrame, *names: str) -> pd.DataFrame:
 
 
 def answer_columns(*, project: Project) -> pd.DataFrame:
-    """answer_id, risk_category, answerable (True/False/None), abstention."""
+    """answer_id, risk_category, answerable (True/False/None), abstention, system_id (NaN
+    for an answer of no system)."""
     frame = _frame(
         Answer.objects.filter(project=project).order_by("id"),
         {
@@ -90,6 +92,7 @@ def answer_columns(*, project: Project) -> pd.DataFrame:
             "risk_category": "risk_category",
             "answerable": "answerable",
             "abstention": "abstention",
+            "system_id": "system_id",
         },
     )
     frame["abstention"] = _boolean(frame["abstention"]).fillna(False).astype(bool)
@@ -469,3 +472,40 @@ def judge_bits_threshold(*, judge: Judge, model: str, prompt_version: str) -> fl
         .first()
     )
     return float((run or {}).get("bits_threshold") or 0.0)
+
+
+def system_answer_columns(*, project: Project, system_ids: list[int]) -> pd.DataFrame:
+    """answer_id, system_id, question key (the answer's question_id, else its question text),
+    risk_category, abstention of the answers of `system_ids`, by answer id."""
+    frame = _frame(
+        Answer.objects.filter(project=project, system_id__in=system_ids).order_by("id"),
+        {
+            "id": "answer_id",
+            "system_id": "system_id",
+            "question_id": "question_id",
+            "question": "question",
+            "risk_category": "risk_category",
+            "abstention": "abstention",
+        },
+        quoted=("question_id", "question"),
+    )
+    frame["abstention"] = _boolean(frame["abstention"]).fillna(False).astype(bool)
+    frame = _text(frame, "question_id", "question", "risk_category")
+    frame["question_key"] = frame["question_id"].where(
+        frame["question_id"] != "", frame["question"]
+    )
+    return frame.drop(columns=["question_id", "question"])
+
+
+def system_claim_columns(*, project: Project, system_ids: list[int]) -> pd.DataFrame:
+    """claim_id, answer_id and the gold verdict ("" without gold) of the claims of the
+    answers of `system_ids`, by claim id."""
+    frame = _frame(
+        Claim.objects.filter(project=project, answer__system_id__in=system_ids).order_by("id"),
+        {"id": "claim_id", "answer_id": "answer_id", "gold__verdict": "gold"},
+    )
+    return _text(frame, "gold")
+
+
+def systems_for_project(*, project: Project) -> QuerySet:
+    return System.objects.filter(project=project).order_by("id")

@@ -245,3 +245,51 @@ def audit_card_download(request, project, membership):
         extension = "json"
     response["Content-Disposition"] = _attachment(project, judge, "audit-card", extension)
     return response
+
+
+class CompareForm(forms.Form):
+    a = forms.IntegerField(required=False, min_value=1)
+    b = forms.IntegerField(required=False, min_value=1)
+    judge = forms.CharField(required=False)
+
+
+@require_GET
+@project_view(Role.LEAD)
+def compare(request, project, membership):
+    """Two systems on the questions both answered (`metrics.services.compare`), computed now."""
+    from metrics.services.compare import systems_compare
+    from metrics.services.trend import systems_trend, trend_points
+    from metrics.trend_chart import trend_chart
+
+    form = CompareForm(request.GET)
+    if not form.is_valid():
+        raise Http404("Bad comparison parameters.")
+    systems = list(selectors.systems_for_project(project=project))
+    by_id = {system.pk: system for system in systems}
+    a = by_id.get(form.cleaned_data["a"] or (systems[0].pk if systems else 0))
+    b = by_id.get(form.cleaned_data["b"] or (systems[1].pk if len(systems) > 1 else 0))
+    if (form.cleaned_data["a"] and a is None) or (form.cleaned_data["b"] and b is None):
+        raise Http404("No such system.")
+    judge = _judge_from(project, form.cleaned_data["judge"])
+    result = None
+    if a is not None and b is not None and a.pk != b.pk:
+        result = systems_compare(project=project, a=a, b=b, judge=judge)
+    trend = systems_trend(project=project, judge=judge) if len(systems) > 1 else []
+    context = {
+        "trend": trend,
+        "trend_svg": trend_chart(trend_points(trend)) if trend else "",
+        "project": project,
+        "membership": membership,
+        "systems": systems,
+        "a": a,
+        "b": b,
+        "judge": judge,
+        "judge_param": _judge_param(judge),
+        "judges": selectors.judges_for_project(project=project),
+        "result": result,
+        "rates": list(result["rates"].values()) if result else [],
+        "regressed": [row for row in result["worst_questions"] if row["delta"] < 0]
+        if result
+        else [],
+    }
+    return render(request, "metrics/compare.html", context)

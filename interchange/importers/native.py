@@ -2,6 +2,7 @@
 
     {"id", "question", "answer", "pile": [{"id", "title", "text"}], "citations"?, "reference"?,
      "risk_category"?, "answerable"?, "abstention"?, "metadata"?,
+     "system"?: "name" or {"name", "version"?, ...metadata}, "question_id"?,
      "claims"?: [{"text", "position"?, "origin"?, "tags"?, "stratum"?, "citations"?,
                   "span"?: {"start", "end"},
                   "labels"?: [{"annotator", "verdict", "quote"?: {"passage", "start", "end", "text"?},
@@ -35,6 +36,7 @@ from interchange.importers.records import (
     QuoteIn,
 )
 from interchange.importers.sources import RawRecord
+from interchange.importers.systems import system_parse
 from judges.models import JudgeRun, JudgeVerdictChoice
 
 CSV_STRUCTURED = {"pile", "citations", "claims", "metadata"}
@@ -42,14 +44,14 @@ CSV_BOOLEANS = {"answerable", "abstention"}
 # The fields each object of the native format may carry; any other is named in a warning.
 ANSWER_FIELDS = frozenset(
     {"id", "question", "answer", "pile", "reference", "risk_category", "answerable",
-     "abstention", "metadata", "citations", "claims"}
+     "abstention", "metadata", "citations", "claims", "system", "question_id"}
 )  # fmt: skip
 PASSAGE_FIELDS = frozenset({"id", "title", "text"})
 # "claim_id" and "method" (and a judge's "backend" and "method") are what an export writes for
 # the reader; an import does not read them back, nor warns about them.
 CLAIM_FIELDS = frozenset(
-    {"text", "position", "origin", "tags", "citations", "span", "labels", "gold", "judge",
-     "judges", "claim_id", "method"}
+    {"text", "position", "origin", "tags", "stratum", "citations", "span", "labels", "gold",
+     "judge", "judges", "claim_id", "method"}
 )  # fmt: skip
 LABEL_FIELDS = frozenset(
     {"annotator", "verdict", "quote", "note", "changed_after_reveal", "correct"}
@@ -456,6 +458,10 @@ def native_parse(
     metadata = reader.get(record, "metadata", "", "object", required=False, default={})
     if metadata and not reader.storable(metadata, "metadata"):
         metadata = None
+    system = system_parse(reader, record["system"], "system") if record.get("system") else None
+    question_id = reader.get(
+        record, "question_id", "", "id", required=False, default="", max_length=200
+    )
     if None in (external_id, question, text, pile, reference, metadata) or reader.issues:
         return None, reader
     answer = AnswerIn(
@@ -469,6 +475,8 @@ def native_parse(
         answerable=answerable,
         abstention=bool(abstention),
         metadata=dict(metadata),
+        system=system,
+        question_id=(question_id or "").strip(),
     )
     if record.get("citations") is not None:
         cited = _citations(reader, record, "", pile)

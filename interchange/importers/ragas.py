@@ -85,6 +85,7 @@ def ragas_parse(
     risk = risk_category_parse(reader, record)
     if None in (question, answer, contexts, reference) or reader.issues:
         return None, reader
+    id_is_question = external_id is not None
     if external_id is None:
         external_id = ragas_id(question, answer, contexts)
     metadata = {
@@ -108,6 +109,7 @@ def ragas_parse(
             reference=reference,
             risk_category=risk,
             metadata=metadata,
+            id_is_question=id_is_question,
         ),
         reader,
     )

@@ -109,6 +109,7 @@ def ragchecker_parse(
     if reader.issues:
         return None, reader
     answer = AnswerIn(
+        id_is_question=True,
         location=raw.location,
         external_id=external_id,
         question=question,

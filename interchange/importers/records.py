@@ -7,6 +7,8 @@ database (ids already in the project, judges that exist with another backend).
 
 from dataclasses import dataclass, field
 
+from interchange.importers.systems import SystemIn
+
 
 @dataclass
 class PassageIn:
@@ -82,3 +84,9 @@ class AnswerIn:
     abstention: bool = False
     metadata: dict = field(default_factory=dict)
     claims: list[ClaimIn] = field(default_factory=list)
+    system: SystemIn | None = None
+    question_id: str = ""  # the question key shared by systems' answers to one question
+    # The file's id names the question (RAGChecker's query_id, a RAGAS id column), not one
+    # system's answer: an import `--system S` keeps it as the question key and ids the answer
+    # "S:<id>", so two systems' files of the same questions go into one project.
+    id_is_question: bool = False

@@ -503,10 +503,10 @@ def _claim_record(claim: tuple, batch: _Batch, refs: dict, lookups: _Lookups) ->
 
 
 def _answer_record(answer: tuple, batch: _Batch, lookups: _Lookups) -> dict:
-    pk, external_id, question, text, reference, risk, answerable, abstention, metadata = answer
+    pk, external_id, question, text, reference, risk, answerable, abstention, metadata = answer[:9]
     passages = batch.passages.get(pk, [])
     refs = _pile_refs(passages)
-    return {
+    record = {
         "id": external_id,
         "question": question,
         "answer": text,
@@ -523,6 +523,17 @@ def _answer_record(answer: tuple, batch: _Batch, lookups: _Lookups) -> dict:
             _claim_record(claim, batch, refs, lookups) for claim in batch.claims.get(pk, ())
         ],
     }
+    system_name, system_version, system_metadata, question_id = answer[9:]
+    # Only when set, so a project without systems exports as it always did.
+    if system_name is not None:
+        record["system"] = {
+            "name": system_name,
+            **({"version": system_version} if system_version else {}),
+            **({"metadata": system_metadata} if system_metadata else {}),
+        }
+    if question_id:
+        record["question_id"] = question_id
+    return record
 
 
 def _jsonl(project: Project) -> Iterator[str]:
@@ -540,6 +551,10 @@ def _jsonl(project: Project) -> Iterator[str]:
             "answerable",
             "abstention",
             "metadata",
+            "system__name",
+            "system__version",
+            "system__metadata",
+            "question_id",
         )
     )
     encode = json.JSONEncoder(ensure_ascii=False).encode

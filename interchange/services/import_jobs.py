@@ -29,6 +29,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import ImportJob, Project
+from interchange.importers.systems import system_from_option
 from interchange.services.imports import ImportFailed, answers_import
 
 logger = logging.getLogger(__name__)
@@ -148,6 +149,7 @@ def import_job_start(
     file: UploadedFile,
     format: str = "auto",
     annotator_map: dict[str, str] | None = None,
+    system: str = "",
 ) -> ImportJob:
     """Store the uploaded file, create its job and hand it to a worker (or, without a broker,
     run it now). The returned job is re-read: finished when it ran in this process.
@@ -159,6 +161,7 @@ def import_job_start(
         file_name=(file.name or "upload")[:255],
         format=format,
         annotator_map=annotator_map or {},
+        system=system,
         total_bytes=file.size or 0,
     )
     _enqueue(job.pk)
@@ -288,6 +291,7 @@ def import_job_execute(*, job_id: int, owner: str | None = None) -> str:
                 user=job.created_by,
                 progress=writer.report,
                 annotator_map=job.annotator_map,
+                system=system_from_option(job.system) if job.system else None,
             )
             writer.stop()
             # In the import's transaction: answers and "done" are committed together.

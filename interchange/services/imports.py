@@ -29,6 +29,7 @@ from annotate.models import (
     Passage,
     Project,
     Role,
+    System,
 )
 from annotate.queue_order import claim_labels_required, claim_queue_key
 from annotate.services.labels import (
@@ -39,6 +40,7 @@ from annotate.services.labels import (
 )
 from interchange.importers import AnswerIn, AnswerReader, binary_source
 from interchange.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
+from interchange.importers.systems import SystemIn
 from interchange.sql import statistics_refresh
 from judges.models import Backend, Judge, JudgeRun, JudgeVerdict, JudgeVerdictChoice
 
@@ -60,6 +62,8 @@ ANSWER_COLUMNS = (
     "abstention",
     "reference",
     "metadata",
+    "system_id",
+    "question_id",
 )
 PASSAGE_COLUMNS = ("answer_id", "rank", "source_id", "title", "text")
 CLAIM_COLUMNS = (
@@ -230,8 +234,12 @@ class _Writer:
         source: str,
         progress: Callable[[int], None] | None,
         mapped: dict[str, int],
+        system: SystemIn | None = None,
     ):
         self.project = project
+        self.system = system  # the import's --system: for answers that name none
+        self.system_ids: dict[tuple[str, str], int] = {}
+        self.system_seen: dict[tuple[str, str], tuple[dict, str]] = {}  # metadata, where
         self.progress = progress
         self.user = user
         self.issues = issues
@@ -253,6 +261,13 @@ class _Writer:
     # -- validation that needs the database --------------------------------------------------
 
     def add(self, answer: AnswerIn) -> None:
+        if answer.system is None and self.system is not None:
+            answer.system = self.system
+            if answer.id_is_question:
+                answer.question_id = answer.external_id
+                answer.external_id = f"{self._system_label(self.system)}:{answer.external_id}"
+        if answer.system is not None:
+            self._system_note(answer)
         first = self.seen.get(answer.external_id)
         if first is not None:
             self.issues.add(
@@ -283,6 +298,59 @@ class _Writer:
                 for verdict in claim.judges:
                     self._judge_check(answer, verdict.name, verdict.field)
 
+    @staticmethod
+    def _system_label(system: SystemIn) -> str:
+        return f"{system.name}@{system.version}" if system.version else system.name
+
+    def _system_note(self, answer: AnswerIn) -> None:
+        """One system, one metadata: a second record (or the project) describing the same
+        name and version otherwise is an error naming both."""
+        system = answer.system
+        seen = self.system_seen.get(system.key)
+        if seen is None:
+            self.system_seen[system.key] = (system.metadata, answer.location)
+            return
+        metadata, where = seen
+        if system.metadata and metadata and system.metadata != metadata:
+            self.issues.add(
+                answer.location,
+                "system",
+                f"system {self._system_label(system)!r} is described with other metadata "
+                f"at {where}; give one system's metadata once (or the same everywhere)",
+            )
+        elif system.metadata and not metadata:
+            self.system_seen[system.key] = (system.metadata, answer.location)
+
+    def _systems_resolve(self, batch: list[AnswerIn]) -> None:
+        """The System row of every (name, version) in the batch: the project's, else a new one."""
+        for answer in batch:
+            system = answer.system
+            if system is None or system.key in self.system_ids:
+                continue
+            metadata, _where = self.system_seen[system.key]
+            row = System.objects.filter(
+                project=self.project, name=system.name, version=system.version
+            ).first()
+            if row is None:
+                row = System.objects.create(
+                    project=self.project,
+                    name=system.name,
+                    version=system.version,
+                    metadata=metadata,
+                )
+            elif metadata and row.metadata and row.metadata != metadata:
+                self.issues.add(
+                    answer.location,
+                    "system",
+                    f"system {self._system_label(system)!r} exists in this project with "
+                    f"other metadata ({row.metadata}); use another version or the same metadata",
+                )
+                continue
+            elif metadata and not row.metadata:
+                row.metadata = metadata
+                row.save(update_fields=["metadata"])
+            self.system_ids[system.key] = row.pk
+
     def _judge_check(self, answer: AnswerIn, name: str, field: str) -> None:
         if name in self.judges:
             return
@@ -304,6 +372,8 @@ class _Writer:
         if not batch:
             return
         self._check(batch)
+        if not self.issues:
+            self._systems_resolve(batch)
         if not self.issues:
             self._write(batch)
         self.checked += len(batch)
@@ -416,6 +486,8 @@ class _Writer:
                     answer.abstention,
                     answer.reference,
                     answer.metadata,
+                    self.system_ids[answer.system.key] if answer.system else None,
+                    answer.question_id,
                 )
                 for index, answer in enumerate(batch)
             ],
@@ -619,6 +691,7 @@ def answers_import(
     user=None,
     progress: Callable[[int], None] | None = None,
     annotator_map: dict[str, str] | None = None,
+    system: SystemIn | None = None,
 ) -> ImportResult:
     """Import every answer of a file into `project`, or nothing: raise ImportFailed with the
     problems (each naming its line or record and field) when anything in the file is wrong.
@@ -632,6 +705,10 @@ def answers_import(
     `path_or_file` is a path or a binary file object (an UploadedFile); `format` is auto,
     native, ragas or ragchecker. `progress(n)` is called after each batch with the number of
     answers read and checked so far.
+
+    `system` (the command's `--system`, the form's field) is the system of every answer that
+    names none; a RAGAS or RAGChecker id then becomes the answer's question key and the answer
+    is id'd "<system>:<id>" (see `AnswerIn.id_is_question`).
     """
     mapped = annotator_map_check(project=project, annotator_map=annotator_map or {}, user=user)
     issues = IssueLog()
@@ -649,6 +726,7 @@ def answers_import(
             source=name,
             progress=progress,
             mapped=mapped,
+            system=system,
         )
         try:
             for answer in reader:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
 from functools import lru_cache
 
@@ -129,6 +130,11 @@ _NUMBER = re.compile(
 )
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _SEGMENTER = pysbd.Segmenter(language="en", clean=False)
+# pysbd's Segmenter keeps the text it is splitting on itself: two threads of a judge run
+# segmenting at once read each other's text, and a claim's verdict then depended on timing
+# (found when the demo's second system doubled the run: "Refunds are issued to the original
+# form of payment." came back NOT_IN_PILE against the very passage that says it).
+_SEGMENTER_LOCK = threading.Lock()
 
 
 def _stem(word: str) -> str:
@@ -177,7 +183,9 @@ def _figure_in(figure: tuple[float, str], figures: set) -> bool:
 
 @lru_cache(maxsize=8192)
 def _sentences(passage_text: str) -> tuple[Analysis, ...]:
-    return tuple(Analysis(s) for s in _SEGMENTER.segment(passage_text) if s.strip())
+    with _SEGMENTER_LOCK:
+        sentences = _SEGMENTER.segment(passage_text)
+    return tuple(Analysis(s) for s in sentences if s.strip())
 
 
 def _logistic(score: float) -> float:

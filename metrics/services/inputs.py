@@ -24,11 +24,18 @@ class _Data:
     with their gold verdicts, claim tags, labels, facts and evidence, citations.
     """
 
-    def __init__(self, *, project: Project, progress: Progress) -> None:
+    def __init__(self, *, project: Project, progress: Progress, system=None) -> None:
+        # `system`: only that system's answers (and their claims, labels, facts) count.
+        self.system = system
         progress(0.02, "reading answers")
         self._read_answers(project)
         progress(0.06, "reading claims")
         claims = selectors.claim_columns(project=project)
+        if system is not None:
+            claims = claims[claims["answer_id"].isin(self.answers["answer_id"])]
+            claims = claims.reset_index(drop=True)
+        # Every claim of the answers read, abstentions' too (a judge's verdicts on them).
+        self.all_claim_ids = claims["claim_id"].to_numpy(dtype=np.int64)
         claims = claims.merge(
             self.answers[["answer_id", "risk_category", "abstention"]], on="answer_id", how="left"
         )
@@ -45,6 +52,8 @@ class _Data:
 
     def _read_answers(self, project: Project) -> None:
         answers = selectors.answer_columns(project=project)
+        if self.system is not None:
+            answers = answers[answers["system_id"] == self.system.pk].reset_index(drop=True)
         answers["answerable"] = answers["answerable"].map(_answerable_key)
         self.answers = answers
 
@@ -70,6 +79,9 @@ class _Data:
 
     def _read_labels(self, project: Project) -> None:
         self.labels = selectors.label_columns(project=project)
+        if self.system is not None:
+            labels = self.labels
+            self.labels = labels[labels["claim_id"].isin(self.all_claim_ids)].reset_index(drop=True)
         self.annotators = selectors.annotator_names(
             user_ids=self.labels["annotator_id"].unique().tolist()
         )
@@ -83,7 +95,11 @@ class _Data:
         self.facts = self.facts.merge(answers[["answer_id", "risk_category"]], on="answer_id")
         # Evidence quotes only matter where facts are marked.
         self.evidence = (
-            selectors.supported_evidence_columns(project=project)
+            selectors.supported_evidence_columns(project=project).pipe(
+                lambda e: (
+                    e[e["claim_id"].isin(self.all_claim_ids)] if self.system is not None else e
+                )
+            )
             if len(self.facts)
             else pd.DataFrame({"claim_id": [], "passage_id": [], "start": [], "end": []})
         )

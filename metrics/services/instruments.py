@@ -65,6 +65,8 @@ def _judge_audits(
     """Add the audit of each of the judge's instruments to `report` (the newest is "judge")."""
     progress(0.62, "reading the judge's verdicts")
     verdicts = selectors.judge_verify_columns(judge=judge)
+    if data.system is not None:
+        verdicts = verdicts[verdicts["claim_id"].isin(data.all_claim_ids)]
     canaries = selectors.canary_columns(judge=judge)
     stale_counts = selectors.judge_stale_counts(judge=judge)
     keys = _instrument_keys(verdicts)

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 from django.utils import timezone
 
-from annotate.models import Project
+from annotate.models import Project, System
 from judges.models import Judge
 from metrics import selectors
 from metrics.services.abstention_coverage import _abstention, _coverage, _fact_links
@@ -25,20 +25,28 @@ from metrics.services.rates import (
 )
 
 
-def report_compute(*, project: Project, judge: Judge | None = None, progress=None) -> dict:
+def report_compute(
+    *, project: Project, judge: Judge | None = None, progress=None, system=None
+) -> dict:
     """The project's whole report (and the judge's audits) as a JSON-safe dict.
 
-    `progress(fraction, stage)` is called as the work advances.
+    `progress(fraction, stage)` is called as the work advances. A project with two systems or
+    more is reported one system at a time (`system`; by default its first, see
+    `report_system`); with one system or none, over all its answers as always.
     """
     progress = progress or (lambda fraction, stage: None)
     labels_at_compute = selectors.label_history_max_id(project=project)
-    data = _Data(project=project, progress=progress)
+    system, systems = report_system(project=project, system=system)
+    data = _Data(project=project, progress=progress, system=system)
     progress(0.4, "computing project rates")
     report: dict[str, Any] = {
         "project": {"slug": project.slug, "name": project.name},
         "computed_at": timezone.now().isoformat(),
         "labels_at_compute": labels_at_compute,
     }
+    if system is not None:
+        report["system"] = _system_entry(system)
+        report["systems"] = [_system_entry(other) for other in systems]
     report.update(_project_rates(data))
     report["abstention"] = _abstention(data.answers)
     links = _fact_links(data)
@@ -71,6 +79,23 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
         report["method"]["faithfulness"] += " " + report["design"]["outside_queue"]["text"]
     progress(0.98, "saving")
     return json_safe(report)
+
+
+def report_system(*, project: Project, system=None) -> tuple[System | None, list[System]]:
+    """(the system a report covers, the project's systems): `system` if given, else the first
+    (oldest) of two or more; None — every answer — for a project with one system or none."""
+    systems = list(System.objects.filter(project=project).order_by("id"))
+    if system is None and len(systems) >= 2:
+        system = systems[0]
+    return system, systems
+
+
+def _system_entry(system: System) -> dict:
+    return {
+        "name": system.name,
+        "version": system.version,
+        "metadata": system.metadata,
+    }
 
 
 def report_public(report: dict) -> dict:

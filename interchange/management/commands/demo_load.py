@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from annotate.models import Membership, Project, Role
-from interchange.demo import demo_records
+from interchange.demo import demo_records, demo_records_second_system
 
 DEMO_SLUG = "demo"
 DEMO_PASSWORD = "demo-password"
@@ -50,7 +50,7 @@ class Command(BaseCommand):
                 Membership.objects.create(project=project, user=user, role=role)
                 users[username] = user
         with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8") as handle:
-            for record in demo_records():
+            for record in [*demo_records(), *demo_records_second_system()]:
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             handle.flush()
             # The demo's analysts are members: their labels go to their accounts, not to

@@ -1,6 +1,6 @@
 """python manage.py import_answers PATH --project SLUG [--format auto|native|ragas|ragchecker]
 [--create --name NAME [--no-quote-required] [--analysts-per-claim N]
-[--double-labelled-share F]]"""
+[--double-labelled-share F]] [--system NAME[@VERSION]]"""
 
 import argparse
 
@@ -10,6 +10,7 @@ from django.db import transaction
 
 from annotate.models import Project
 from interchange.importers import FORMATS
+from interchange.importers.systems import system_from_option
 from interchange.services.imports import ImportFailed, annotator_map_parse, answers_import
 
 # The settings a new project can take from the command line, with their option names.
@@ -65,11 +66,23 @@ class Command(BaseCommand):
             help="File labels under NAME to this member's account (repeatable); unmapped "
             'names are kept as imported annotators ("NAME (imported)").',
         )
+        parser.add_argument(
+            "--system",
+            metavar="NAME[@VERSION]",
+            help="The system (pipeline version) that produced the file's answers, for those "
+            "that name none; a RAGAS or RAGChecker id is then the question key and the "
+            "answer is id'd \"NAME:<id>\", so two systems' files of the same questions can be "
+            "compared (manage.py compare).",
+        )
 
-    def handle(self, *args, path, project, format, create, name, map, **options):
+    def handle(self, *args, path, project, format, create, name, map, system, **options):
         slug = project
         settings = {key: options[key] for key in _SETTINGS if options.get(key) is not None}
         created = False
+        try:
+            system = system_from_option(system) if system else None
+        except ValueError as error:
+            raise CommandError(str(error)) from error
         try:
             with transaction.atomic():
                 project = Project.objects.filter(slug=slug).first()
@@ -92,6 +105,7 @@ class Command(BaseCommand):
                     format=format,
                     progress=self._progress,
                     annotator_map=annotator_map_parse("\n".join(map)),
+                    system=system,
                 )
         except ImportFailed as failed:
             raise CommandError(str(failed)) from failed

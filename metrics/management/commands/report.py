@@ -43,17 +43,32 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--judge", help="judge name: adds its audit (every instrument)")
+        parser.add_argument(
+            "--system",
+            help="NAME or NAME@VERSION: that system's answers only (a project of two systems "
+            "or more is reported per system, by default its first)",
+        )
         parser.add_argument("--format", choices=["json"], default="json")
         parser.add_argument("--output", help="file to write; default standard output")
 
     def handle(self, *args, **opts):
         project, judge = project_and_judge(opts["project"], opts["judge"])
+        system = None
+        if opts.get("system"):
+            from metrics.services.compare import SystemNotFound, system_resolve
+
+            try:
+                system = system_resolve(project=project, ref=opts["system"])
+            except SystemNotFound as error:
+                raise CommandError(str(error)) from error
 
         def progress(fraction: float, stage: str) -> None:
             sys.stderr.write(f"\r{100 * fraction:5.1f}%  {stage[:60]:<60}")
             sys.stderr.flush()
 
-        report = report_public(report_compute(project=project, judge=judge, progress=progress))
+        report = report_public(
+            report_compute(project=project, judge=judge, progress=progress, system=system)
+        )
         sys.stderr.write("\n")
         text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         write_output(text, opts["output"], self.stdout)
