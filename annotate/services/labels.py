@@ -169,6 +169,11 @@ def _label_check(
         raise LabelError(
             f"Unknown verdict {verdict!r}: use SUPPORTED, CONTRADICTED or NOT_IN_PILE."
         )
+    if verdict == Verdict.NOT_IN_PILE and (passage is not None or quote):
+        raise LabelError(
+            "A NOT_IN_PILE label says no passage of the pile decides the claim, so it takes no "
+            "quote: clear the quote, or choose SUPPORTED or CONTRADICTED if the quote decides it."
+        )
     if require_quote is None:
         require_quote = claim.project.quote_required
     if require_quote and verdict != Verdict.NOT_IN_PILE and passage is None:
@@ -622,6 +627,11 @@ def _last_save(*, user, project: Project) -> LabelHistory | None:
         else:
             return row
     return None
+
+
+def label_last_save(*, user, project: Project) -> LabelHistory | None:
+    """The save `label_undo` would revert now (the label's state after it), or None."""
+    return _last_save(user=user, project=project)
 
 
 @transaction.atomic
