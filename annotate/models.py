@@ -59,6 +59,11 @@ class Project(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     guidelines = models.TextField(blank=True, help_text="Marking guidelines shown to analysts.")
+    guidelines_version = models.PositiveIntegerField(
+        default=1,
+        help_text="Goes up by one whenever the guidelines' text changes; every label saved "
+        "records the version in force.",
+    )
     analysts_per_claim = models.PositiveSmallIntegerField(
         default=1, help_text="Labels every claim needs before it leaves the queue."
     )
@@ -322,6 +327,12 @@ class Label(models.Model):
         default=False,
         help_text="Its verdict differs from the one it had when the analyst was shown the "
         "judge's or a colleague's verdict on the claim (a `Reveal`).",
+    )
+    guideline_version = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The project's guidelines version when the label was last saved on the "
+        "labelling screen (none: imported, or saved before versions were kept).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -306,3 +306,21 @@ def answers_page(*, project: Project, page, per_page: int = 50):
     for answer in current.object_list:
         answer.n_claims = counts.get(answer.pk, 0)
     return current
+
+
+def labels_by_guideline_version(*, project: Project) -> list[dict]:
+    """The project's labels counted by the guidelines version they were saved under (newest
+    first; None last: imported, or saved before versions were kept), each marked `current`."""
+    from django.db.models import Count, F
+
+    from annotate.models import Label
+
+    rows = (
+        Label.objects.filter(claim__project=project)
+        .values("guideline_version")
+        .annotate(labels=Count("id"))
+        .order_by(F("guideline_version").desc(nulls_last=True))
+    )
+    return [
+        {**row, "current": row["guideline_version"] == project.guidelines_version} for row in rows
+    ]

@@ -530,21 +530,33 @@ def _label_write(
     moment = connection.ops.adapt_datetimefield_value(now)
     table, history = Label._meta.db_table, LabelHistory._meta.db_table
     changed = label.changed_after_reveal
+    # The guidelines in force: a lead can tell which labels predate a change of them.
+    label.guideline_version = guideline = claim.project.guidelines_version
     if own is None:
         batch.add(
             f"INSERT INTO {table} (claim_id, annotator_id, {', '.join(columns)}, stratum,"
-            " needs_review, changed_after_reveal, created_at, updated_at)"
-            f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s, %s)",
-            [claim.pk, annotator.pk, *values, stratum_value, False, changed, moment, moment],
+            " needs_review, changed_after_reveal, guideline_version, created_at, updated_at)"
+            f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s, %s, %s)",
+            [
+                claim.pk,
+                annotator.pk,
+                *values,
+                stratum_value,
+                False,
+                changed,
+                guideline,
+                moment,
+                moment,
+            ],
         )
         label_id = f"(SELECT id FROM {table} WHERE claim_id = %s AND annotator_id = %s)"
         label_params = [claim.pk, annotator.pk]
     else:
         batch.add(
             f"UPDATE {table} SET {', '.join(f'{column} = %s' for column in columns)},"
-            " stratum = %s, needs_review = %s, changed_after_reveal = %s, updated_at = %s"
-            " WHERE id = %s",
-            [*values, stratum_value, False, changed, moment, own[0]],
+            " stratum = %s, needs_review = %s, changed_after_reveal = %s,"
+            " guideline_version = %s, updated_at = %s WHERE id = %s",
+            [*values, stratum_value, False, changed, guideline, moment, own[0]],
         )
         label_id, label_params = "%s", [own[0]]
     action = LabelHistory.Action.UPDATED if own else LabelHistory.Action.CREATED

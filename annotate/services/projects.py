@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import F
 from django.http import Http404
 
 from annotate.models import Answer, Membership, Project, Role
@@ -99,10 +100,19 @@ def project_settings_update(*, project: Project, **fields) -> Project:
     counting_changed = "count_changed_after_reveal" in fields and fields[
         "count_changed_after_reveal"
     ] != Project.objects.values_list("count_changed_after_reveal", flat=True).get(pk=project.pk)
+    stored_guidelines = Project.objects.values_list("guidelines", flat=True).get(pk=project.pk)
+    guidelines_changed = "guidelines" in fields and fields["guidelines"] != stored_guidelines
     for key, value in fields.items():
         setattr(project, key, value)
-    project.full_clean()
-    project.save(update_fields=list(fields))
+    update = list(fields)
+    if guidelines_changed:
+        # Labels record the version they were saved under (annotate.services.labels).
+        project.guidelines_version = F("guidelines_version") + 1
+        update.append("guidelines_version")
+    project.full_clean(exclude=["guidelines_version"])
+    project.save(update_fields=update)
+    if guidelines_changed:
+        project.refresh_from_db(fields=["guidelines_version"])
     if counting_changed:
         from annotate.services.review import gold_recompute_changed_after_reveal
 

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url, trigger_client_event
 
 from annotate.access import project_view
+from annotate.guidelines import guidelines_html
 from annotate.models import Claim, Correctness, Label, LabelHistory, Passage, Role, Verdict
 from annotate.selectors import (
     claim_get_for_project,
@@ -105,6 +106,8 @@ def _screen(
         context["saved_reveal"] = claim_reveal_for_user(
             claim=saved.claim, user=request.user, project=project
         )
+    if not request.htmx:  # the panel sits outside the #screen partial: not on every save
+        context["guidelines"] = guidelines_html(project.guidelines)
     template = "annotate/label.html"
     # A page of the pile alone (its links target #pile) shows no reveal; the screen does.
     pile_only = bool(request.htmx) and request.htmx.target == "pile" and claim is not None

@@ -12,6 +12,7 @@ from annotate.selectors import (
     answer_claims_page,
     answer_get_for_project,
     answers_page,
+    labels_by_guideline_version,
     pile_page_get,
     project_list_for_user,
 )
@@ -86,6 +87,7 @@ def project_settings(request, project, membership):
         "form": form,
         "members": members,
         "member_form": MembershipForm(),
+        "guideline_versions": labels_by_guideline_version(project=project),
     }
     return render(request, "annotate/settings.html", context)
 

@@ -47,6 +47,16 @@
     if (form.requestSubmit) form.requestSubmit(); else form.submit();
   }
 
+  function showGuidelines(open) {
+    var panel = byId("guidelines");
+    if (!panel) return;
+    panel.open = open;
+    if (open) {
+      panel.scrollIntoView({ block: "start" });
+      panel.querySelector("summary").focus();
+    }
+  }
+
   function toggleHelp() {
     var dialog = byId("key-help");
     if (!dialog) return;
@@ -88,6 +98,10 @@
     } else if (key === "?") {
       event.preventDefault();
       toggleHelp();
+    } else if (key === "g") {
+      event.preventDefault();
+      var panel = byId("guidelines");
+      if (panel) showGuidelines(!panel.open);
     }
   });
 
@@ -244,6 +258,11 @@
       paintQuote();
       var box = byId("quote-text");
       if (box) box.focus();
+    } else if (target.closest && target.closest(".guidelines-open")) {
+      event.preventDefault();
+      var dialog = byId("key-help");
+      if (dialog && dialog.open) dialog.close();
+      showGuidelines(true);
     } else if (target.closest && target.closest(".key-help-open")) {
       toggleHelp();
     }

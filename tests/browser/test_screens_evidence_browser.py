@@ -188,3 +188,27 @@ def test_every_key_in_the_keys_dialog_is_readable(browser_page, screenshot, sche
     assert len(ratios) >= 10
     assert min(ratios) >= 4.5, ratios  # WCAG AA for text, "Close Esc" included
     screenshot(page, f"screens-keys-{scheme}.png", full_page=False)
+
+
+def test_the_guidelines_are_read_from_the_labelling_screen_through_the_keys_dialog(
+    browser_page, screenshot
+):
+    project, user, claims = three_claim_project()
+    project.guidelines = (
+        "## When to quote\n\nQuote the **whole sentence** that decides the claim.\n\n"
+        "- NOT_IN_PILE takes no quote.\n- Two sentences? Quote the one that decides."
+    )
+    project.save()
+    page = browser_page(user, width=1280, height=720)
+    page.goto(f"{page.base_url}/p/{project.slug}/label/")
+    panel = page.get_by_test_id("guidelines")
+    assert not page.get_by_text("Quote the whole sentence").is_visible()  # folded at first
+    page.keyboard.press("?")
+    page.locator("#key-help").get_by_role("link", name="marking guidelines").click()
+    assert not page.locator("#key-help").is_visible()
+    assert page.get_by_text("that decides the claim").is_visible()
+    assert panel.locator("h4").inner_text() == "When to quote"
+    assert "version 1" in panel.locator("summary").inner_text()
+    screenshot(page, "screens-guidelines.png", full_page=False)
+    page.keyboard.press("g")  # folds them again
+    assert not page.get_by_text("that decides the claim").is_visible()
