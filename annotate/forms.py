@@ -21,6 +21,7 @@ class ProjectSettingsForm(forms.ModelForm):
             "quote_required",
             "reveal_after_save",
             "count_changed_after_reveal",
+            "queue_order",
         ]
         widgets = {"double_labelled_share": forms.NumberInput(attrs={"step": "0.05"})}
 

@@ -75,6 +75,18 @@ class Project(models.Model):
     queue_seed = models.PositiveIntegerField(
         default=0, help_text="Seed of the random order the labelling queue serves claims in."
     )
+
+    class QueueOrder(models.TextChoices):
+        ANSWER = "answer", "An answer at a time: a random answer, then its claims in order"
+        CLAIM = "claim", "A claim at a time, in random order across all answers"
+
+    queue_order = models.CharField(
+        max_length=6,
+        choices=QueueOrder.choices,
+        default=QueueOrder.ANSWER,
+        help_text="How the labelling queue serves claims. Both are random samples; an answer "
+        "at a time saves analysts re-reading a pile for every claim.",
+    )
     quote_required = models.BooleanField(
         default=True, help_text="SUPPORTED and CONTRADICTED labels need an evidence quote."
     )
