@@ -619,3 +619,27 @@ class ImportJob(models.Model):
         if not self.total_bytes:
             return 0
         return min(100, self.bytes_read * 100 // self.total_bytes)
+
+
+class ClaimSkip(models.Model):
+    """An analyst's skip of a claim, with the reason: out of their queue, into the leads'
+    list of skipped claims (`annotate:skipped`) until a lead sends it back."""
+
+    class Reason(models.TextChoices):
+        NOT_CHECKABLE = "not_checkable", "Not checkable against a pile"
+        NOT_ATOMIC = "not_atomic", "Not atomic: badly split (for the claims editor)"
+        NEEDS_EXPERTISE = "needs_expertise", "Needs expertise I do not have"
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="skips")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "user"], name="claimskip_once_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"skip of claim {self.claim_id} by user {self.user_id} ({self.reason})"

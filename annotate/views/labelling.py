@@ -16,7 +16,16 @@ from django_htmx.http import push_url, trigger_client_event
 
 from annotate.access import project_view
 from annotate.guidelines import guidelines_html
-from annotate.models import Claim, Correctness, Label, LabelHistory, Passage, Role, Verdict
+from annotate.models import (
+    Claim,
+    ClaimSkip,
+    Correctness,
+    Label,
+    LabelHistory,
+    Passage,
+    Role,
+    Verdict,
+)
 from annotate.selectors import (
     claim_get_for_project,
     claim_reveal_for_user,
@@ -31,7 +40,7 @@ from annotate.services.labels import (
     label_undo,
     reveal_record,
 )
-from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve
+from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve, claim_skip
 
 
 class LabelForm(forms.Form):
@@ -276,8 +285,48 @@ def label_last_undo(request, project, membership):
     )
 
 
+class SkipForm(forms.Form):
+    reason = forms.ChoiceField(
+        choices=ClaimSkip.Reason.choices,
+        error_messages={"required": "Say why you skip the claim."},
+    )
+    note = forms.CharField(required=False, max_length=2000)
+
+
+@require_POST
+@project_view(Role.ANALYST)
+def label_claim_skip(request, project, membership, claim_id: int):
+    form = SkipForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise QueueError(next(iter(form.errors.values()))[0])
+        skip = claim_skip(
+            project=project,
+            user=request.user,
+            claim_id=claim_id,
+            reason=form.cleaned_data["reason"],
+            note=form.cleaned_data["note"],
+        )
+    except QueueError as error:
+        claim = claim_get_for_project(project=project, claim_id=claim_id)
+        return _screen(request, project, membership, claim, error=str(error))
+    notice = (
+        f"Skipped “{Truncator(skip.claim.text).chars(80)}” ({skip.get_reason_display()}): "
+        "it is out of your queue and on the leads' list of skipped claims."
+    )
+    if not request.htmx:
+        messages.success(request, notice)
+        return redirect("annotate:label-next", slug=project.slug)
+    claim, error = _next(request, project, membership)
+    response = _screen(
+        request, project, membership, claim, notice=notice, error=error, from_queue=True
+    )
+    return push_url(response, reverse("annotate:label-next", args=[project.slug]))
+
+
 urlpatterns = [
     path("p/<slug:slug>/label/", label_next, name="label-next"),
+    path("p/<slug:slug>/label/<int:claim_id>/skip/", label_claim_skip, name="label-skip"),
     path("p/<slug:slug>/label/undo/", label_last_undo, name="label-undo"),
     path("p/<slug:slug>/label/<int:claim_id>/", label_claim, name="label-claim"),
     path("p/<slug:slug>/label/<int:claim_id>/save/", label_claim_save, name="label-save"),

@@ -86,6 +86,8 @@
     } else if (key === "Enter") {
       var tag = event.target && event.target.tagName;
       if (tag === "BUTTON" || tag === "A" || tag === "SUMMARY") return; // their own action
+      var own = event.target.form;
+      if (own && own.id !== "label-form") return; // the skip form's own Enter
       event.preventDefault();
       submit(byId("label-form"));
     } else if (key === "u") {

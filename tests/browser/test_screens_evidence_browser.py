@@ -212,3 +212,31 @@ def test_the_guidelines_are_read_from_the_labelling_screen_through_the_keys_dial
     screenshot(page, "screens-guidelines.png", full_page=False)
     page.keyboard.press("g")  # folds them again
     assert not page.get_by_text("that decides the claim").is_visible()
+
+
+def test_an_analyst_skips_a_claim_with_a_reason_and_a_lead_finds_it(browser_page, screenshot):
+    from annotate.models import Role
+
+    project, user, claims = three_claim_project()
+    page = browser_page(user, width=1280, height=720)
+    page.goto(f"{page.base_url}/p/{project.slug}/label/")
+    claim_shown(page, claims[0].text)
+    page.get_by_text("Skip this claim, or flag it as not atomic").click()
+    page.get_by_label("Needs expertise I do not have").check()
+    page.locator("#skip-note").fill("opening hours law")
+    screenshot(page, "screens-skip-form.png", full_page=False)
+    page.get_by_role("button", name="Skip and take the next claim").click()
+    claim_shown(page, claims[1].text)
+    assert "on the leads' list of skipped claims" in page.locator(".label-notice").inner_text()
+
+    lead = UserFactory(username="lead")
+    MembershipFactory(project=project, user=lead, role=Role.LEAD)
+    lead_page = browser_page(lead, width=1280, height=720)
+    lead_page.goto(f"{lead_page.base_url}/p/{project.slug}/adjudicate/")
+    lead_page.get_by_role("link", name="Claims analysts skipped").click()
+    row = lead_page.get_by_test_id("skipped").locator("tbody tr")
+    assert row.count() == 1
+    assert claims[0].text in row.inner_text()
+    assert "Needs expertise" in row.inner_text()
+    assert "opening hours law" in row.inner_text()
+    screenshot(lead_page, "screens-skipped-list.png", full_page=False)
