@@ -80,3 +80,31 @@ def test_a_skip_needs_a_reason_and_analysts_cannot_see_the_list(client):
     assert "Say why you skip the claim." in response.content.decode()
     assert not ClaimSkip.objects.exists()
     assert client.get(reverse("annotate:skipped", args=[project.slug])).status_code == 404
+
+
+def test_adjudicating_moves_the_waiting_count_and_a_claim_without_span_has_no_empty_mark(client):
+    from annotate.models import Verdict
+    from annotate.services.labels import label_save
+    from tests.factories import ClaimFactory
+
+    claim = ClaimFactory(text="Refunds take 30 days.", labels_required=2, answer__text="Yes.")
+    assert claim.span_start is None
+    project = claim.project
+    ana, bo, lead = UserFactory(), UserFactory(), UserFactory()
+    for user, role in ((ana, Role.ANALYST), (bo, Role.ANALYST), (lead, Role.LEAD)):
+        MembershipFactory(project=project, user=user, role=role)
+    label_save(claim=claim, annotator=ana, verdict=Verdict.CONTRADICTED, require_quote=False)
+    label_save(claim=claim, annotator=bo, verdict=Verdict.NOT_IN_PILE)
+    client.force_login(lead)
+    listing = client.get(reverse("annotate:adjudicate", args=[project.slug])).content.decode()
+    assert '<span id="adjudication-waiting" class="muted small">(1 waiting)</span>' in listing
+    assert '<mark class="claim-span"></mark>' not in listing
+    assert "<mark" not in listing.split("In the answer")[1].split("</p>")[1]
+    decided = client.post(
+        reverse("annotate:adjudicate-claim", args=[project.slug, claim.pk]),
+        {"verdict": "NOT_IN_PILE", "reason": "No passage says 30 days."},
+        **HTMX,
+    ).content.decode()
+    assert (
+        '<span id="adjudication-waiting" class="muted small" hx-swap-oob="true">(0 waiting)</span>'
+    ) in decided
