@@ -260,8 +260,11 @@ class _CountedPaginator(Paginator):
         return self._known_count
 
 
-def answers_page(*, project: Project, page, per_page: int = 50):
-    """One page of the project's answers, each with `n_claims`.
+def answers_page(
+    *, project: Project, page, per_page: int = 50, search: str = "", risk_category: str = ""
+):
+    """One page of the project's answers, each with `n_claims`; `search` (in the question,
+    the answer's text or its id) and `risk_category` narrow them (then counted, not stored).
 
     Nothing here grows with the project: the total is the project's stored `answers_count`
     (counting 250k answers took 70-90 ms), the page is read along the (project, position, id)
@@ -281,7 +284,20 @@ def answers_page(*, project: Project, page, per_page: int = 50):
             "abstention_suggested",
         )
     )
-    current = _CountedPaginator(answers, per_page, count=project.answers_count).get_page(page)
+    if search or risk_category:
+        from django.db.models import Q
+
+        if search:
+            answers = answers.filter(
+                Q(question__icontains=search)
+                | Q(text__icontains=search)
+                | Q(external_id__icontains=search)
+            )
+        if risk_category:
+            answers = answers.filter(risk_category=risk_category)
+        current = Paginator(answers, per_page).get_page(page)
+    else:
+        current = _CountedPaginator(answers, per_page, count=project.answers_count).get_page(page)
     ids = [answer.pk for answer in current.object_list]
     counts = dict(
         Claim.objects.filter(answer_id__in=ids)

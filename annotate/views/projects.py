@@ -1,3 +1,5 @@
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -7,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.access import project_view
 from annotate.forms import MembershipForm, ProjectCreateForm, ProjectSettingsForm
-from annotate.models import Role
+from annotate.models import RiskCategory, Role
 from annotate.selectors import (
     answer_claims_page,
     answer_get_for_project,
@@ -49,12 +51,23 @@ def project_new(request):
 @require_GET
 @project_view(Role.ANALYST)
 def project_detail(request, project, membership):
-    page = answers_page(project=project, page=request.GET.get("page"))
-    return render(
-        request,
-        "annotate/project_detail.html",
-        {"project": project, "membership": membership, "page": page},
+    search = request.GET.get("q", "").strip()[:200]
+    risk = request.GET.get("risk", "")
+    risk = risk if risk in RiskCategory.values else ""
+    page = answers_page(
+        project=project, page=request.GET.get("page"), search=search, risk_category=risk
     )
+    filters = urlencode({key: value for key, value in (("q", search), ("risk", risk)) if value})
+    context = {
+        "project": project,
+        "membership": membership,
+        "page": page,
+        "search": search,
+        "risk": risk,
+        "risks": RiskCategory.choices,
+        "filters": filters,
+    }
+    return render(request, "annotate/project_detail.html", context)
 
 
 @require_GET

@@ -108,3 +108,37 @@ def test_adjudicating_moves_the_waiting_count_and_a_claim_without_span_has_no_em
     assert (
         '<span id="adjudication-waiting" class="muted small" hx-swap-oob="true">(0 waiting)</span>'
     ) in decided
+
+
+def test_the_answers_list_searches_filters_by_risk_pages_on_the_server_and_shows_no_none(client):
+    from tests.factories import AnswerFactory, ProjectFactory
+
+    project = ProjectFactory()
+    user = UserFactory()
+    MembershipFactory(project=project, user=user)
+    for n in range(60):
+        AnswerFactory(
+            project=project,
+            external_id=f"q{n}",
+            position=n,
+            question=f"Question {n} about {'parking' if n % 3 == 0 else 'opening hours'}",
+            risk_category="financial" if n % 2 == 0 else "none",
+        )
+    project.answers_count = 60
+    project.save(update_fields=["answers_count"])
+    client.force_login(user)
+    url = reverse("annotate:project-detail", args=[project.slug])
+    everything = client.get(url).content.decode()
+    assert "<td>None</td>" not in everything
+    assert "<td>—</td>" in everything
+    found = client.get(url, {"q": "parking"}).content.decode()
+    assert "(20 found)" in found  # n = 0, 3, …, 57
+    both = client.get(url, {"q": "parking", "risk": "financial"}).content.decode()
+    assert "(10 found)" in both  # n divisible by 6
+    assert both.count("<td>Financial</td>") == 10
+    paged = client.get(url, {"risk": "none", "page": 1}).content.decode()
+    assert "(30 found)" in paged
+    assert "Page 1 of 1" in paged
+    many = client.get(url, {"q": "Question"}).content.decode()
+    assert "Page 1 of 2" in many
+    assert "?page=2&amp;q=Question" in many
