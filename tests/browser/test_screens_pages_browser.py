@@ -84,3 +84,16 @@ def test_axe_finds_nothing_serious_on_the_labelling_screen_and_the_dashboard(
     for path in ("/p/demo/dashboard/",):
         lead.goto(lead.base_url + path)
         assert axe_serious(lead) == [], path
+
+
+def test_a_leads_navigation_fits_one_line_at_1280_px(browser_page, demo, screenshot):
+    page = browser_page(demo["lead"], width=1280, height=720)
+    page.goto(page.base_url + "/p/demo/")
+    middles = page.eval_on_selector_all(
+        ".topbar a, .topbar button",
+        "els => els.map(e => { const b = e.getBoundingClientRect(); return b.top + b.height / 2; })",
+    )
+    assert len(middles) >= 12  # brand, nine project links, password, log out
+    assert max(middles) - min(middles) <= 6, middles  # one line, not two
+    assert page.evaluate(WIDE)[0] <= 1280
+    screenshot(page, "screens-nav-1280.png", full_page=False)
