@@ -18,7 +18,7 @@ install: $(BIN)/.installed
 
 run: install
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py demo_load
+	$(BIN)/python manage.py demo_load --address $(HOST):$(PORT)
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 worker: install

@@ -22,6 +22,7 @@ class ProjectSettingsForm(forms.ModelForm):
             "reveal_after_save",
             "count_changed_after_reveal",
             "count_outside_queue_labels",
+            "queue_order",
         ]
         widgets = {"double_labelled_share": forms.NumberInput(attrs={"step": "0.05"})}
 

@@ -59,6 +59,11 @@ class Project(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     guidelines = models.TextField(blank=True, help_text="Marking guidelines shown to analysts.")
+    guidelines_version = models.PositiveIntegerField(
+        default=1,
+        help_text="Goes up by one whenever the guidelines' text changes; every label saved "
+        "records the version in force.",
+    )
     analysts_per_claim = models.PositiveSmallIntegerField(
         default=1, help_text="Labels every claim needs before it leaves the queue."
     )
@@ -69,6 +74,18 @@ class Project(models.Model):
     )
     queue_seed = models.PositiveIntegerField(
         default=0, help_text="Seed of the random order the labelling queue serves claims in."
+    )
+
+    class QueueOrder(models.TextChoices):
+        ANSWER = "answer", "An answer at a time: a random answer, then its claims in order"
+        CLAIM = "claim", "A claim at a time, in random order across all answers"
+
+    queue_order = models.CharField(
+        max_length=6,
+        choices=QueueOrder.choices,
+        default=QueueOrder.ANSWER,
+        help_text="How the labelling queue serves claims. Both are random samples; an answer "
+        "at a time saves analysts re-reading a pile for every claim.",
     )
     quote_required = models.BooleanField(
         default=True, help_text="SUPPORTED and CONTRADICTED labels need an evidence quote."
@@ -370,6 +387,12 @@ class Label(models.Model):
         help_text="Its verdict differs from the one it had when the analyst was shown the "
         "judge's or a colleague's verdict on the claim (a `Reveal`).",
     )
+    guideline_version = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The project's guidelines version when the label was last saved on the "
+        "labelling screen (none: imported, or saved before versions were kept).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -648,3 +671,27 @@ class ImportJob(models.Model):
         if not self.total_bytes:
             return 0
         return min(100, self.bytes_read * 100 // self.total_bytes)
+
+
+class ClaimSkip(models.Model):
+    """An analyst's skip of a claim, with the reason: out of their queue, into the leads'
+    list of skipped claims (`annotate:skipped`) until a lead sends it back."""
+
+    class Reason(models.TextChoices):
+        NOT_CHECKABLE = "not_checkable", "Not checkable against a pile"
+        NOT_ATOMIC = "not_atomic", "Not atomic: badly split (for the claims editor)"
+        NEEDS_EXPERTISE = "needs_expertise", "Needs expertise I do not have"
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="skips")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "user"], name="claimskip_once_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"skip of claim {self.claim_id} by user {self.user_id} ({self.reason})"

@@ -17,6 +17,45 @@ def claim_queue_key(*, seed: int, answer_external_id: str, position: int, text: 
     return int.from_bytes(digest, "big") >> (64 - QUEUE_KEY_BITS)
 
 
+ANSWER_POSITION_BITS = 12  # an answer's claims in order: up to 4,096 claims an answer
+
+
+def answer_queue_key(*, seed: int, answer_external_id: str, position: int) -> int:
+    """A claim's place when the queue serves an answer at a time: a seeded random order of
+    the answers (high bits: a hash of the seed and the answer alone, so every answer, short
+    or long, is equally likely to come next), then the answer's claims by position."""
+    digest = hashlib.blake2b(f"{seed}\x1f{answer_external_id}".encode(), digest_size=8).digest()
+    answer_bits = int.from_bytes(digest, "big") >> (64 - QUEUE_KEY_BITS + ANSWER_POSITION_BITS)
+    return (answer_bits << ANSWER_POSITION_BITS) | min(position, 2**ANSWER_POSITION_BITS - 1)
+
+
+def claim_queue_fields(
+    *,
+    seed: int,
+    answer_external_id: str,
+    position: int,
+    text: str,
+    by_answer: bool,
+    analysts_per_claim: int,
+    double_share: float,
+) -> tuple[int, int]:
+    """A new claim's `queue_key` and `labels_required`. Which claims are double-labelled
+    follows the claim's own hash whatever the queue's order, so the setting changes the order
+    claims are served in and nothing else."""
+    claim_key = claim_queue_key(
+        seed=seed, answer_external_id=answer_external_id, position=position, text=text
+    )
+    required = claim_labels_required(
+        analysts_per_claim=analysts_per_claim, double_share=double_share, queue_key=claim_key
+    )
+    if by_answer:
+        return (
+            answer_queue_key(seed=seed, answer_external_id=answer_external_id, position=position),
+            required,
+        )
+    return claim_key, required
+
+
 def claim_labels_required(*, analysts_per_claim: int, double_share: float, queue_key: int) -> int:
     """analysts_per_claim, plus one for the seeded `double_share` of claims (overlap for IAA).
 

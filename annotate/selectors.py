@@ -260,8 +260,11 @@ class _CountedPaginator(Paginator):
         return self._known_count
 
 
-def answers_page(*, project: Project, page, per_page: int = 50):
-    """One page of the project's answers, each with `n_claims`.
+def answers_page(
+    *, project: Project, page, per_page: int = 50, search: str = "", risk_category: str = ""
+):
+    """One page of the project's answers, each with `n_claims`; `search` (in the question,
+    the answer's text or its id) and `risk_category` narrow them (then counted, not stored).
 
     Nothing here grows with the project: the total is the project's stored `answers_count`
     (counting 250k answers took 70-90 ms), the page is read along the (project, position, id)
@@ -281,7 +284,20 @@ def answers_page(*, project: Project, page, per_page: int = 50):
             "abstention_suggested",
         )
     )
-    current = _CountedPaginator(answers, per_page, count=project.answers_count).get_page(page)
+    if search or risk_category:
+        from django.db.models import Q
+
+        if search:
+            answers = answers.filter(
+                Q(question__icontains=search)
+                | Q(text__icontains=search)
+                | Q(external_id__icontains=search)
+            )
+        if risk_category:
+            answers = answers.filter(risk_category=risk_category)
+        current = Paginator(answers, per_page).get_page(page)
+    else:
+        current = _CountedPaginator(answers, per_page, count=project.answers_count).get_page(page)
     ids = [answer.pk for answer in current.object_list]
     counts = dict(
         Claim.objects.filter(answer_id__in=ids)
@@ -292,3 +308,21 @@ def answers_page(*, project: Project, page, per_page: int = 50):
     for answer in current.object_list:
         answer.n_claims = counts.get(answer.pk, 0)
     return current
+
+
+def labels_by_guideline_version(*, project: Project) -> list[dict]:
+    """The project's labels counted by the guidelines version they were saved under (newest
+    first; None last: imported, or saved before versions were kept), each marked `current`."""
+    from django.db.models import Count, F
+
+    from annotate.models import Label
+
+    rows = (
+        Label.objects.filter(claim__project=project)
+        .values("guideline_version")
+        .annotate(labels=Count("id"))
+        .order_by(F("guideline_version").desc(nulls_last=True))
+    )
+    return [
+        {**row, "current": row["guideline_version"] == project.guidelines_version} for row in rows
+    ]

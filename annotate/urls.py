@@ -1,7 +1,7 @@
 """annotate's URLs, composed from each view module's own list (config/urls.py adds the
 interchange's import and export pages to this `annotate` namespace)."""
 
-from annotate.views import claims, labelling, projects, review
+from annotate.views import claims, labelling, projects, review, skips
 
 app_name = "annotate"
 
@@ -10,4 +10,5 @@ urlpatterns = [
     *labelling.urlpatterns,
     *claims.urlpatterns,
     *review.urlpatterns,
+    *skips.urlpatterns,
 ]

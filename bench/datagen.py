@@ -47,7 +47,7 @@ from annotate.models import (
     Reservation,
     Role,
 )
-from annotate.queue_order import claim_labels_required, claim_queue_key
+from annotate.queue_order import claim_queue_fields
 from judges.models import Judge, JudgeRun, JudgeVerdict
 from judges.models import prompt_version as prompt_version_of
 
@@ -502,11 +502,14 @@ def _answers_write(plan: _Plan) -> tuple[list[tuple], dict[int, int], int]:
         for j, (claim_text, kind, where) in enumerate(out):
             index = made + j
             claim_id = plan.claim_first + i * claims_per_answer + j
-            key = claim_queue_key(
-                seed=seed, answer_external_id=external_id, position=j, text=claim_text
-            )
-            required = claim_labels_required(
-                analysts_per_claim=1, double_share=double_share, queue_key=key
+            key, required = claim_queue_fields(
+                seed=seed,
+                answer_external_id=external_id,
+                position=j,
+                text=claim_text,
+                by_answer=project.queue_order == "answer",
+                analysts_per_claim=1,
+                double_share=double_share,
             )
             n_labels = 0
             if labelled_mask[index]:

@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.urls import include, path, reverse_lazy
 from django.views.decorators.http import require_http_methods
 
@@ -25,6 +26,11 @@ def password_reset(request):
     if not settings.PASSWORD_RESET_BY_EMAIL:
         return render(request, "registration/password_reset_unavailable.html")
     return auth_views.PasswordResetView.as_view()(request)
+
+
+@require_http_methods(["GET", "HEAD"])
+def favicon(request):
+    return redirect(static("favicon.svg"))
 
 
 auth_urls = [
@@ -58,6 +64,8 @@ auth_urls = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico whatever the page's <link rel="icon"> says.
+    path("favicon.ico", favicon, name="favicon"),
     *auth_urls,
     # The import and export pages (interchange) keep the `annotate:` names links always used.
     path("", include(([*annotate_urls.urlpatterns, *interchange_urls.urlpatterns], "annotate"))),

@@ -51,7 +51,6 @@ def run_agreement(*, run: JudgeRun) -> dict | None:
         confusion = [
             (row, [int(table.loc[row, col]) for col in VERDICT_ORDER]) for row in VERDICT_ORDER
         ]
-        source = "metrics.stats"
     except (ImportError, AttributeError):
         from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
@@ -59,7 +58,6 @@ def run_agreement(*, run: JudgeRun) -> dict | None:
         kappa = float(cohen_kappa_score(gold, judged, labels=VERDICT_ORDER))
         matrix = confusion_matrix(gold, judged, labels=VERDICT_ORDER)
         confusion = [(row, [int(x) for x in matrix[i]]) for i, row in enumerate(VERDICT_ORDER)]
-        source = "scikit-learn (metrics.stats not available)"
     result.update(
         agreement=agreement,
         kappa=None if kappa is None or math.isnan(kappa) else kappa,
@@ -67,7 +65,8 @@ def run_agreement(*, run: JudgeRun) -> dict | None:
         method=(
             f"Judge verdicts against gold on {n} claims that have both; "
             f"{unparseable} unparseable verdicts on gold claims left out.{stale_note} "
-            f"Overall agreement and Cohen's kappa computed with {source}."
+            "Agreement is the share of those claims where the judge's verdict equals gold; "
+            "Cohen's kappa is that agreement beyond what chance would give."
         ),
     )
     return result

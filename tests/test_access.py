@@ -114,6 +114,7 @@ OPEN_OUTSIDE_PROJECTS = {
     "password_reset_done",
     "password_reset_confirm",
     "password_reset_complete",
+    "favicon",  # the site's icon, on the login page too
 }
 
 

@@ -20,7 +20,7 @@ from django.db.models import Count, F, Q
 from annotate import hooks
 from annotate.limits import SETTINGS, limits_current, too_long
 from annotate.models import ROLE_RANK, Answer, Claim, LabelHistory, Membership, Project, Role
-from annotate.queue_order import claim_labels_required, claim_queue_key
+from annotate.queue_order import claim_queue_fields
 from annotate.splitting import ClaimDraft, abstention_detect, align_claims, claim_tags, split_rule
 
 METHODS = ("rule", "llm")
@@ -65,16 +65,14 @@ def _protected(claim: Claim) -> bool:
 
 def _queue_fields(*, answer: Answer, position: int, text: str) -> dict:
     project = answer.project
-    key = claim_queue_key(
+    key, required = claim_queue_fields(
         seed=project.queue_seed,
         answer_external_id=answer.external_id,
         position=position,
         text=text,
-    )
-    required = claim_labels_required(
+        by_answer=project.queue_order == Project.QueueOrder.ANSWER,
         analysts_per_claim=project.analysts_per_claim,
         double_share=project.double_labelled_share,
-        queue_key=key,
     )
     return {"queue_key": key, "labels_required": required}
 

@@ -170,6 +170,11 @@ def _label_check(
         raise LabelError(
             f"Unknown verdict {verdict!r}: use SUPPORTED, CONTRADICTED or NOT_IN_PILE."
         )
+    if verdict == Verdict.NOT_IN_PILE and (passage is not None or quote):
+        raise LabelError(
+            "A NOT_IN_PILE label says no passage of the pile decides the claim, so it takes no "
+            "quote: clear the quote, or choose SUPPORTED or CONTRADICTED if the quote decides it."
+        )
     if require_quote is None:
         require_quote = claim.project.quote_required
     if require_quote and verdict != Verdict.NOT_IN_PILE and passage is None:
@@ -519,21 +524,33 @@ def _label_write(
     moment = connection.ops.adapt_datetimefield_value(now)
     table, history = Label._meta.db_table, LabelHistory._meta.db_table
     changed = label.changed_after_reveal
+    # The guidelines in force: a lead can tell which labels predate a change of them.
+    label.guideline_version = guideline = claim.project.guidelines_version
     if own is None:
         batch.add(
             f"INSERT INTO {table} (claim_id, annotator_id, {', '.join(columns)}, stratum,"
-            " needs_review, changed_after_reveal, created_at, updated_at)"
-            f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s, %s)",
-            [claim.pk, annotator.pk, *values, stratum_value, False, changed, moment, moment],
+            " needs_review, changed_after_reveal, guideline_version, created_at, updated_at)"
+            f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s, %s, %s)",
+            [
+                claim.pk,
+                annotator.pk,
+                *values,
+                stratum_value,
+                False,
+                changed,
+                guideline,
+                moment,
+                moment,
+            ],
         )
         label_id = f"(SELECT id FROM {table} WHERE claim_id = %s AND annotator_id = %s)"
         label_params = [claim.pk, annotator.pk]
     else:
         batch.add(
             f"UPDATE {table} SET {', '.join(f'{column} = %s' for column in columns)},"
-            " stratum = %s, needs_review = %s, changed_after_reveal = %s, updated_at = %s"
-            " WHERE id = %s",
-            [*values, stratum_value, False, changed, moment, own[0]],
+            " stratum = %s, needs_review = %s, changed_after_reveal = %s,"
+            " guideline_version = %s, updated_at = %s WHERE id = %s",
+            [*values, stratum_value, False, changed, guideline, moment, own[0]],
         )
         label_id, label_params = "%s", [own[0]]
     action = LabelHistory.Action.UPDATED if own else LabelHistory.Action.CREATED
@@ -596,6 +613,11 @@ def _last_save(*, user, project: Project) -> LabelHistory | None:
         else:
             return row
     return None
+
+
+def label_last_save(*, user, project: Project) -> LabelHistory | None:
+    """The save `label_undo` would revert now (the label's state after it), or None."""
+    return _last_save(user=user, project=project)
 
 
 @transaction.atomic

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import F
 from django.http import Http404
 
 from annotate.models import Answer, Membership, Project, Role
@@ -81,6 +82,7 @@ def _keep_an_owner(*, project: Project, leaving: Membership) -> None:
         raise MembershipError("A project needs at least one owner.")
 
 
+@transaction.atomic
 def project_settings_update(*, project: Project, **fields) -> Project:
     allowed = {
         "name",
@@ -92,6 +94,7 @@ def project_settings_update(*, project: Project, **fields) -> Project:
         "reveal_after_save",
         "count_changed_after_reveal",
         "count_outside_queue_labels",
+        "queue_order",
     }
     unknown = set(fields) - allowed
     if unknown:
@@ -100,12 +103,57 @@ def project_settings_update(*, project: Project, **fields) -> Project:
     counting_changed = "count_changed_after_reveal" in fields and fields[
         "count_changed_after_reveal"
     ] != Project.objects.values_list("count_changed_after_reveal", flat=True).get(pk=project.pk)
+    stored_guidelines, stored_order = Project.objects.values_list("guidelines", "queue_order").get(
+        pk=project.pk
+    )
+    guidelines_changed = "guidelines" in fields and fields["guidelines"] != stored_guidelines
+    order_changed = "queue_order" in fields and fields["queue_order"] != stored_order
     for key, value in fields.items():
         setattr(project, key, value)
-    project.full_clean()
-    project.save(update_fields=list(fields))
+    update = list(fields)
+    if guidelines_changed:
+        # Labels record the version they were saved under (annotate.services.labels).
+        project.guidelines_version = F("guidelines_version") + 1
+        update.append("guidelines_version")
+    project.full_clean(exclude=["guidelines_version"])
+    project.save(update_fields=update)
+    if guidelines_changed:
+        project.refresh_from_db(fields=["guidelines_version"])
+    if order_changed:
+        claims_queue_rekey(project=project)
     if counting_changed:
         from annotate.services.review import gold_recompute_changed_after_reveal
 
         gold_recompute_changed_after_reveal(project=project)
     return project
+
+
+def claims_queue_rekey(*, project: Project) -> int:
+    """Give every claim of `project` the queue key of the project's `queue_order` (after the
+    setting changed); labels, reservations and which claims are double-labelled stay as they
+    are. Returns the number of claims re-keyed."""
+    from annotate.models import Claim
+    from annotate.queue_order import claim_queue_fields
+
+    by_answer = project.queue_order == Project.QueueOrder.ANSWER
+    changed = []
+    rows = (
+        Claim.objects.filter(project=project)
+        .select_related("answer")
+        .only("id", "position", "text", "queue_key", "answer__external_id")
+    )
+    for claim in rows.iterator(chunk_size=2000):
+        key, _ = claim_queue_fields(
+            seed=project.queue_seed,
+            answer_external_id=claim.answer.external_id,
+            position=claim.position,
+            text=claim.text,
+            by_answer=by_answer,
+            analysts_per_claim=1,
+            double_share=0.0,
+        )
+        if key != claim.queue_key:
+            claim.queue_key = key
+            changed.append(claim)
+    Claim.objects.bulk_update(changed, ["queue_key"], batch_size=2000)
+    return len(changed)

@@ -32,7 +32,16 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate import hooks
-from annotate.models import Answer, Claim, Label, Membership, Passage, Project, Reservation
+from annotate.models import (
+    Answer,
+    Claim,
+    ClaimSkip,
+    Label,
+    Membership,
+    Passage,
+    Project,
+    Reservation,
+)
 from annotate.sql import StatementBatch, model_rows, reservations_expired_delete
 
 RESERVATION_MINUTES = 10
@@ -97,6 +106,7 @@ def _candidates(*, project: Project, user, condition: Q, now) -> QuerySet[Claim]
         .filter(condition)
         .exclude(answer__abstention=True)
         .exclude(Exists(Label.objects.filter(claim=OuterRef("pk"), annotator=user)))
+        .exclude(Exists(ClaimSkip.objects.filter(claim=OuterRef("pk"), user=user)))
         .alias(held=_others_reserving(user=user, now=now))
         .filter(held__lt=F("labels_required") - F("label_count"))
         .order_by("queue_key", "id")
@@ -180,6 +190,7 @@ def claim_take_next(
                 reservations__expires_at__gt=now,
             )
             .exclude(Exists(Label.objects.filter(claim=OuterRef("pk"), annotator=user)))
+            .exclude(Exists(ClaimSkip.objects.filter(claim=OuterRef("pk"), user=user)))
             .filter(condition)
             .order_by("queue_key", "id")
             .first()
@@ -265,6 +276,7 @@ def _first_open_claim_id(
     """
     claims, answers = Claim._meta.db_table, Answer._meta.db_table
     labels, reservations = Label._meta.db_table, Reservation._meta.db_table
+    skips = ClaimSkip._meta.db_table
     lock = ""
     if connection.features.has_select_for_update_skip_locked:
         lock = "FOR UPDATE OF c SKIP LOCKED"
@@ -272,6 +284,7 @@ def _first_open_claim_id(
         SELECT c.id FROM {claims} c INNER JOIN {answers} a ON a.id = c.answer_id
         WHERE c.project_id = %s AND c.label_count < c.labels_required AND NOT a.abstention
         AND NOT EXISTS (SELECT 1 FROM {labels} l WHERE l.claim_id = c.id AND l.annotator_id = %s)
+        AND NOT EXISTS (SELECT 1 FROM {skips} k WHERE k.claim_id = c.id AND k.user_id = %s)
         AND (
             SELECT COUNT(*) FROM {reservations} r
             WHERE r.claim_id = c.id AND r.user_id <> %s AND r.expires_at > %s
@@ -279,7 +292,13 @@ def _first_open_claim_id(
         ORDER BY c.queue_key, c.id
         LIMIT 1 {lock}
     """
-    params = [project.pk, user.pk, user.pk, connection.ops.adapt_datetimefield_value(now)]
+    params = [
+        project.pk,
+        user.pk,
+        user.pk,
+        user.pk,
+        connection.ops.adapt_datetimefield_value(now),
+    ]
     batch = batch if batch is not None else StatementBatch()
     rows = batch.run_then(sql, params)
     return rows[0][0] if rows else None
@@ -368,3 +387,37 @@ def labelling_counters_refresh(*, project: Project) -> None:
             project=project, label_count__gte=F("labels_required")
         ).count()
     )
+
+
+@transaction.atomic
+def claim_skip(*, project: Project, user, claim_id: int, reason: str, note: str = "") -> ClaimSkip:
+    """Take claim `claim_id` out of `user`'s queue with the reason (a lead sees it in the list
+    of skipped claims and may send it back, `claim_skip_return`); their reservation on it goes.
+    QueueError for an unknown reason or a claim they have labelled; Http404 for another
+    project's claim."""
+    from django.http import Http404
+
+    if reason not in ClaimSkip.Reason.values:
+        raise QueueError(
+            "Say why you skip the claim: not checkable, not atomic (badly split) or needs "
+            "expertise."
+        )
+    claim = Claim.objects.select_for_update().filter(project=project, pk=claim_id).first()
+    if claim is None:
+        raise Http404("No such claim in this project.")
+    if Label.objects.filter(claim=claim, annotator=user).exists():
+        raise QueueError("You have labelled this claim: change or undo your label instead.")
+    skip, _ = ClaimSkip.objects.update_or_create(
+        claim=claim, user=user, defaults={"reason": reason, "note": note}
+    )
+    Reservation.objects.filter(claim=claim, user=user).delete()
+    return skip
+
+
+def claim_skip_return(*, project: Project, skip_id: int) -> None:
+    """A lead sends a skipped claim back into the analyst's queue."""
+    from django.http import Http404
+
+    deleted, _ = ClaimSkip.objects.filter(claim__project=project, pk=skip_id).delete()
+    if not deleted:
+        raise Http404("No such skipped claim.")

@@ -6,13 +6,13 @@ browser is redirected back to the page (errors and notices as messages).
 
 from django import forms
 from django.contrib import messages
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.access import project_view
-from annotate.models import Answer, Claim, Role
+from annotate.models import Answer, Claim, ClaimSkip, Role
 from annotate.quotes import QuoteError, utf16_to_codepoint_offset
 from annotate.selectors import answer_get_for_project, claim_get_for_project
 from annotate.services.claims import (
@@ -76,7 +76,12 @@ def _stale_notice(n: int) -> str:
 def _editor_context(project, membership, answer: Answer, **extra) -> dict:
     claims = list(
         answer.claims.select_related("gold")
-        .annotate(n_labels=Count("labels"))
+        .annotate(
+            n_labels=Count("labels"),
+            flagged_not_atomic=Exists(
+                ClaimSkip.objects.filter(claim=OuterRef("pk"), reason=ClaimSkip.Reason.NOT_ATOMIC)
+            ),
+        )
         .order_by("position", "id")
     )
     spans = [(c.span_start, c.span_end, c.position + 1) for c in claims if c.span_start is not None]

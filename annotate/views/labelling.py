@@ -10,11 +10,22 @@ from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
+from django.utils.text import Truncator
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url, trigger_client_event
 
 from annotate.access import project_view
-from annotate.models import Claim, Correctness, Label, Role, Verdict
+from annotate.guidelines import guidelines_html
+from annotate.models import (
+    Claim,
+    ClaimSkip,
+    Correctness,
+    Label,
+    LabelHistory,
+    Passage,
+    Role,
+    Verdict,
+)
 from annotate.selectors import (
     claim_get_for_project,
     claim_reveal_for_user,
@@ -24,11 +35,12 @@ from annotate.selectors import (
 from annotate.services.labels import (
     LabelError,
     LabelSaveConflict,
+    label_last_save,
     label_save_and_next,
     label_undo,
     reveal_record,
 )
-from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve
+from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve, claim_skip
 
 
 class LabelForm(forms.Form):
@@ -103,6 +115,8 @@ def _screen(
         context["saved_reveal"] = claim_reveal_for_user(
             claim=saved.claim, user=request.user, project=project
         )
+    if not request.htmx:  # the panel sits outside the #screen partial: not on every save
+        context["guidelines"] = guidelines_html(project.guidelines)
     template = "annotate/label.html"
     # A page of the pile alone (its links target #pile) shows no reveal; the screen does.
     pile_only = bool(request.htmx) and request.htmx.target == "pile" and claim is not None
@@ -194,18 +208,64 @@ def label_claim_save(request, project, membership, claim_id: int):
     )
 
 
+_NOTHING_TO_UNDO = "There is no save of yours to undo."
+
+
+def _undo_notice(target: LabelHistory) -> tuple[str, dict | None]:
+    """What the undo says it undid, and the form to show again: a new label's verdict, quote
+    and note come back into the form (save again to keep them, changed or not); a changed
+    label is back to its earlier state, which the form shows as the saved label."""
+    claim_text = Truncator(target.claim.text).chars(80)
+    verdict = target.verdict
+    if target.action == LabelHistory.Action.CREATED:
+        values = {
+            "verdict": target.verdict,
+            "note": target.note,
+            "correct": target.correct,
+            "quote": target.evidence_quote,
+            "passage": "",
+            "start_utf16": "",
+            "end_utf16": "",
+        }
+        passage = (
+            target.evidence_passage_id_at_time
+            and Passage.objects.filter(pk=target.evidence_passage_id_at_time).first()
+        )
+        if passage and target.evidence_start is not None:
+            values.update(
+                passage=str(passage.pk),
+                start_utf16=str(_utf16_length(passage.text[: target.evidence_start])),
+                end_utf16=str(_utf16_length(passage.text[: target.evidence_end])),
+            )
+        quoted = f" with the quote “{Truncator(target.evidence_quote).chars(60)}”"
+        return (
+            f"Undone: your {verdict} label{quoted if target.evidence_quote else ''} on "
+            f"“{claim_text}”; the form holds it again: save it as it is or changed, or move on.",
+            values,
+        )
+    return (
+        f"Undone: your change to {verdict} on “{claim_text}”; your label is as it was before.",
+        None,
+    )
+
+
 @require_POST
 @project_view(Role.ANALYST)
 def label_last_undo(request, project, membership):
+    target = label_last_save(user=request.user, project=project)
+    restore = None
     try:
         claim = label_undo(user=request.user, project=project)
     except LabelError as error:
         claim, notice, error = None, "", str(error)
     else:
-        notice = "Your last save is undone." if claim else "There is no save of yours to undo."
+        notice, restore = _undo_notice(target) if claim else (_NOTHING_TO_UNDO, None)
         error = ""
     if claim is not None:
         claim_reserve(claim=claim, user=request.user)
+        # The counters moved in the database; the screen reads them from these objects.
+        membership.refresh_from_db(fields=["labels_saved"])
+        project.refresh_from_db(fields=["claims_complete"])
     if not request.htmx:
         if claim is None:
             messages.warning(request, error or notice)
@@ -214,7 +274,9 @@ def label_last_undo(request, project, membership):
         return redirect("annotate:label-claim", slug=project.slug, claim_id=claim.pk)
     if claim is None:
         claim, _ = _next(request, project, membership)
-    response = _screen(request, project, membership, claim, notice=notice, error=error)
+    response = _screen(
+        request, project, membership, claim, data=restore, notice=notice, error=error
+    )
     return push_url(
         response,
         reverse("annotate:label-claim", args=[project.slug, claim.pk])
@@ -223,8 +285,48 @@ def label_last_undo(request, project, membership):
     )
 
 
+class SkipForm(forms.Form):
+    reason = forms.ChoiceField(
+        choices=ClaimSkip.Reason.choices,
+        error_messages={"required": "Say why you skip the claim."},
+    )
+    note = forms.CharField(required=False, max_length=2000)
+
+
+@require_POST
+@project_view(Role.ANALYST)
+def label_claim_skip(request, project, membership, claim_id: int):
+    form = SkipForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise QueueError(next(iter(form.errors.values()))[0])
+        skip = claim_skip(
+            project=project,
+            user=request.user,
+            claim_id=claim_id,
+            reason=form.cleaned_data["reason"],
+            note=form.cleaned_data["note"],
+        )
+    except QueueError as error:
+        claim = claim_get_for_project(project=project, claim_id=claim_id)
+        return _screen(request, project, membership, claim, error=str(error))
+    notice = (
+        f"Skipped “{Truncator(skip.claim.text).chars(80)}” ({skip.get_reason_display()}): "
+        "it is out of your queue and on the leads' list of skipped claims."
+    )
+    if not request.htmx:
+        messages.success(request, notice)
+        return redirect("annotate:label-next", slug=project.slug)
+    claim, error = _next(request, project, membership)
+    response = _screen(
+        request, project, membership, claim, notice=notice, error=error, from_queue=True
+    )
+    return push_url(response, reverse("annotate:label-next", args=[project.slug]))
+
+
 urlpatterns = [
     path("p/<slug:slug>/label/", label_next, name="label-next"),
+    path("p/<slug:slug>/label/<int:claim_id>/skip/", label_claim_skip, name="label-skip"),
     path("p/<slug:slug>/label/undo/", label_last_undo, name="label-undo"),
     path("p/<slug:slug>/label/<int:claim_id>/", label_claim, name="label-claim"),
     path("p/<slug:slug>/label/<int:claim_id>/save/", label_claim_save, name="label-save"),

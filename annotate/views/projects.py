@@ -1,3 +1,5 @@
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -7,12 +9,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.access import project_view
 from annotate.forms import MembershipForm, ProjectCreateForm, ProjectSettingsForm
-from annotate.models import Label, Role
+from annotate.models import Label, RiskCategory, Role
 from annotate.selectors import (
     answer_claims_page,
     answer_get_for_project,
     answers_page,
     claim_reveal_for_user,
+    labels_by_guideline_version,
     pile_page_get,
     project_list_for_user,
 )
@@ -50,12 +53,23 @@ def project_new(request):
 @require_GET
 @project_view(Role.ANALYST)
 def project_detail(request, project, membership):
-    page = answers_page(project=project, page=request.GET.get("page"))
-    return render(
-        request,
-        "annotate/project_detail.html",
-        {"project": project, "membership": membership, "page": page},
+    search = request.GET.get("q", "").strip()[:200]
+    risk = request.GET.get("risk", "")
+    risk = risk if risk in RiskCategory.values else ""
+    page = answers_page(
+        project=project, page=request.GET.get("page"), search=search, risk_category=risk
     )
+    filters = urlencode({key: value for key, value in (("q", search), ("risk", risk)) if value})
+    context = {
+        "project": project,
+        "membership": membership,
+        "page": page,
+        "search": search,
+        "risk": risk,
+        "risks": RiskCategory.choices,
+        "filters": filters,
+    }
+    return render(request, "annotate/project_detail.html", context)
 
 
 @require_GET
@@ -112,6 +126,7 @@ def project_settings(request, project, membership):
         "form": form,
         "members": members,
         "member_form": MembershipForm(),
+        "guideline_versions": labels_by_guideline_version(project=project),
     }
     return render(request, "annotate/settings.html", context)
 

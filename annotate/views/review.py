@@ -148,6 +148,8 @@ def adjudicate_claim(request, project, membership, claim_id: int):
                 return redirect("annotate:adjudicate-claim", project.slug, following.pk)
             return redirect("annotate:adjudicate", project.slug)
     context = {"project": project, "membership": membership, "card": _card(claim, form, decided)}
+    if request.htmx and decided is not None:  # the list's "N waiting" follows the decision
+        context["waiting_oob"] = adjudication_claims(project=project).count()
     template = "annotate/adjudicate.html#card" if request.htmx else "annotate/adjudicate.html"
     return render(request, template, context, status=status)
 

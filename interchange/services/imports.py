@@ -31,7 +31,7 @@ from annotate.models import (
     Role,
     System,
 )
-from annotate.queue_order import claim_labels_required, claim_queue_key
+from annotate.queue_order import claim_queue_fields
 from annotate.services.labels import (
     HISTORY_STATE_COLUMNS,
     LABEL_STATE_COLUMNS,
@@ -520,14 +520,18 @@ class _Writer:
             project.analysts_per_claim,
             project.double_labelled_share,
         )
+        by_answer = project.queue_order == Project.QueueOrder.ANSWER
         claim_rows = []
         for answer_id, answer in zip(answer_ids, batch, strict=True):
             for claim in answer.claims:
-                key = claim_queue_key(
+                key, required = claim_queue_fields(
                     seed=seed,
                     answer_external_id=answer.external_id,
                     position=claim.position,
                     text=claim.text,
+                    by_answer=by_answer,
+                    analysts_per_claim=per_claim,
+                    double_share=double,
                 )
                 claim_rows.append(
                     (
@@ -541,9 +545,7 @@ class _Writer:
                         claim.span[0] if claim.span else None,
                         claim.span[1] if claim.span else None,
                         key,
-                        claim_labels_required(
-                            analysts_per_claim=per_claim, double_share=double, queue_key=key
-                        ),
+                        required,
                     )
                 )
         return self.rows.insert(Claim, CLAIM_COLUMNS, claim_rows, ids=True)

@@ -47,6 +47,16 @@
     if (form.requestSubmit) form.requestSubmit(); else form.submit();
   }
 
+  function showGuidelines(open) {
+    var panel = byId("guidelines");
+    if (!panel) return;
+    panel.open = open;
+    if (open) {
+      panel.scrollIntoView({ block: "start" });
+      panel.querySelector("summary").focus();
+    }
+  }
+
   function toggleHelp() {
     var dialog = byId("key-help");
     if (!dialog) return;
@@ -60,6 +70,14 @@
       if (event.key === "?") { event.preventDefault(); dialog.close(); }
       return; // Escape closes the dialog natively
     }
+    if (event.key === "Enter" && !event.shiftKey && isTyping(event.target) &&
+        event.target.form && event.target.form.id === "label-form") {
+      // Enter saves from anywhere in the form, the quote and the note too (Shift+Enter: a
+      // new line in the note).
+      event.preventDefault();
+      submit(event.target.form);
+      return;
+    }
     if (isTyping(event.target)) return;
     var key = event.key;
     if (Object.prototype.hasOwnProperty.call(VERDICT_KEYS, key)) {
@@ -68,47 +86,158 @@
     } else if (key === "Enter") {
       var tag = event.target && event.target.tagName;
       if (tag === "BUTTON" || tag === "A" || tag === "SUMMARY") return; // their own action
+      var own = event.target.form;
+      if (own && own.id !== "label-form") return; // the skip form's own Enter
       event.preventDefault();
       submit(byId("label-form"));
     } else if (key === "u") {
       event.preventDefault();
       submit(byId("undo-form"));
     } else if (key === "j" || key === "k") {
-      var link = byId(key === "j" ? "claim-prev" : "claim-next");
+      // j next, k previous: the Gmail and vim habit analysts bring.
+      var link = byId(key === "j" ? "claim-next" : "claim-prev");
       if (link) { event.preventDefault(); link.click(); }
     } else if (key === "?") {
       event.preventDefault();
       toggleHelp();
+    } else if (key === "g") {
+      event.preventDefault();
+      var panel = byId("guidelines");
+      if (panel) showGuidelines(!panel.open);
     }
   });
 
   // A selection inside one passage becomes the quote: passage, UTF-16 offsets, exact text.
+  // A mouse drag is snapped to whole words when the button is released (a drag that starts
+  // or ends inside a word takes the whole word); a selection adjusted with the keyboard
+  // (Shift+arrows) is taken as it is. The quote stays painted in its passage (the CSS Custom
+  // Highlight API, no change to the DOM) until it is cleared or replaced.
+  var HIGHLIGHT = "label-quote";
+  var WORD = /[\p{L}\p{N}\p{M}_'\u2019]/u;
+  var dragging = false;
+
   function passageOf(node) {
     var el = node && (node.nodeType === 1 ? node : node.parentElement);
     return el ? el.closest(".passage-text[data-passage-id]") : null;
   }
 
-  document.addEventListener("selectionchange", function () {
+  function quoteFields() {
+    return {
+      passage: byId("quote-passage"), quote: byId("quote-text"),
+      start: byId("quote-start"), end: byId("quote-end"),
+    };
+  }
+
+  function offsetIn(passage, container, offset) {
+    var before = document.createRange();
+    before.selectNodeContents(passage);
+    before.setEnd(container, offset);
+    return before.toString().length; // UTF-16 code units, as JavaScript counts
+  }
+
+  // The DOM range of UTF-16 offsets [start, end) of the passage's text.
+  function rangeAt(passage, start, end) {
+    var walker = document.createTreeWalker(passage, NodeFilter.SHOW_TEXT);
+    var range = document.createRange();
+    var seen = 0, started = false, node;
+    while ((node = walker.nextNode())) {
+      var length = node.data.length;
+      if (!started && start <= seen + length) { range.setStart(node, start - seen); started = true; }
+      if (started && end <= seen + length) { range.setEnd(node, end - seen); return range; }
+      seen += length;
+    }
+    return null;
+  }
+
+  // Whole words: trim white space at the edges, then widen an edge that falls inside a word.
+  function snapToWords(text, start, end) {
+    while (start < end && /\s/.test(text.charAt(start))) start++;
+    while (end > start && /\s/.test(text.charAt(end - 1))) end--;
+    while (start > 0 && WORD.test(text.charAt(start - 1)) && WORD.test(text.charAt(start))) start--;
+    while (end < text.length && WORD.test(text.charAt(end)) && WORD.test(text.charAt(end - 1))) end++;
+    return [start, end];
+  }
+
+  function paintQuote() {
+    document.querySelectorAll(".passage.quoted").forEach(function (el) {
+      el.classList.remove("quoted");
+    });
+    if (window.CSS && CSS.highlights) CSS.highlights.delete(HIGHLIGHT);
+    var f = quoteFields();
+    if (!f.quote || !f.passage || !f.quote.value || !f.passage.value) return;
+    var passage = document.querySelector(
+      '.passage-text[data-passage-id="' + f.passage.value + '"]');
+    if (!passage) return; // on another page of the pile
+    var text = passage.textContent;
+    var start = parseInt(f.start.value, 10), end = parseInt(f.end.value, 10);
+    if (isNaN(start) || isNaN(end) || text.slice(start, end) !== f.quote.value) {
+      start = text.indexOf(f.quote.value); // typed by hand: where the server will find it
+      end = start + f.quote.value.length;
+    }
+    if (start < 0) return;
+    var range = rangeAt(passage, start, end);
+    if (!range) return;
+    passage.closest(".passage").classList.add("quoted");
+    if (window.CSS && CSS.highlights && window.Highlight) {
+      CSS.highlights.set(HIGHLIGHT, new Highlight(range));
+    }
+  }
+
+  // A quote typed or pasted: its passage is the chosen one if that holds it, else the first
+  // passage of this page of the pile that does.
+  function passageForTypedQuote(quote) {
+    var select = byId("quote-passage");
+    if (!select || !quote) return;
+    var chosen = select.value &&
+      document.querySelector('.passage-text[data-passage-id="' + select.value + '"]');
+    if (chosen && chosen.textContent.indexOf(quote) >= 0) return;
+    var found = Array.prototype.find.call(
+      document.querySelectorAll(".passage-text[data-passage-id]"),
+      function (el) { return el.textContent.indexOf(quote) >= 0; });
+    if (found) select.value = found.getAttribute("data-passage-id");
+  }
+
+  function takeSelection(snap) {
     var selection = document.getSelection();
     if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return;
     var range = selection.getRangeAt(0);
     var passage = passageOf(range.startContainer);
     if (!passage || passage !== passageOf(range.endContainer)) return;
-    var text = range.toString();
-    if (!text.trim()) return;
-    var before = document.createRange();
-    before.selectNodeContents(passage);
-    before.setEnd(range.startContainer, range.startOffset);
-    var start = before.toString().length; // UTF-16 code units, as JavaScript counts
-    var fields = {
-      passage: byId("quote-passage"), quote: byId("quote-text"),
-      start: byId("quote-start"), end: byId("quote-end"),
-    };
-    if (!fields.quote) return;
-    fields.passage.value = passage.getAttribute("data-passage-id");
-    fields.quote.value = text;
-    fields.start.value = String(start);
-    fields.end.value = String(start + text.length);
+    var f = quoteFields();
+    if (!f.quote) return;
+    var text = passage.textContent;
+    var start = offsetIn(passage, range.startContainer, range.startOffset);
+    var end = offsetIn(passage, range.endContainer, range.endOffset);
+    if (snap) {
+      var snapped = snapToWords(text, start, end);
+      if (snapped[0] >= snapped[1]) return;
+      if (snapped[0] !== start || snapped[1] !== end) {
+        start = snapped[0]; end = snapped[1];
+        var wider = rangeAt(passage, start, end);
+        if (wider) { selection.removeAllRanges(); selection.addRange(wider); }
+      }
+    }
+    var quote = text.slice(start, end);
+    if (!quote.trim()) return;
+    f.passage.value = passage.getAttribute("data-passage-id");
+    f.quote.value = quote;
+    f.start.value = String(start);
+    f.end.value = String(end);
+    paintQuote();
+  }
+
+  document.addEventListener("pointerdown", function (event) {
+    dragging = event.button === 0 && Boolean(passageOf(event.target));
+  });
+
+  document.addEventListener("pointerup", function () {
+    if (!dragging) return;
+    dragging = false;
+    takeSelection(true);
+  });
+
+  document.addEventListener("selectionchange", function () {
+    if (!dragging) takeSelection(false);
   });
 
   document.addEventListener("input", function (event) {
@@ -116,6 +245,8 @@
     if (event.target && (event.target.id === "quote-text" || event.target.id === "quote-passage")) {
       byId("quote-start").value = "";
       byId("quote-end").value = "";
+      if (event.target.id === "quote-text") passageForTypedQuote(event.target.value);
+      paintQuote();
     }
   });
 
@@ -126,6 +257,14 @@
         var el = byId(id);
         if (el) el.value = "";
       });
+      paintQuote();
+      var box = byId("quote-text");
+      if (box) box.focus();
+    } else if (target.closest && target.closest(".guidelines-open")) {
+      event.preventDefault();
+      var dialog = byId("key-help");
+      if (dialog && dialog.open) dialog.close();
+      showGuidelines(true);
     } else if (target.closest && target.closest(".key-help-open")) {
       toggleHelp();
     }
@@ -137,6 +276,7 @@
 
   document.body.addEventListener("htmx:afterSettle", function (event) {
     if (!byId("screen")) return;
+    paintQuote();
     // A page of the pile came in: the analyst is reading it, keep their place.
     if (event.detail && event.detail.target && event.detail.target.id === "pile") return;
     showCorrectField();
@@ -161,4 +301,5 @@
   });
 
   showCorrectField();
+  paintQuote();
 })();

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from annotate.models import Claim, Gold, Label, LabelHistory, Role, Verdict
-from annotate.queue_order import claim_labels_required, claim_queue_key
+from annotate.queue_order import answer_queue_key, claim_labels_required, claim_queue_key
 from annotate.services.claims import (
     ClaimsError,
     answer_abstention_set,
@@ -72,7 +72,10 @@ def test_claims_split_by_rule_stores_claims_with_spans_origin_queue_and_tags(ans
         key = claim_queue_key(
             seed=11, answer_external_id="a-1", position=claim.position, text=claim.text
         )
-        assert claim.queue_key == key
+        # An answer at a time (the default); double-labelling follows the claim's own key.
+        assert claim.queue_key == answer_queue_key(
+            seed=11, answer_external_id="a-1", position=claim.position
+        )
         assert claim.labels_required == claim_labels_required(
             analysts_per_claim=1, double_share=0.5, queue_key=key
         )

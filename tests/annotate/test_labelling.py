@@ -181,7 +181,7 @@ def test_undo_with_htmx_shows_the_undone_claim_again(client):
     client.post(save_url(project, claims[0]), {"verdict": "NOT_IN_PILE"}, **HTMX)
     response = client.post(reverse("annotate:label-undo", args=[project.slug]), **HTMX)
     html = response.content.decode()
-    assert "Your last save is undone." in html
+    assert "Undone: your NOT_IN_PILE label on “Refunds go to the card within 14 days.”" in html
     assert f'data-claim-id="{claims[0].pk}"' in html
     assert not Label.objects.exists()
     assert Reservation.objects.filter(user=user, claim=claims[0]).exists()

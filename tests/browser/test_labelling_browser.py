@@ -92,7 +92,7 @@ def test_analyst_labels_a_claim_with_the_keyboard_alone_and_undoes_it(browser_pa
     page.wait_for_function(
         "t => document.querySelector('[data-testid=claim-text]')?.innerText === t", arg=first.text
     )
-    assert "undone" in page.locator(".label-notice").inner_text()
+    assert "Undone: your SUPPORTED label" in page.locator(".label-notice").inner_text()
     assert not Label.objects.filter(annotator=user).exists()
     assert list(LabelHistory.objects.values_list("action", flat=True)) == ["created", "undone"]
     screenshot(page, "labelling-after-undo.png")
@@ -123,7 +123,7 @@ def test_keys_do_not_fire_while_typing_and_help_and_answer_navigation_work(
     page.keyboard.press("Escape")
     assert not page.locator("#key-help").is_visible()
 
-    page.keyboard.press("k")
+    page.keyboard.press("j")  # next, as in Gmail and vim
     page.wait_for_function(
         "t => document.querySelector('[data-testid=claim-text]')?.innerText === t", arg=second.text
     )
@@ -131,7 +131,7 @@ def test_keys_do_not_fire_while_typing_and_help_and_answer_navigation_work(
     page.keyboard.press("Enter")
     page.wait_for_selector(".last-saved")
     assert Label.objects.get(claim=second, annotator=user).stratum == {"outside_queue": True}
-    page.keyboard.press("j")  # back to the first claim
+    page.keyboard.press("k")  # back to the first claim
     page.wait_for_function(
         "t => document.querySelector('[data-testid=claim-text]')?.innerText === t", arg=first.text
     )

@@ -13,22 +13,79 @@ from interchange.demo import demo_records, demo_records_second_system
 DEMO_SLUG = "demo"
 DEMO_PASSWORD = "demo-password"
 DEMO_USERS = [("lead", Role.OWNER), ("ana", Role.ANALYST), ("ben", Role.ANALYST)]
+PRACTICE_GUIDELINES = """# Marking guidelines
+
+- **SUPPORTED**: a passage of the pile says what the claim says. Quote the sentence that decides.
+- **CONTRADICTED**: a passage says otherwise. Quote the sentence that contradicts the claim.
+- **NOT_IN_PILE**: no passage decides it, whatever you know yourself. No quote.
+
+A claim with two facts in it: skip it as *not atomic*, so a lead splits it.
+"""
+
+
+PRACTICE_SLUG = "demo-practice"
 
 
 class Command(BaseCommand):
-    help = "Create the demo project with answers, claims, labels and an offline judge run."
+    help = (
+        "Create the demo project with answers, claims, labels and an offline judge run, and a "
+        "practice project whose claims the demo's analysts still have to label."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--address",
+            default="127.0.0.1:8000",
+            help="host:port the server will listen on, for the address printed (make run "
+            "passes its HOST and PORT).",
+        )
 
     def handle(self, *args, **options):
         project = Project.objects.filter(slug=DEMO_SLUG).first()
         if project is None:
             project = self._load()
+        if not Project.objects.filter(slug=PRACTICE_SLUG).exists():
+            self._practice()
+        host, _, port = options["address"].rpartition(":")
+        if host in ("", "0.0.0.0", "::", "[::]"):  # listening everywhere: this machine's loopback
+            host = "127.0.0.1"
+        base = f"http://{host}:{port or '8000'}"
         self.stdout.write(
             self.style.SUCCESS(
-                "\nDemo ready at http://127.0.0.1:8000/p/demo/\n"
+                f"\nDemo ready at {base}/p/{DEMO_SLUG}/\n"
                 f"  lead (owner):  lead / {DEMO_PASSWORD}\n"
                 f"  analysts:      ana / {DEMO_PASSWORD}, ben / {DEMO_PASSWORD}\n"
+                f"  claims left to label (as ana or ben): {base}/p/{PRACTICE_SLUG}/label/\n"
             )
         )
+
+    def _practice(self) -> Project:
+        """The demo's answers again, without labels: the demo project itself is fully
+        labelled (its report is pinned by the golden files), so analysts practise here."""
+        from interchange.services.imports import answers_import
+
+        with transaction.atomic():
+            project = Project.objects.create(
+                slug=PRACTICE_SLUG,
+                name="Demo practice: claims still to label",
+                description="The demo's answers without labels, for trying the labelling "
+                "screen as ana or ben.",
+                queue_seed=2027,
+                guidelines=PRACTICE_GUIDELINES,
+            )
+            for username, role in DEMO_USERS:
+                user, created = get_user_model().objects.get_or_create(username=username)
+                if created:
+                    user.set_password(DEMO_PASSWORD)
+                    user.save()
+                Membership.objects.create(project=project, user=user, role=role)
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8") as handle:
+            for record in demo_records():
+                claims = [{"text": claim["text"]} for claim in record.get("claims", [])]
+                handle.write(json.dumps({**record, "claims": claims}, ensure_ascii=False) + "\n")
+            handle.flush()
+            answers_import(project=project, path_or_file=handle.name, format="native")
+        return project
 
     def _load(self) -> Project:
         from interchange.services.imports import answers_import
