@@ -63,4 +63,5 @@ urlpatterns = [
     path("", include(([*annotate_urls.urlpatterns, *interchange_urls.urlpatterns], "annotate"))),
     path("", include("judges.urls")),
     path("", include("metrics.urls")),
+    path("", include("api.urls")),
 ]

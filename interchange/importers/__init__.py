@@ -66,6 +66,7 @@ class AnswerReader:
         format: str = "auto",
         issues: IssueLog,
         quote_required: bool = True,
+        most: tuple[int, str] | None = None,
     ):
         if format not in FORMATS:
             raise ValueError(f"Unknown format {format!r}: use one of {', '.join(FORMATS)}.")
@@ -76,6 +77,7 @@ class AnswerReader:
         self.quote_required = quote_required
         self.container = container_detect(head_read(handle), name)
         self.limits = limits_current()
+        self.most = most  # (n, "per request"): a cap below the operator's per-file limit
 
     def _parser(self, raw: RawRecord) -> Parser | None:
         if self.format == "auto":
@@ -97,7 +99,14 @@ class AnswerReader:
     def __iter__(self) -> Iterator[AnswerIn]:
         parser: Parser | None = None
         most = self.limits.answers_per_file
+        if self.most is not None and self.most[0] < most:
+            most, per = self.most
+        else:
+            per = None
         for number, raw in enumerate(raw_records(self.handle, self.container, self.issues), 1):
+            if per is not None and number > most:
+                self.issues.add(raw.location, "", f"more than {most} answers: at most {most} {per}")
+                return
             if number > most:
                 self.issues.add(
                     raw.location,
