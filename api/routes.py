@@ -4,6 +4,7 @@ then calls the screens' service. The schema at `/api/v1/openapi.json` documents 
 """
 
 import io
+import json
 import re
 
 from django.core.exceptions import PermissionDenied
@@ -81,6 +82,14 @@ class _Api(NinjaAPI):
         native = s.NativeAnswer.model_json_schema(ref_template="#/components/schemas/{model}")
         components.update(native.pop("$defs", {}))
         components["NativeAnswer"] = native
+        # Error responses are problem documents: say so in their media type.
+        for operations in schema.get("paths", {}).values():
+            for operation in operations.values():
+                for response in (operation.get("responses") or {}).values():
+                    content = response.get("content") or {}
+                    body = content.get("application/json")
+                    if body and body.get("schema", {}).get("$ref", "").endswith("/ProblemOut"):
+                        content["application/problem+json"] = content.pop("application/json")
         return schema
 
 
@@ -100,8 +109,10 @@ api = _Api(
 )
 problem_handlers(api)
 
-ERRORS = {400: s.ProblemOut, 401: s.ProblemOut, 403: s.ProblemOut, 404: s.ProblemOut}
-WRITE_ERRORS = {**ERRORS, 409: s.ProblemOut, 422: s.ProblemOut}
+# Every operation can answer these problems (422: a parameter or body that does not validate;
+# 429: the token's rate limit).
+ERRORS = dict.fromkeys((400, 401, 403, 404, 422, 429), s.ProblemOut)
+WRITE_ERRORS = {**ERRORS, 409: s.ProblemOut}
 
 
 def _project(request, slug: str, role: str = Role.ANALYST) -> tuple[Project, Membership]:
@@ -316,6 +327,7 @@ def _issue_out(issue) -> dict:
                 "application/json": {
                     "schema": {
                         "type": "array",
+                        "minItems": 1,
                         "maxItems": JSON_ANSWERS_MAX,
                         "items": {"$ref": "#/components/schemas/NativeAnswer"},
                     }
@@ -457,7 +469,7 @@ def audit_card_read(request, slug: str, judge: str, instrument: int = 0):
 
 @api.get(
     "/projects/{slug}/gate",
-    response={200: s.GateOut, **ERRORS, 422: s.ProblemOut},
+    response={200: s.GateOut, **ERRORS},
     tags=["reports"],
     by_alias=True,
 )
@@ -812,7 +824,7 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
             )
         passage_id = passage.pk
     try:
-        label, _ = label_save_and_next(
+        label_save_and_next(
             project=project,
             membership=membership,
             annotator=request.user,
@@ -830,7 +842,7 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
     except LabelSaveConflict as error:
         raise Problem(503, str(error), headers={"Retry-After": "1"}) from None
     label = Label.objects.select_related("annotator", "imported_annotator", "evidence_passage").get(
-        pk=label.pk
+        claim_id=claim.pk, annotator=request.user
     )
     return Status(201, _label_out(label))
 
@@ -904,3 +916,83 @@ def claims_export(request, slug: str):
     response = StreamingHttpResponse((chunk.encode() for chunk in chunks), content_type=NDJSON)
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-claims.ndjson"'
     return response
+
+
+# -- OTLP trace ingestion --------------------------------------------------------------------
+
+PROJECT_HEADER = "X-FaithAudit-Project"
+
+
+@api.post(
+    "/otlp/v1/traces",
+    response={200: s.OtlpOut, **WRITE_ERRORS, 415: s.ProblemOut},
+    tags=["answers"],
+    openapi_extra={
+        "parameters": [
+            {
+                "name": PROJECT_HEADER,
+                "in": "header",
+                "required": False,
+                "schema": {"type": "string"},
+                "description": "The project's slug (else the token's project scope).",
+            }
+        ],
+        "requestBody": {
+            "required": True,
+            "description": "An OTLP/HTTP ExportTraceServiceRequest in the JSON encoding.",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        },
+    },
+)
+def otlp_traces(request):
+    """OpenTelemetry traces (GenAI conventions or OpenInference) → one answer per trace with
+    its pile in rank order, through the same import as POST …/answers (idempotent by trace id)."""
+    from api.otlp import TraceError, traces_to_records
+
+    slug = request.headers.get(PROJECT_HEADER) or (
+        request.auth.project.slug if request.auth.project_id else ""
+    )
+    if not slug:
+        raise _invalid(
+            f"Name the project: a token scoped to it, or the {PROJECT_HEADER} header.",
+            PROJECT_HEADER,
+        )
+    project, _ = _project(request, slug, Role.LEAD)
+    if (request.content_type or "application/json") != "application/json":
+        raise Problem(415, "Send OTLP/HTTP traces in the JSON encoding (application/json).")
+    try:
+        payload = json.loads(request.body or b"null")
+    except (ValueError, UnicodeDecodeError) as error:
+        raise _invalid(f"The body is not JSON: {error}", "") from None
+    try:
+        records, skipped = traces_to_records(payload)
+    except TraceError as error:
+        raise _invalid(str(error), "resourceSpans") from None
+    out = {"partialSuccess": {"rejectedSpans": 0, "errorMessage": "; ".join(skipped)}}
+    out.update(created=0, existing=0, skipped=len(skipped))
+    if not records:
+        return out
+    try:
+        result = answers_import(
+            project=project,
+            path_or_file=_Named(io.BytesIO(json.dumps(records).encode()), "traces.json"),
+            format="native",
+            user=request.user,
+            idempotent=True,
+        )
+    except ImportFailed as error:
+        errors = []
+        for issue in error.issues:
+            item = _issue_out(issue)
+            if "index" in item and item["index"] < len(records):
+                item["location"] = f"trace {records[item['index']]['id']}"
+            errors.append(item)
+        raise Problem(
+            422,
+            "Nothing was written: "
+            + "; ".join(f"{e['location']} {e['field']}: {e['detail']}" for e in errors),
+            slug="answers-refused",
+            errors=errors,
+        ) from None
+    out.update(created=result.answers, existing=result.existing)
+    return out

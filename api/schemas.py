@@ -258,11 +258,15 @@ class NativeAnswer(Schema):
     claims: list[dict[str, Any]] | None = None
 
 
-class TokenOut(Schema):
-    """Never the token: it is shown once, when created."""
+class OtlpPartial(Schema):
+    rejectedSpans: int = 0  # noqa: N815 - OTLP's own field names
+    errorMessage: str = ""  # noqa: N815
 
-    id: int
-    name: str
-    read_only: bool
-    project: str | None
-    state: str
+
+class OtlpOut(Schema):
+    """OTLP's ExportTraceServiceResponse, with what the traces became."""
+
+    partialSuccess: OtlpPartial  # noqa: N815
+    created: int
+    existing: int
+    skipped: int = Field(description="Traces without a retrieval or a generation span.")

@@ -6,6 +6,7 @@ from django.urls import include, path, reverse_lazy
 from django.views.decorators.http import require_http_methods
 
 from annotate import urls as annotate_urls
+from api.routes import api as json_api
 from interchange import urls as interchange_urls
 
 
@@ -64,4 +65,5 @@ urlpatterns = [
     path("", include("judges.urls")),
     path("", include("metrics.urls")),
     path("", include("api.urls")),
+    path("api/v1/", json_api.urls),
 ]

@@ -54,7 +54,7 @@ def gate_check(
     block, method = _figure(report, metric)
     value = block.get("value")
     ci = block.get("ci")
-    interval = list(ci) if ci else None
+    interval = list(ci) if ci and None not in ci else None
     judged = {"lower": interval[0] if interval else None, "value": value}.get(on)
     if on == "upper":
         judged = interval[1] if interval else None
