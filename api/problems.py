@@ -78,6 +78,8 @@ def _location_field(loc) -> str:
     parts = [str(part) for part in loc]
     if parts and parts[0] in ("body", "query", "path", "header", "form"):
         parts = parts[1:]
+        if parts and parts[0] == "payload":  # the operation's body parameter, not a field
+            parts = parts[1:]
     return ".".join(parts)
 
 
