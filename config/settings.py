@@ -50,6 +50,8 @@ INSTALLED_APPS = [
     "judges",
     "metrics",
     "interchange",
+    "ninja",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -210,6 +212,9 @@ FAITHAUDIT_MAX_ANSWERS_PER_FILE = int(os.environ.get("FAITHAUDIT_MAX_ANSWERS_PER
 FAITHAUDIT_PILE_PAGE_SIZE = int(os.environ.get("FAITHAUDIT_PILE_PAGE_SIZE", "20"))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# The JSON API's requests per personal token per window (api/ratelimit.py); 0 = unlimited.
+API_RATE_LIMIT = int(os.environ.get("FAITHAUDIT_API_RATE_LIMIT", "600"))
+API_RATE_WINDOW = int(os.environ.get("FAITHAUDIT_API_RATE_WINDOW", "60"))
 # Uploaded import files wait here for a worker: web and workers must share this directory.
 # Never served over HTTP (no MEDIA_URL route): files are read by the import job only.
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))

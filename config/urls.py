@@ -7,6 +7,7 @@ from django.urls import include, path, reverse_lazy
 from django.views.decorators.http import require_http_methods
 
 from annotate import urls as annotate_urls
+from api.routes import api as json_api
 from interchange import urls as interchange_urls
 
 
@@ -71,4 +72,6 @@ urlpatterns = [
     path("", include(([*annotate_urls.urlpatterns, *interchange_urls.urlpatterns], "annotate"))),
     path("", include("judges.urls")),
     path("", include("metrics.urls")),
+    path("", include("api.urls")),
+    path("api/v1/", json_api.urls),
 ]

@@ -61,3 +61,20 @@ def statistics_refresh(*models) -> None:
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE " + ", ".join(quote(model._meta.db_table) for model in models))
+
+
+def project_import_lock(*, project_id: int) -> None:
+    """Make idempotent imports into one project take turns until this transaction ends, so
+    the rows another one committed meanwhile are seen by this one's existing-id checks.
+
+    Why raw: PostgreSQL's transaction-level advisory lock has no ORM form (a row lock on the
+    project would block every other writer of the project row, such as the answer counter).
+    It is what makes "the same 1,000-answer batch sent by 8 clients at once creates each
+    answer once" hold (tests/api/test_pipeline.py): without it two requests both find no
+    existing id and the second fails on answer_external_id_unique with a 500.
+    """
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        # Key space 0x46410001 ("FA", 1): answer imports, one lock per project.
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [0x46410001, project_id])

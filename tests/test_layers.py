@@ -15,7 +15,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "annotate", "judges", "metrics", "interchange")
+PACKAGES = ("config", "api", "annotate", "judges", "metrics", "interchange")
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
@@ -66,8 +66,9 @@ def test_annotate_importing_judges_breaks_the_floors(tree):
     _add_import(tree, "annotate.models", "from judges.models import JudgeVerdict  # noqa")
     result = _lint(tree)
     assert result.returncode == 1
-    assert "Floors, top to bottom: config > interchange > metrics > judges > annotate BROKEN" in (
-        " ".join(result.stdout.split())
+    assert (
+        "Floors, top to bottom: config > api > interchange > metrics > judges > annotate BROKEN"
+        in (" ".join(result.stdout.split()))
     )
     assert "annotate is not allowed to import judges" in result.stdout
     assert "annotate.models -> judges.models" in result.stdout

@@ -72,6 +72,7 @@ class AnswerReader:
         format: str = "auto",
         issues: IssueLog,
         quote_required: bool = True,
+        most: tuple[int, str] | None = None,
     ):
         if format not in FORMATS:
             raise ValueError(f"Unknown format {format!r}: use one of {', '.join(FORMATS)}.")
@@ -85,6 +86,7 @@ class AnswerReader:
         # Fields the format does not know (ignored), the first MAX_ISSUES named.
         self.warnings: list[ImportIssue] = []
         self.warnings_total = 0
+        self.most = most  # (n, "per request"): a cap below the operator's per-file limit
 
     def _parser(self, raw: RawRecord) -> Parser | None:
         if self.format == "auto":
@@ -106,7 +108,14 @@ class AnswerReader:
     def __iter__(self) -> Iterator[AnswerIn]:
         parser: Parser | None = None
         most = self.limits.answers_per_file
+        if self.most is not None and self.most[0] < most:
+            most, per = self.most
+        else:
+            per = None
         for number, raw in enumerate(raw_records(self.handle, self.container, self.issues), 1):
+            if per is not None and number > most:
+                self.issues.add(raw.location, "", f"more than {most} answers: at most {most} {per}")
+                return
             if number > most:
                 self.issues.add(
                     raw.location,

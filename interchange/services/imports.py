@@ -41,7 +41,7 @@ from annotate.services.labels import (
 from interchange.importers import AnswerIn, AnswerReader, binary_source
 from interchange.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
 from interchange.importers.systems import SystemIn
-from interchange.sql import statistics_refresh
+from interchange.sql import project_import_lock, statistics_refresh
 from judges.models import Backend, Judge, JudgeRun, JudgeVerdict, JudgeVerdictChoice
 
 BATCH_ANSWERS = 1000
@@ -202,6 +202,8 @@ class ImportResult:
     # field, ignored" (the first MAX_ISSUES), and how many there were in all.
     warnings: list[str] = field(default_factory=list)
     warnings_total: int = 0
+    # With `idempotent`: answers already in the project, identical, so left as they are.
+    existing: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -235,11 +237,13 @@ class _Writer:
         progress: Callable[[int], None] | None,
         mapped: dict[str, int],
         system: SystemIn | None = None,
+        idempotent: bool = False,
     ):
         self.project = project
         self.system = system  # the import's --system: for answers that name none
         self.system_ids: dict[tuple[str, str], int] = {}
         self.system_seen: dict[tuple[str, str], tuple[dict, str]] = {}  # metadata, where
+        self.idempotent = idempotent
         self.progress = progress
         self.user = user
         self.issues = issues
@@ -281,14 +285,35 @@ class _Writer:
         if len(self.batch) >= BATCH_ANSWERS:
             self.flush()
 
-    def _check(self, batch: list[AnswerIn]) -> None:
-        existing = set(
-            Answer.objects.filter(
-                project=self.project, external_id__in=[answer.external_id for answer in batch]
-            ).values_list("external_id", flat=True)
-        )
+    def _check(self, batch: list[AnswerIn]) -> list[AnswerIn]:
+        """The batch's answers to write: an id already in the project is an issue, or, when
+        `idempotent`, skipped if the stored answer and pile are the same (counted as existing)
+        and an issue naming the first field that differs otherwise."""
+        ids = [answer.external_id for answer in batch]
+        if self.idempotent:
+            stored = _stored_answers(project=self.project, external_ids=ids)
+        else:
+            stored = dict.fromkeys(
+                Answer.objects.filter(project=self.project, external_id__in=ids).values_list(
+                    "external_id", flat=True
+                )
+            )
+        new = []
         for answer in batch:
-            if answer.external_id in existing:
+            if answer.external_id in stored:
+                if self.idempotent:
+                    changed = _answer_difference(answer, stored[answer.external_id])
+                    if changed is None:
+                        self.result.existing += 1
+                        continue
+                    self.issues.add(
+                        answer.location,
+                        changed,
+                        f"answer id {answer.external_id!r} already exists in this project "
+                        f"with a different {changed}: an answer cannot be changed by sending "
+                        "it again (send it under a new id)",
+                    )
+                    continue
                 self.issues.add(
                     answer.location,
                     "id",
@@ -297,6 +322,8 @@ class _Writer:
             for claim in answer.claims:
                 for verdict in claim.judges:
                     self._judge_check(answer, verdict.name, verdict.field)
+            new.append(answer)
+        return new
 
     @staticmethod
     def _system_label(system: SystemIn) -> str:
@@ -371,12 +398,13 @@ class _Writer:
         batch, self.batch = self.batch, []
         if not batch:
             return
-        self._check(batch)
-        if not self.issues:
+        checked = len(batch)
+        batch = self._check(batch)
+        if not self.issues and batch:
             self._systems_resolve(batch)
-        if not self.issues:
+        if not self.issues and batch:
             self._write(batch)
-        self.checked += len(batch)
+        self.checked += checked
         if self.progress is not None:
             self.progress(self.checked)
 
@@ -694,6 +722,8 @@ def answers_import(
     progress: Callable[[int], None] | None = None,
     annotator_map: dict[str, str] | None = None,
     system: SystemIn | None = None,
+    idempotent: bool = False,
+    most: tuple[int, str] | None = None,
 ) -> ImportResult:
     """Import every answer of a file into `project`, or nothing: raise ImportFailed with the
     problems (each naming its line or record and field) when anything in the file is wrong.
@@ -711,13 +741,28 @@ def answers_import(
     `system` (the command's `--system`, the form's field) is the system of every answer that
     names none; a RAGAS or RAGChecker id then becomes the answer's question key and the answer
     is id'd "<system>:<id>" (see `AnswerIn.id_is_question`).
+
+    `idempotent` (the API's answer upload): an answer whose id is already in the project is
+    left alone and counted in `existing` if its text, question, fields, metadata and pile are
+    those stored (its claims, labels and verdicts are not compared: they change as the audit
+    goes on), and is an issue naming the field otherwise. Imports into one project then take
+    turns (a PostgreSQL advisory lock held to the end of the transaction), so the same batch
+    sent by several clients at once is written once. `most` = (n, "per request") caps the
+    number of answers below the operator's per-file limit.
     """
     mapped = annotator_map_check(project=project, annotator_map=annotator_map or {}, user=user)
+    if idempotent:
+        project_import_lock(project_id=project.pk)
     issues = IssueLog()
     result = ImportResult()
     with binary_source(path_or_file) as (handle, name):
         reader = AnswerReader(
-            handle, name, format=format, issues=issues, quote_required=project.quote_required
+            handle,
+            name,
+            format=format,
+            issues=issues,
+            quote_required=project.quote_required,
+            most=most,
         )
         result.container = reader.container
         writer = _Writer(
@@ -729,6 +774,7 @@ def answers_import(
             progress=progress,
             mapped=mapped,
             system=system,
+            idempotent=idempotent,
         )
         try:
             for answer in reader:
@@ -741,7 +787,7 @@ def answers_import(
         result.warnings_total = reader.warnings_total
     if issues:
         raise ImportFailed(issues.issues, truncated=issues.truncated)
-    if result.answers == 0:
+    if result.answers == 0 and result.existing == 0:
         raise ImportFailed([ImportIssue("the file", "", "holds no answers")])
     writer.finish()
     # The project page paginates by this stored total instead of counting answers.
@@ -752,6 +798,46 @@ def answers_import(
     elif result.answers >= STATISTICS_MIN_ANSWERS:
         statistics_refresh(Answer, Passage, Claim)
     return result
+
+
+# What `idempotent` compares of an answer already stored: its columns, then its pile.
+_COMPARED = ("question", "text", "reference", "risk_category", "answerable", "abstention")
+
+
+def _stored_answers(*, project: Project, external_ids: list[str]) -> dict[str, dict]:
+    rows = {
+        row["external_id"]: {**row, "pile": []}
+        for row in Answer.objects.filter(project=project, external_id__in=external_ids).values(
+            "id", "external_id", "metadata", *_COMPARED
+        )
+    }
+    if rows:
+        by_id = {row["id"]: row for row in rows.values()}
+        for answer_id, source_id, title, text in (
+            Passage.objects.filter(answer_id__in=by_id)
+            .order_by("answer_id", "rank")
+            .values_list("answer_id", "source_id", "title", "text")
+        ):
+            by_id[answer_id]["pile"].append((source_id, title, text))
+    return rows
+
+
+def _answer_difference(answer: AnswerIn, stored: dict) -> str | None:
+    """The first field in which `answer` differs from the stored one, or None."""
+    names = {"text": "answer"}
+    for column in _COMPARED:
+        if getattr(answer, column) != stored[column]:
+            return names.get(column, column)
+    if answer.metadata != (stored["metadata"] or {}):
+        return "metadata"
+    if len(answer.pile) != len(stored["pile"]):
+        return "pile"
+    for rank, (passage, (source_id, title, text)) in enumerate(
+        zip(answer.pile, stored["pile"], strict=True)
+    ):
+        if (passage.source_id, passage.title, passage.text) != (source_id, title, text):
+            return f"pile[{rank}]"
+    return None
 
 
 def _labels_imported(*, project: Project, result: ImportResult) -> None:

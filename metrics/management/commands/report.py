@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.models import Project
 from metrics import selectors
 from metrics.services import report_compute, report_public
+from metrics.services.gate import GATE_METRICS, GATE_ON, GateError, gate_check
 
 
 def project_and_judge(slug: str, judge_name: str | None):
@@ -50,6 +51,14 @@ class Command(BaseCommand):
         )
         parser.add_argument("--format", choices=["json"], default="json")
         parser.add_argument("--output", help="file to write; default standard output")
+        parser.add_argument(
+            "--fail-under",
+            type=float,
+            help="exit with status 1 if the figure (--metric, judged --on its interval's lower "
+            "end by default) is below this; the gate's verdict goes to standard error",
+        )
+        parser.add_argument("--metric", choices=GATE_METRICS, default="faithfulness")
+        parser.add_argument("--on", choices=GATE_ON, default="lower")
 
     def handle(self, *args, **opts):
         project, judge = project_and_judge(opts["project"], opts["judge"])
@@ -74,3 +83,14 @@ class Command(BaseCommand):
         write_output(text, opts["output"], self.stdout)
         if opts["output"]:
             self.stderr.write(f"report of {project.slug} written to {opts['output']}")
+        if opts["fail_under"] is not None:
+            try:
+                gate = gate_check(
+                    report, metric=opts["metric"], minimum=opts["fail_under"], on=opts["on"]
+                )
+            except GateError as error:
+                raise CommandError(str(error)) from None
+            verdict = "PASS" if gate["pass"] else "FAIL"
+            self.stderr.write(f"gate {verdict}: {opts['metric']} {gate['reason']}")
+            if not gate["pass"]:
+                sys.exit(1)

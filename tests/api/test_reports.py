@@ -1,0 +1,107 @@
+"""The report, its snapshots, the audit card and the gate; figures from statsmodels."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from statsmodels.stats.proportion import proportion_confint
+
+from annotate.models import Verdict
+from tests.factories import AnswerFactory, ClaimFactory, GoldFactory
+
+
+def _gold(project, supported: int, other: int):
+    for n in range(supported + other):
+        answer = AnswerFactory(project=project, external_id=f"g{n}")
+        claim = ClaimFactory(answer=answer, text=f"Claim {n}.")
+        GoldFactory(
+            claim=claim, verdict=Verdict.SUPPORTED if n < supported else Verdict.CONTRADICTED
+        )
+
+
+def test_report_is_the_commands_json(api_world):
+    _gold(api_world.project, 18, 2)
+    response = api_world.client("lead").get("/api/v1/projects/shop/report")
+    assert response.status_code == 200
+    out = StringIO()
+    call_command("report", "--project", "shop", stdout=out, stderr=StringIO())
+    command = json.loads(out.getvalue())
+    api = response.json()
+    for report in (command, api):
+        report.pop("computed_at")
+    assert api == command
+
+
+def test_report_with_unknown_judge_is_a_404_problem(api_world):
+    response = api_world.client("lead").get("/api/v1/projects/shop/report", {"judge": "nope"})
+    assert response.status_code == 404
+    assert response.json()["errors"][0]["field"] == "judge"
+
+
+@pytest.mark.parametrize(("minimum", "passes"), [(0.9, False), (0.65, True)])
+def test_gate_on_the_wilson_lower_end(api_world, minimum, passes):
+    _gold(api_world.project, 18, 2)
+    low, high = proportion_confint(18, 20, alpha=0.05, method="wilson")
+    response = api_world.client("lead").get(
+        "/api/v1/projects/shop/gate", {"metric": "faithfulness", "min": minimum, "on": "lower"}
+    )
+    assert response.status_code == 200
+    gate = response.json()
+    assert gate["pass"] is passes
+    assert gate["figure"] == pytest.approx(0.9)
+    assert gate["interval"] == pytest.approx([low, high])
+    assert "Wilson" in gate["method"]
+    # the command's gate agrees (exit status 1 on a fail)
+    args = ["report", "--project", "shop", "--fail-under", str(minimum), "--on", "lower"]
+    if passes:
+        call_command(*args, stdout=StringIO(), stderr=StringIO())
+    else:
+        with pytest.raises(SystemExit) as exit_:
+            call_command(*args, stdout=StringIO(), stderr=StringIO())
+        assert exit_.value.code == 1
+
+
+def test_gate_on_value_and_max(api_world):
+    _gold(api_world.project, 18, 2)
+    client = api_world.client("lead")
+    gate = client.get("/api/v1/projects/shop/gate", {"min": 0.9, "on": "value"}).json()
+    assert gate["pass"] is True  # 0.9 >= 0.9
+    low, high = proportion_confint(2, 20, alpha=0.05, method="wilson")
+    gate = client.get(
+        "/api/v1/projects/shop/gate", {"metric": "contradiction_rate", "max": 0.25, "on": "upper"}
+    ).json()
+    assert gate["interval"] == pytest.approx([low, high])
+    assert gate["pass"] is (high <= 0.25)
+
+
+def test_gate_without_gold_fails_and_bad_parameters_are_problems(api_world):
+    client = api_world.client("lead")
+    gate = client.get("/api/v1/projects/shop/gate", {"min": 0.5}).json()
+    assert gate["pass"] is False
+    response = client.get("/api/v1/projects/shop/gate", {"metric": "speed", "min": 0.5})
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["field"] == "metric"
+    response = client.get("/api/v1/projects/shop/gate", {"min": "high"})
+    assert response.status_code == 422
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["errors"][0]["field"] == "min"
+
+
+def test_snapshot_request_and_poll(api_world, django_capture_on_commit_callbacks):
+    _gold(api_world.project, 3, 1)
+    client = api_world.client("lead")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/v1/projects/shop/report/snapshots")
+    assert response.status_code == 202
+    snapshot = response.json()
+    polled = client.get(f"/api/v1/projects/shop/report/snapshots/{snapshot['id']}").json()
+    assert polled["status"] == "done"  # eager tasks in tests
+    assert polled["report"]["faithfulness"]["pooled"]["value"] == pytest.approx(0.75)
+    assert "_crc_inputs" not in json.dumps(list(polled["report"]))
+
+
+def test_analyst_cannot_read_figures(api_world):
+    client = api_world.client("analyst")
+    for path in ("report", "gate?min=0.5", "audit-card?judge=x"):
+        assert client.get(f"/api/v1/projects/shop/{path}").status_code == 404
