@@ -338,3 +338,14 @@ def test_design_rogan_gladen_without_gold_of_both_kinds_says_so():
     est = stats.design_rogan_gladen([1, 0, 1, 1], None, [1, 1], [1, 0])
     assert np.isnan([est.value, est.low, est.high]).all()
     assert est.method == "Rogan–Gladen needs judged claims and gold of both kinds"
+
+
+def test_cluster_bootstrap_gives_the_same_figures_for_float32_labels():
+    # The same 0/1 labels as float32 or float64 are the same numbers: every figure must be
+    # bit-identical (a float32 array kept as float32 loses the design effect's last digits).
+    rng = np.random.default_rng(5)
+    ids = np.sort(rng.integers(0, 40, 300))
+    y = (rng.random(300) < 0.37).astype(np.float64)
+    wide = stats.cluster_bootstrap(y, None, ids, n_boot=500, seed=1)
+    narrow = stats.cluster_bootstrap(y.astype(np.float32), None, ids, n_boot=500, seed=1)
+    assert narrow == wide
