@@ -11,6 +11,8 @@ default, as `Model()` would give them (`auto_now`/`auto_now_add` fields: `now`).
 On SQLite (`make run`'s default) the same tuples become model instances and `bulk_create`
 writes them, returning their ids.
 
+The COPY and the id reservation are raw SQL, in `annotate.sql` with the figure they bought.
+
 Everything runs on the caller's connection, inside the caller's transaction: an error after
 some COPYs rolls them back with the rest.
 """
@@ -21,6 +23,8 @@ from collections.abc import Sequence
 from django.db import connections, models
 from django.db.models.fields import NOT_PROVIDED
 from django.utils import timezone
+
+from annotate.sql import copy_rows, copy_statement, sequence_ids_reserve
 
 __all__ = ["RowsInserter"]
 
@@ -51,13 +55,7 @@ class RowsInserter:
             return [obj.pk for obj in objects] if ids else []
         sql, json_columns, tail = self._plan(model, tuple(attnames), ids)
         new_ids = self._reserve(model, len(rows)) if ids else []
-        # The raw psycopg cursor: Django's wrapper has no copy(). Its errors still reach the
-        # caller as django.db errors (IntegrityError, ...), as bulk_create's would.
-        with (
-            self.connection.wrap_database_errors,
-            self.connection.cursor() as wrapper,
-            wrapper.cursor.copy(sql) as copy,
-        ):
+        with copy_rows(self.connection, sql) as copy:  # annotate.sql: why COPY
             write = copy.write_row
             if json_columns:
                 rows = [self._json(row, json_columns) for row in rows]
@@ -102,7 +100,7 @@ class RowsInserter:
                 columns.append(field.column)
                 tail.append(value)
             quote = self.connection.ops.quote_name
-            sql = f"COPY {quote(meta.db_table)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
+            sql = copy_statement(table=meta.db_table, columns=columns, quote=quote)
             self._plans[key] = (sql, json_columns, tail)
         return self._plans[key]
 
@@ -118,15 +116,10 @@ class RowsInserter:
         return tuple(cells)
 
     def _reserve(self, model: type[models.Model], n: int) -> list[int]:
-        table = model._meta.db_table
-        with self.connection.cursor() as cursor:
-            if table not in self._sequences:
-                cursor.execute(
-                    "SELECT pg_get_serial_sequence(%s, %s)", [table, model._meta.pk.column]
-                )
-                self._sequences[table] = cursor.fetchone()[0]
-            cursor.execute(
-                "SELECT nextval(%s::regclass) FROM generate_series(1, %s)",
-                [self._sequences[table], n],
-            )
-            return [row[0] for row in cursor.fetchall()]
+        return sequence_ids_reserve(
+            self.connection,
+            table=model._meta.db_table,
+            pk_column=model._meta.pk.column,
+            n=n,
+            sequences=self._sequences,
+        )

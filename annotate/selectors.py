@@ -7,14 +7,13 @@ confirmed to exist.
 
 from django.conf import settings
 from django.core.paginator import Page, Paginator
-from django.db import connection
 from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.utils.functional import cached_property
 
 from annotate import hooks
-from annotate.batch import model_rows
 from annotate.models import ROLE_RANK, Answer, Claim, Membership, Passage, Project, Role
+from annotate.sql import project_membership_get
 
 
 def membership_get(*, user, project: Project) -> Membership | None:
@@ -29,21 +28,8 @@ def project_get_for_user(
     """The project with this slug if `user` is a member with at least `role`, else Http404."""
     if not user.is_authenticated:
         raise Http404("No such project.")
-    # Every project page starts here: one hand-written statement, not a compiled ORM query.
-    memberships, projects = model_rows(Membership), model_rows(Project)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {memberships.columns('m')}, {projects.columns('p')}"
-            f" FROM {Membership._meta.db_table} m"
-            f" INNER JOIN {Project._meta.db_table} p ON p.id = m.project_id"
-            " WHERE p.slug = %s AND m.user_id = %s",
-            [slug, user.pk],
-        )
-        row = cursor.fetchone()
-    membership = None
-    if row is not None:
-        membership = memberships.instance(row[: len(memberships)])
-        membership.project = projects.instance(row[len(memberships) :])
+    # Every project page starts here: one hand-written statement (annotate.sql).
+    membership = project_membership_get(slug=slug, user_id=user.pk)
     if membership is None or ROLE_RANK[Role(membership.role)] < ROLE_RANK[Role(role)]:
         raise Http404("No such project.")
     return membership.project, membership

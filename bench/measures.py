@@ -256,11 +256,14 @@ def measure_pages(*, slug: str, requests: int = 30, warmup: int = 3, limit_s: fl
 # --- 4. judge throughput -----------------------------------------------------------------------
 
 
-def measure_judge(*, slug: str, base_url: str, concurrency: int, latency_s: float) -> dict:
+def measure_judge(
+    *, slug: str, base_url: str, concurrency: int, latency_s: float, backend: str = "openai"
+) -> dict:
     """A verify run of an OpenAI-compatible judge over every claim of `slug`, started with
     `judge_run_start` and executed by the `run_judge` task body (eagerly, in this process:
     the parent runs this child without a broker). Throughput is claims / (finished_at −
-    started_at) as the run records it."""
+    started_at) as the run records it. `backend="bits"`: a grounding-bits judge on the same
+    endpoint (two /completions calls per claim, so its limit is C/(2L))."""
     from django.conf import settings
 
     from judges.models import JudgeRun
@@ -290,8 +293,8 @@ def measure_judge(*, slug: str, base_url: str, concurrency: int, latency_s: floa
     )
     judge = judge_create(
         project=project,
-        name=f"loopback C{concurrency} {uuid.uuid4().hex[:6]}",
-        backend="openai",
+        name=f"loopback {backend} C{concurrency} {uuid.uuid4().hex[:6]}",
+        backend=backend,
         model="loopback",
         endpoint="bench-loopback",
         max_concurrency=concurrency,
@@ -321,7 +324,7 @@ def measure_judge(*, slug: str, base_url: str, concurrency: int, latency_s: floa
         "mono_start": mono_start,
         "mono_end": mono_end,
         "claims_per_s": run.done / seconds,
-        "limit_per_s": concurrency / latency_s,
+        "limit_per_s": concurrency / latency_s / (2 if backend == "bits" else 1),
         "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens,
         "verdicts": tally,

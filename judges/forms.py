@@ -22,7 +22,11 @@ def endpoint_help() -> str:
 class JudgeForm(forms.Form):
     name = forms.CharField(max_length=100)
     backend = forms.ChoiceField(
-        choices=[(Backend.BASELINE, Backend.BASELINE.label), (Backend.OPENAI, Backend.OPENAI.label)]
+        choices=[
+            (Backend.BASELINE, Backend.BASELINE.label),
+            (Backend.OPENAI, Backend.OPENAI.label),
+            (Backend.BITS, Backend.BITS.label),
+        ]
     )
     model = forms.CharField(max_length=200, required=False, help_text="e.g. gpt-4o-mini, llama3.1")
     # Checked by the service against the operator's declaration, whose message names the

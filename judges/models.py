@@ -29,6 +29,7 @@ class JudgeVerdictChoice(models.TextChoices):
 class Backend(models.TextChoices):
     OPENAI = "openai", "OpenAI-compatible endpoint"
     BASELINE = "baseline", "Offline lexical baseline"
+    BITS = "bits", "Grounding bits (prompt log-probabilities of a completions endpoint)"
     IMPORTED = "imported", "Imported verdicts"
 
 
@@ -184,6 +185,26 @@ class JudgeVerdict(models.Model):
     latency_ms = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    # Grounding bits (backend "bits", judges/backends/bits_backend.py): log2 p(claim | question,
+    # pile) - log2 p(claim | question), summed over the claim's tokens; empty for other backends
+    # and for an UNPARSEABLE reply (never made up).
+    bits = models.FloatField(
+        null=True, blank=True, help_text="Bits the pile adds to the claim (grounding bits)."
+    )
+    log2p_with_pile = models.FloatField(
+        null=True, blank=True, help_text="log2 p(claim tokens | question, pile)."
+    )
+    log2p_without_pile = models.FloatField(
+        null=True, blank=True, help_text="log2 p(claim tokens | question)."
+    )
+    claim_tokens_with_pile = models.PositiveIntegerField(null=True, blank=True)
+    claim_tokens_without_pile = models.PositiveIntegerField(null=True, blank=True)
+    token_bits = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Per claim token: [token, bits] (aligned tokens), or both sides' "
+        "[token, log2p] lists when the two prompts tokenised the claim differently.",
+    )
     # Set when a lead changes the claim's text (edit, split, merge): the verdict judged text the
     # claim no longer has, so it counts nowhere (report, agreement, audit card, export, the
     # "unjudged" scope) but is kept, with that text, as the record of what the judge said.

@@ -403,6 +403,7 @@ def _write_chunk(
                 latency_ms=result.latency_ms,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
+                **(result.extra or {}),
                 **_staleness(item_id, judged_text, current),
                 **{item_field: item_id},
             )

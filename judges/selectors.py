@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, F, OuterRef, QuerySet
 from django.http import Http404
 
 from annotate.models import Claim, Passage, Project
@@ -104,13 +104,20 @@ def piles_for_items(*, run: JudgeRun, items) -> dict[int, list[Passage]]:
             .select_related("passage")
             .order_by("passage__rank")
         )
+        if run.backend == "bits":
+            rows = rows.annotate(answer_question=F("passage__answer__question"))
         piles = defaultdict(list)
         for row in rows:
+            if run.backend == "bits":
+                row.passage.answer_question = row.answer_question
             piles[row.claim_id].append(row.passage)
         return piles
     answer_ids = {answer_id for _, _, answer_id in items}
     by_answer = defaultdict(list)
-    for passage in Passage.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "rank"):
+    passages = Passage.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "rank")
+    if run.backend == "bits":  # grounding bits score the claim under its answer's question
+        passages = passages.annotate(answer_question=F("answer__question"))
+    for passage in passages:
         by_answer[passage.answer_id].append(passage)
     return {item_id: by_answer[answer_id] for item_id, _, answer_id in items}
 

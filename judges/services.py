@@ -15,6 +15,7 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import Answer, Claim, Passage, Project, Verdict
 from judges.backends.baseline import BASELINE_DESCRIPTION, Analysis
+from judges.backends.bits_backend import instrument_text as bits_instrument_text
 from judges.endpoints import HOW_TO_DECLARE, EndpointNotDeclared, endpoint_get, endpoints_declared
 from judges.models import Backend, Canary, Judge, JudgeFailure, JudgeRun, prompt_version
 from judges.prompts import DEFAULT_DECOMPOSE_PROMPT, DEFAULT_VERIFY_PROMPT
@@ -25,6 +26,10 @@ logger = logging.getLogger(__name__)
 
 # Parameters a judge may carry in `parameters` that the OpenAI backend understands.
 OPENAI_PARAMETERS = ("max_tokens", "top_logprobs", "backoff_base_s", "backoff_cap_s")
+# ... and those of a grounding-bits judge (judges/backends/bits_backend.py).
+BITS_PARAMETERS = ("bits_threshold", "bits_mode")
+# The backends that call an operator-declared endpoint.
+ENDPOINT_BACKENDS = (Backend.OPENAI, Backend.BITS)
 # What a judge asks for when it says nothing (an endpoint's caps lower them).
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RETRIES = 5
@@ -61,7 +66,7 @@ def _judge_check(judge: Judge) -> None:
     """Fill what the judge left blank and refuse what it may not ask for: an endpoint the
     operator has not declared, a model the endpoint does not offer, more time, retries or
     concurrency than the endpoint's caps. Lowering them is always allowed."""
-    if judge.backend != Backend.OPENAI:
+    if judge.backend not in ENDPOINT_BACKENDS:
         judge.endpoint = ""
         judge.timeout_seconds = judge.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
         judge.max_retries = DEFAULT_MAX_RETRIES if judge.max_retries is None else judge.max_retries
@@ -69,7 +74,7 @@ def _judge_check(judge: Judge) -> None:
         return
     errors: dict[str, str] = {}
     if not judge.model:
-        errors["model"] = "An OpenAI-compatible judge needs a model name."
+        errors["model"] = "A judge on an OpenAI-compatible endpoint needs a model name."
     try:
         endpoint = endpoint_get(judge.endpoint)
     except EndpointNotDeclared:
@@ -164,7 +169,7 @@ def judge_update(*, judge: Judge, **fields) -> Judge:
 def judge_endpoint_problem(judge: Judge) -> str:
     """Why this judge cannot call its endpoint now ("" when it can, or needs none): for its
     page, and to refuse a run or a split before it is queued."""
-    if judge.backend != Backend.OPENAI:
+    if judge.backend not in ENDPOINT_BACKENDS:
         return ""
     try:
         endpoint = endpoint_get(judge.endpoint)
@@ -196,7 +201,7 @@ def judge_spec(judge: Judge) -> dict:
         "verify_prompt": judge.verify_prompt or DEFAULT_VERIFY_PROMPT,
         "decompose_prompt": judge.decompose_prompt or DEFAULT_DECOMPOSE_PROMPT,
     }
-    for key in OPENAI_PARAMETERS:
+    for key in OPENAI_PARAMETERS + BITS_PARAMETERS:
         if key in (judge.parameters or {}):
             spec[key] = judge.parameters[key]
     return spec
@@ -228,6 +233,10 @@ def judge_run_start(
     if judge.backend == Backend.BASELINE:
         prompt_text = BASELINE_DESCRIPTION
         spec.pop("decompose_prompt", None)
+    if judge.backend == Backend.BITS:
+        prompt_text = bits_instrument_text(float(spec.get("bits_threshold") or 0.0))
+        spec.pop("decompose_prompt", None)
+        spec.pop("temperature", None)
     if kind == JudgeRun.Kind.CANARY:
         items = Canary.objects.filter(project=judge.project)
         scope = JudgeRun.Scope.ALL

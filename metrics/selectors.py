@@ -31,6 +31,7 @@ from annotate.models import (
 )
 from judges.models import Judge, JudgeRun, JudgeVerdict
 from metrics.models import ReportSnapshot
+from metrics.sql import rows_as_csv_text
 
 # Runs whose verdicts count: finished, or still writing (their verdicts so far are real).
 COUNTED_RUN_STATUSES = (JudgeRun.Status.DONE, JudgeRun.Status.RUNNING)
@@ -41,35 +42,21 @@ def _frame(queryset: QuerySet, columns: dict[str, str], quoted: tuple = ()) -> p
 
     `columns` maps ORM field paths to DataFrame column names. On PostgreSQL the rows come out
     as one CSV text into `pandas.read_csv` (a million rows in about a second); elsewhere
-    (SQLite, the demo) through the cursor. Booleans come back as True/False,
+    (SQLite, the demo) through the ORM's values_list. Booleans come back as True/False,
     NULL as NaN/None, and text columns never NaN ("" for empty). Callers sort where order
     matters.
     """
     names = list(columns.values())
-    sql, params = queryset.values_list(*columns).query.sql_with_params()
     if connection.vendor == "postgresql":
-        # The server folds the rows into one CSV text (one protocol message instead of a
-        # million); `quoted` columns (free text, JSON) are CSV-quoted so a comma cannot shift
-        # a column, the others are numbers or fixed choices.
-        aliases = ", ".join(f"c{i}" for i in range(len(names)))
-        fields = " || ',' || ".join(
-            f"'\"' || replace(coalesce(c{i}::text, ''), '\"', '\"\"') || '\"'"
-            if name in quoted
-            else f"coalesce(c{i}::text, '')"
-            for i, name in enumerate(names)
-        )
-        statement = f"SELECT string_agg({fields}, E'\\n') FROM ({sql}) AS rows ({aliases})"
-        with connection.cursor() as cursor:
-            cursor.execute(statement, params)
-            text = cursor.fetchone()[0]
+        sql, params = queryset.values_list(*columns).query.sql_with_params()
+        text = rows_as_csv_text(sql, params, names=names, quoted=quoted)
         if not text:
             return pd.DataFrame({name: pd.Series(dtype=object) for name in names})
         return pd.read_csv(
             io.StringIO(text), names=names, header=None, keep_default_na=False, na_values=[""]
         )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    # Elsewhere the ORM's own one query (it was a cursor over the same SQL; no figure bought).
+    rows = list(queryset.values_list(*columns))
     return pd.DataFrame.from_records(rows, columns=names, nrows=len(rows))
 
 
@@ -407,3 +394,36 @@ def snapshot_get_for_project(*, project: Project, snapshot_id: int) -> ReportSna
     if snapshot is None:
         raise Http404("No such report.")
     return snapshot
+
+
+def judge_bits_columns(*, judge: Judge) -> pd.DataFrame:
+    """Grounding bits of the judge's verify runs (done or running), oldest first: claim, bits,
+    the stored confidence and the run's instrument; never a stale verdict, never one without
+    bits (UNPARSEABLE)."""
+    frame = _frame(
+        _verify_verdicts(judge).filter(stale=False, bits__isnull=False).order_by("id"),
+        {
+            "id": "verdict_id",
+            "claim_id": "claim_id",
+            "verdict": "verdict",
+            "bits": "bits",
+            "confidence": "confidence",
+            "run__model": "model",
+            "run__prompt_version": "prompt_version",
+        },
+    )
+    frame = _text(frame, "verdict", "model", "prompt_version")
+    frame["bits"] = frame["bits"].astype(float)
+    frame["confidence"] = frame["confidence"].astype(float)
+    return frame.sort_values("verdict_id", kind="stable")
+
+
+def judge_bits_threshold(*, judge: Judge, model: str, prompt_version: str) -> float:
+    """The threshold of the instrument's newest run (0 when it set none)."""
+    run = (
+        JudgeRun.objects.filter(judge=judge, model=model, prompt_version=prompt_version)
+        .order_by("-pk")
+        .values_list("parameters", flat=True)
+        .first()
+    )
+    return float((run or {}).get("bits_threshold") or 0.0)

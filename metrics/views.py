@@ -15,8 +15,8 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
+from annotate.csv_safe import NeutralCsvWriter
 from annotate.models import Role
-from interchange.services.exports import NeutralCsvWriter
 from metrics import charts, selectors
 from metrics.models import ReportSnapshot
 

@@ -7,7 +7,9 @@
     ctl.calls_for("Refunds take 14 days.")  # -> 2
     ctl.stop()
 
-It speaks `POST /v1/chat/completions` (JSON in, JSON out, no streaming) and `GET /v1/models`.
+It speaks `POST /v1/chat/completions` (JSON in, JSON out, no streaming), `GET /v1/models`, and
+`POST /v1/completions` with prompt-token log-probabilities from a bigram model of the prompt
+(tests/llm_completions.py, for the grounding-bits judge).
 Verdicts are decided deterministically from the prompt, which is expected in the shape of the
 default VERIFY prompt (`Context:\\n...\\n\\nClaim: ...\\n`):
 
@@ -74,8 +76,9 @@ class Call:
     claim: str | None
     received_at: float  # time.monotonic() in the server process
     status: int
-    kind: str  # "verify", "decompose" or "other"
+    kind: str  # "verify", "decompose", "score" (a /completions call) or "other"
     authorization: str = ""
+    prompt: str = ""  # kept for /completions calls (tests recompute their log-probabilities)
 
 
 @dataclass
@@ -91,6 +94,7 @@ class Controller:
     latency_s: float = 0.0
     script: Any = None
     p_chosen: float = 0.8
+    prompt_logprobs_decoys: bool = False
     log: list[Call] = field(default_factory=list)
     _faults: dict[str | None, deque] = field(default_factory=dict)
     _forever: dict[str | None, Fault] = field(default_factory=dict)
@@ -245,6 +249,10 @@ def _respond(ctl: Controller, method: str, path: str, headers, raw: bytes) -> Re
         if path.rstrip("/").endswith("/models"):
             return Reply(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
         return Reply(404, {"error": {"message": "not found"}})
+    if path.rstrip("/").endswith("/v1/completions"):
+        from tests.llm_completions import respond_completions
+
+        return respond_completions(ctl, headers, raw)
     body = json.loads(raw or b"{}")
     arrived = time.monotonic()
     if not path.rstrip("/").endswith("/chat/completions"):

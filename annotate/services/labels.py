@@ -9,7 +9,7 @@ from django.db import OperationalError, connection, transaction
 from django.http import Http404
 from django.utils import timezone
 
-from annotate.batch import StatementBatch
+from annotate import sql
 from annotate.models import (
     Claim,
     Gold,
@@ -23,6 +23,7 @@ from annotate.models import (
     Verdict,
 )
 from annotate.quotes import QuoteError, quote_locate, quote_verify, utf16_to_codepoint_offset
+from annotate.sql import StatementBatch
 
 # A label's own state, in the order every writer of labels and their history uses (the
 # history row names the passage `evidence_passage_id_at_time`).
@@ -213,7 +214,7 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
             f"SELECT id FROM {claims} WHERE id = %s AND project_id = %s FOR UPDATE",
             [claim_id, project_id],
         )
-    sql = f"""
+    statement = f"""
         SELECT c.id, c.project_id, c.answer_id, c.text, c.label_count, c.labels_required,
             c.needs_review,
             EXISTS (SELECT 1 FROM {reservations} r WHERE r.claim_id = c.id AND r.user_id = %s),
@@ -238,7 +239,7 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
         claim_id,
         project_id,
     ]
-    rows = batch.run_then(sql, params)
+    rows = batch.run_then(statement, params)
     if not rows:
         raise Http404("No such claim.")
     first = rows[0]
@@ -265,13 +266,6 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
         reserved=bool(first[7]),
         holds_another=bool(first[8]),
         revealed=first[9],
-    )
-
-
-def _reservation_release(batch: StatementBatch, *, claim_id: int, user_id: int) -> None:
-    batch.add(
-        f"DELETE FROM {Reservation._meta.db_table} WHERE claim_id = %s AND user_id = %s",
-        [claim_id, user_id],
     )
 
 
@@ -305,7 +299,7 @@ def label_save(
         project_id=claim.project_id, claim_id=claim.pk, user_id=annotator.pk, now=now
     )
     batch = StatementBatch()
-    _reservation_release(batch, claim_id=claim.pk, user_id=annotator.pk)
+    sql.reservation_release(batch, claim_id=claim.pk, user_id=annotator.pk)
     _, complete_delta = _label_write(
         batch,
         locked=locked,
@@ -318,7 +312,7 @@ def label_save(
         count_changed=claim.project.count_changed_after_reveal,
         **evidence,
     )
-    _project_complete_move(batch, project_id=claim.project_id, delta=complete_delta)
+    sql.project_claims_complete_move(batch, project_id=claim.project_id, delta=complete_delta)
     batch.run()
     return Label.objects.get(claim_id=claim.pk, annotator=annotator)
 
@@ -429,7 +423,7 @@ def _label_save_and_next(
     # Whether the queue served this claim: the member's reservation on it, expired or not.
     writes = StatementBatch()
     if locked.reserved:
-        _reservation_release(writes, claim_id=claim.pk, user_id=annotator.pk)
+        sql.reservation_release(writes, claim_id=claim.pk, user_id=annotator.pk)
     stratum = recorded if locked.reserved else {**recorded, "outside_queue": True}
     labels_before = claim.label_count
     label, complete_delta = _label_write(
@@ -445,7 +439,7 @@ def _label_save_and_next(
         **evidence,
     )
     last = StatementBatch()
-    _project_complete_move(last, project_id=project.pk, delta=complete_delta)
+    sql.project_claims_complete_move(last, project_id=project.pk, delta=complete_delta)
     following = claim_take_next(
         project=project,
         user=annotator,
@@ -566,17 +560,12 @@ def _label_write(
 def _counters_add(batch: StatementBatch, *, claim: Claim, annotator, step: int) -> int:
     """Queue the moves of the claim's and the member's counters by one label; call holding
     `claim`'s row lock. Returns the change to the project's `claims_complete`, for the caller to
-    apply with `_project_complete_move` as its transaction's last write: every save that
+    apply with `sql.project_claims_complete_move` as its transaction's last write: every save that
     completes a claim writes that one project row, so holding its lock any longer serialises
     all analysts."""
-    batch.add(
-        f"UPDATE {Claim._meta.db_table} SET label_count = label_count + %s WHERE id = %s",
-        [step, claim.pk],
-    )
-    batch.add(
-        f"UPDATE {Membership._meta.db_table} SET labels_saved = labels_saved + %s"
-        " WHERE project_id = %s AND user_id = %s",
-        [step, claim.project_id, annotator.pk],
+    sql.claim_label_count_add(batch, claim_id=claim.pk, step=step)
+    sql.membership_labels_saved_add(
+        batch, project_id=claim.project_id, user_id=annotator.pk, step=step
     )
     after = claim.label_count + step
     delta = 0
@@ -586,21 +575,6 @@ def _counters_add(batch: StatementBatch, *, claim: Claim, annotator, step: int) 
         delta = -1
     claim.label_count = after
     return delta
-
-
-def _project_complete_move(batch: StatementBatch, *, project_id: int, delta: int) -> None:
-    table = Project._meta.db_table
-    if delta > 0:
-        batch.add(
-            f"UPDATE {table} SET claims_complete = claims_complete + 1 WHERE id = %s",
-            [project_id],
-        )
-    elif delta < 0:
-        batch.add(
-            f"UPDATE {table} SET claims_complete = claims_complete - 1"
-            " WHERE id = %s AND claims_complete > 0",
-            [project_id],
-        )
 
 
 _SAVES = (LabelHistory.Action.CREATED, LabelHistory.Action.UPDATED)
@@ -652,7 +626,7 @@ def label_undo(*, user, project: Project) -> Claim | None:
         undone.save()
         gold_recompute_locked(claim=claim)
         last = StatementBatch()
-        _project_complete_move(last, project_id=claim.project_id, delta=complete_delta)
+        sql.project_claims_complete_move(last, project_id=claim.project_id, delta=complete_delta)
         last.run()
         return claim
     before = (

@@ -32,8 +32,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate import hooks
-from annotate.batch import StatementBatch, model_rows
 from annotate.models import Answer, Claim, Label, Membership, Passage, Project, Reservation
+from annotate.sql import StatementBatch, model_rows, reservations_expired_delete
 
 RESERVATION_MINUTES = 10
 # A candidate that fails the re-check stays locked by us and fails every later statement too,
@@ -138,14 +138,7 @@ def _expired_release(*, project: Project, user, now) -> None:
     if not connection.features.has_select_for_update_skip_locked:
         Reservation.objects.filter(user=user, claim__project=project, expires_at__lte=now).delete()
         return
-    reservations, claims = Reservation._meta.db_table, Claim._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {reservations} WHERE id IN (SELECT r.id FROM {reservations} r"
-            f" INNER JOIN {claims} c ON c.id = r.claim_id WHERE r.user_id = %s"
-            " AND c.project_id = %s AND r.expires_at <= %s FOR UPDATE OF r SKIP LOCKED)",
-            [user.pk, project.pk, connection.ops.adapt_datetimefield_value(now)],
-        )
+    reservations_expired_delete(project_id=project.pk, user_id=user.pk, now=now)
 
 
 def claim_take_next(

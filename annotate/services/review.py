@@ -22,7 +22,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from annotate.batch import StatementBatch
+from annotate import sql
 from annotate.models import (
     ROLE_RANK,
     Claim,
@@ -37,6 +37,7 @@ from annotate.models import (
 )
 from annotate.quotes import QuoteError, quote_verify
 from annotate.splitting import sentences
+from annotate.sql import StatementBatch
 
 
 class ReviewError(ValueError):
@@ -174,28 +175,25 @@ def gold_apply(
 ) -> None:
     """Queue on `batch` the writes `decision` asks of the claim's gold (row `gold_id`, if any);
     moves `claim.needs_review` in memory too. Plain SQL, so a label's save sends them with its
-    other writes in one round trip (`annotate.batch`)."""
-    table = Gold._meta.db_table
+    other writes in one round trip (`annotate.sql`)."""
     moment = connection.ops.adapt_datetimefield_value(now or timezone.now())
     if decision.review_cleared:
         # Every analyst has labelled the claim again since it was edited.
-        batch.add(
-            f"UPDATE {Claim._meta.db_table} SET needs_review = %s WHERE id = %s",
-            [False, claim.pk],
-        )
+        sql.claim_review_clear(batch, claim_id=claim.pk)
         claim.needs_review = False
     if decision.action == "delete":
-        batch.add(f"DELETE FROM {table} WHERE id = %s", [gold_id])
+        sql.gold_delete(batch, gold_id=gold_id)
     elif decision.action == "create":
-        batch.add(
-            f"INSERT INTO {table} (claim_id, verdict, source, decided_by_id, reason, decided_at)"
-            " VALUES (%s, %s, %s, NULL, %s, %s)",
-            [claim.pk, decision.verdict, Gold.Source.UNANIMOUS, decision.reason, moment],
+        sql.gold_unanimous_insert(
+            batch,
+            claim_id=claim.pk,
+            verdict=decision.verdict,
+            reason=decision.reason,
+            moment=moment,
         )
     elif decision.action == "update":
-        batch.add(
-            f"UPDATE {table} SET verdict = %s, reason = %s, decided_at = %s WHERE id = %s",
-            [decision.verdict, decision.reason, moment, gold_id],
+        sql.gold_update(
+            batch, gold_id=gold_id, verdict=decision.verdict, reason=decision.reason, moment=moment
         )
 
 

@@ -7,14 +7,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.access import project_view
 from annotate.forms import MembershipForm, ProjectCreateForm, ProjectSettingsForm
-from annotate.models import Role
+from annotate.models import Label, Role
 from annotate.selectors import (
     answer_claims_page,
     answer_get_for_project,
     answers_page,
+    claim_reveal_for_user,
     pile_page_get,
     project_list_for_user,
 )
+from annotate.services.labels import reveal_record
 from annotate.services.projects import (
     MembershipError,
     membership_remove,
@@ -68,7 +70,31 @@ def answer_detail(request, project, membership, answer_id: int):
         **pile_page_get(answer=answer, page=request.GET.get("pile")),
         "claims_page": answer_claims_page(answer=answer, page=request.GET.get("claims")),
     }
+    _bits_beside_verdicts(request.user, project, context["claims_page"])
     return render(request, "annotate/answer_detail.html", context)
+
+
+def _bits_beside_verdicts(user, project, claims_page) -> None:
+    """Put on each listed claim (`claim.bits_verdicts`) the judge verdicts that carry grounding
+    bits, through the labelling screen's reveal gate (`claim_reveal_for_user`: only with
+    reveal-after-save, only on claims the user has labelled), recording the reveal as that
+    screen does."""
+    claims = list(claims_page.object_list)
+    claims_page.object_list = claims
+    if not project.reveal_after_save or not claims:
+        return
+    own = dict(
+        Label.objects.filter(claim__in=claims, annotator=user).values_list("claim_id", "verdict")
+    )
+    for claim in claims:
+        if claim.pk not in own:
+            continue
+        reveal = claim_reveal_for_user(claim=claim, user=user, project=project)
+        claim.bits_verdicts = [
+            v for v in (reveal or {}).get("judge_verdicts", []) if v.bits is not None
+        ]
+        if claim.bits_verdicts:
+            reveal_record(claim_id=claim.pk, user=user, verdict=own[claim.pk])
 
 
 @require_http_methods(["GET", "POST"])

@@ -14,6 +14,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.access import project_view
+from annotate.csv_safe import NeutralCsvWriter
 from annotate.models import Claim, Fact, Label, Passage, Role, Verdict
 from annotate.quotes import QuoteError, quote_locate, utf16_to_codepoint_offset
 from annotate.selectors import answer_get_for_project, claim_get_for_project, pile_page_get
@@ -29,7 +30,6 @@ from annotate.services.review import (
     text_marked,
     text_segments,
 )
-from interchange.services.exports import NeutralCsvWriter
 
 # ---------------------------------------------------------------------------------------------
 # Adjudication

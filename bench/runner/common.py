@@ -66,6 +66,7 @@ BUDGETS: dict[str, dict[str, float]] = {
         "import": 20,
         "report": 20,
         "judge": 20,
+        "bits": 20,
         "ragas": 8,  # RAGAS imports langchain: one run when it takes longer (the row says n)
         "export": 20,
         "pages": 20,
@@ -75,6 +76,7 @@ BUDGETS: dict[str, dict[str, float]] = {
         "import": 150,
         "report": 240,
         "judge": 60,
+        "bits": 60,
         "ragas": 90,
         "export": 150,
         "pages": 60,
@@ -84,6 +86,7 @@ BUDGETS: dict[str, dict[str, float]] = {
         "import": 900,
         "report": 900,
         "judge": 300,
+        "bits": 300,
         "ragas": 300,
         "export": 1200,
         "pages": 300,

@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Callable
 
 from bench.env import OUT
+from bench.runner.bits import bench_bits
 from bench.runner.common import SIZES, Context, Row, _why
 from bench.runner.export import bench_export
 from bench.runner.importing import bench_import
@@ -18,7 +19,7 @@ from bench.runner.report import bench_report
 from bench.runner.save_next import bench_save_next
 from bench.runner.stats_core import bench_stats
 
-MEASUREMENTS = ("save_next", "import", "report", "judge", "export", "pages", "stats")
+MEASUREMENTS = ("save_next", "import", "report", "judge", "export", "pages", "stats", "bits")
 
 # Each measurement's function (ctx) -> rows, by its `--only` name; stats also takes `write`.
 MEASURE: dict[str, Callable[[Context], list[Row]]] = {
@@ -28,6 +29,7 @@ MEASURE: dict[str, Callable[[Context], list[Row]]] = {
     "judge": bench_judge,
     "export": bench_export,
     "pages": bench_pages,
+    "bits": bench_bits,
 }
 
 

@@ -20,7 +20,6 @@ gold, labels, judge verdicts, citations (and, for jsonl, the piles) as tuples, w
 in dicts and written out a batch at a time.
 """
 
-import csv
 import json
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +31,10 @@ from typing import TextIO
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
 
+# The formula-neutral CSV rule lives on the lowest floor; its names stay importable from here.
+from annotate.csv_safe import FORMULA_TRIGGERS
+from annotate.csv_safe import NeutralCsvWriter as NeutralCsvWriter
+from annotate.csv_safe import csv_neutral as csv_neutral
 from annotate.models import (
     Answer,
     Claim,
@@ -42,6 +45,7 @@ from annotate.models import (
     Project,
     imported_name,
 )
+from interchange.sql import rows_for_ids
 from judges.models import JudgeRun, JudgeVerdict
 
 FORMATS = ("csv", "jsonl")
@@ -201,27 +205,9 @@ def _read_ahead(
 
 
 def _select(cursor, sql: str, column: str, ids: list[int]) -> list[tuple]:
-    """The rows of `sql` whose `column`, also their first value, is one of `ids`.
-
-    `sql` has a `{where}` slot for the condition. Ids of rows written together (an import)
-    are dense: one range condition reads them, with the few rows of other ids in the range
-    dropped here, where an IN list of thousands of ids costs PostgreSQL milliseconds to plan
-    and lures it into hashing a whole table. Scattered ids go in IN lists of IN_LIST_MAX; a
-    statement's ORDER BY then holds within each id, which is all the callers need.
-    """
-    low, high = min(ids), max(ids)
-    if high - low < 2 * len(ids) + 100:
-        cursor.execute(sql.format(where=f"{column} BETWEEN %s AND %s"), [low, high])
-        if high - low + 1 == len(ids):  # all of the range (ids are distinct)
-            return cursor.fetchall()
-        wanted = set(ids)
-        return [row for row in cursor.fetchall() if row[0] in wanted]
-    rows = []
-    for start in range(0, len(ids), IN_LIST_MAX):
-        part = ids[start : start + IN_LIST_MAX]
-        cursor.execute(sql.format(where=f"{column} IN ({', '.join(['%s'] * len(part))})"), part)
-        rows += cursor.fetchall()
-    return rows
+    """The rows of `sql` whose `column`, also their first value, is one of `ids`
+    (`interchange.sql.rows_for_ids`, in IN lists of at most IN_LIST_MAX)."""
+    return rows_for_ids(cursor, sql, column, ids, in_list_max=IN_LIST_MAX)
 
 
 def _grouped(rows: Iterable[tuple]) -> dict[int, list[tuple]]:
@@ -591,24 +577,6 @@ FIXED_COLUMNS = (
 )
 
 
-# A spreadsheet reads a cell starting with one of these as a formula (OWASP, "CSV Injection").
-FORMULA_TRIGGERS = frozenset("=+-@\t\r")
-
-
-def csv_neutral(value):
-    """`value` safe to open in a spreadsheet: a text starting with = + - @ tab or carriage
-    return gets a leading single quote (OWASP's rule), so it shows as text and never runs.
-
-    The rule of every CSV FaithAudit writes (claims export, contradictions, audit card; in SQL
-    as `csv_sql`). Only texts: a number the product writes from a numeric column (a quote's
-    offset, a confidence, an interval's bound, -0.5 included) stays a number; the same figure
-    inside a text ("-0.05 – 0.30") is neutralised like any text.
-    """
-    if value.__class__ is str and value[:1] in FORMULA_TRIGGERS:
-        return "'" + value
-    return value
-
-
 def csv_cell(value) -> str:
     """One value as `csv.writer` (excel dialect, QUOTE_MINIMAL) writes `csv_neutral(value)`:
     None empty, a text quoted when it holds a comma, quote or line break, with its quotes
@@ -630,21 +598,6 @@ def csv_cell(value) -> str:
     if "," in value or "\n" in value or "\r" in value:
         return '"' + value + '"'
     return value
-
-
-class NeutralCsvWriter:
-    """`csv.writer(out)` whose rows go through `csv_neutral` first: the writer of every CSV
-    the product builds row by row (contradictions, audit card)."""
-
-    def __init__(self, out, **kwargs):
-        self._writer = csv.writer(out, **kwargs)
-
-    def writerow(self, row):
-        return self._writer.writerow([csv_neutral(value) for value in row])
-
-    def writerows(self, rows):
-        for row in rows:
-            self.writerow(row)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace as _Row
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -39,6 +39,7 @@ from annotate.services.labels import (
 )
 from interchange.importers import AnswerIn, AnswerReader, binary_source
 from interchange.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
+from interchange.sql import statistics_refresh
 from judges.models import Backend, Judge, JudgeRun, JudgeVerdict, JudgeVerdictChoice
 
 BATCH_ANSWERS = 1000
@@ -658,34 +659,11 @@ def answers_import(
     # The project page paginates by this stored total instead of counting answers.
     Project.objects.filter(pk=project.pk).update(answers_count=F("answers_count") + result.answers)
     if result.labels:
-        _statistics_refresh(Answer, Passage, Claim, Label, Gold)
+        statistics_refresh(Answer, Passage, Claim, Label, Gold)
         _labels_imported(project=project, result=result)
     elif result.answers >= STATISTICS_MIN_ANSWERS:
-        _statistics_refresh(Answer, Passage, Claim)
+        statistics_refresh(Answer, Passage, Claim)
     return result
-
-
-def _statistics_refresh(*models) -> None:
-    """ANALYZE the tables this import filled, inside its transaction (our own new rows are
-    sampled too), so what follows is planned for the rows that are there.
-
-    Until then the planner sees the tables as before the import: autovacuum looks again only
-    after 10% of a table changed, and only once this transaction has committed. Planned for
-    an empty `annotate_answer` (analysed after its rows were deleted: reltuples 0), the
-    foreign-key checks at COMMIT looked each answer id up through `answer_project_order`
-    (project, position, id), whose cost then ties with the primary key's, reading the whole
-    index per passage and claim: 320 s of PostgreSQL for a 5k-answer import instead of 0.4 s.
-    Planned for a few labels, `gold_unanimous_bulk` joined every label with every claim
-    (159 s for 20k labelled claims; about a second after ANALYZE). The labelling queue,
-    likewise, sorts all of a new project's claims instead of walking its index
-    (bench/RESULTS.md, save-and-next). Without the table owner's rights PostgreSQL skips a
-    table with a warning, not an error.
-    """
-    if connection.vendor != "postgresql":
-        return
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE " + ", ".join(quote(model._meta.db_table) for model in models))
 
 
 def _labels_imported(*, project: Project, result: ImportResult) -> None:

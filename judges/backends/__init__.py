@@ -36,4 +36,17 @@ def backend_for_spec(spec: dict) -> JudgeBackend:
             OpenAISpec(**{k: v for k, v in spec.items() if k in fields and v is not None}),
             endpoint,
         )
-    raise JudgeConfigError(f"unknown judge backend {backend!r}: use openai or baseline")
+    if backend == "bits":
+        from judges.backends.bits_backend import BitsSpec, GroundingBitsBackend
+        from judges.endpoints import EndpointNotDeclared, endpoint_get
+
+        try:
+            endpoint = endpoint_get(spec.get("endpoint") or "")
+        except EndpointNotDeclared as exc:
+            raise JudgeConfigError(str(exc)) from None
+        fields = BitsSpec.__dataclass_fields__
+        return GroundingBitsBackend(
+            BitsSpec(**{k: v for k, v in spec.items() if k in fields and v is not None}),
+            endpoint,
+        )
+    raise JudgeConfigError(f"unknown judge backend {backend!r}: use openai, bits or baseline")

@@ -21,6 +21,9 @@ class VerifyResult:
     latency_ms: float
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Further JudgeVerdict columns a backend fills (grounding bits: `bits`, both log2 p, the
+    # token counts and per-token bits); None for the others.
+    extra: dict | None = None
 
 
 class JudgeCallFailed(Exception):

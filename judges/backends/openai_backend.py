@@ -388,26 +388,35 @@ class OpenAIBackend:
 
     def _create(self, prompt: str, *, max_tokens: int, logprobs: bool):
         """One chat completion with bounded retries; returns (response, latency_ms)."""
-        kwargs = self._request(prompt, max_tokens=max_tokens, logprobs=logprobs)
+        return self._post(self._request(prompt, max_tokens=max_tokens, logprobs=logprobs))
+
+    async def _acreate(self, prompt: str, *, max_tokens: int, logprobs: bool):
+        """`_create` on the async client: the same request, retries and errors."""
+        body = self._request(prompt, max_tokens=max_tokens, logprobs=logprobs)
+        return await self._apost(body)
+
+    def _post(self, body: dict, path: str = _PATH):
+        """POST `body` to `path` of the endpoint with bounded retries; returns (reply,
+        latency_ms). Every call of every backend on a declared endpoint goes through here
+        (or `_apost`): one client, one retry policy, one way of reading errors."""
         attempt = 0
         while True:
             started = time.perf_counter()
             try:
-                response = self.client.post(_PATH, cast_to=httpx2.Response, body=kwargs)
+                response = self.client.post(path, cast_to=httpx2.Response, body=body)
                 return _reply(response), (time.perf_counter() - started) * 1000.0
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
                 delay = self._retry_delay(exc, attempt)  # raises when it is over
             time.sleep(delay)
             attempt += 1
 
-    async def _acreate(self, prompt: str, *, max_tokens: int, logprobs: bool):
-        """`_create` on the async client: the same request, retries and errors."""
-        kwargs = self._request(prompt, max_tokens=max_tokens, logprobs=logprobs)
+    async def _apost(self, body: dict, path: str = _PATH):
+        """`_post` on the async client."""
         attempt = 0
         while True:
             started = time.perf_counter()
             try:
-                response = await self.aclient.post(_PATH, cast_to=httpx2.Response, body=kwargs)
+                response = await self.aclient.post(path, cast_to=httpx2.Response, body=body)
                 return _reply(response), (time.perf_counter() - started) * 1000.0
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
                 delay = self._retry_delay(exc, attempt)

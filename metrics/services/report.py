@@ -55,6 +55,15 @@ def report_compute(*, project: Project, judge: Judge | None = None, progress=Non
     report["method"] = _method_strings(report)
     if judge is not None:
         _judge_audits(report, data=data, judge=judge, links=links, progress=progress)
+        if judge.backend == "bits":  # issue 18: what only grounding bits have
+            from metrics.services.bits import grounding_bits_block
+
+            report["grounding_bits"] = grounding_bits_block(
+                data=data,
+                judge=judge,
+                model=report["judge"]["model"],
+                prompt_version=report["judge"]["prompt_version"],
+            )
     progress(0.98, "saving")
     return json_safe(report)
 

@@ -15,9 +15,25 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--name", required=True)
-        parser.add_argument("--backend", required=True, choices=[Backend.OPENAI, Backend.BASELINE])
         parser.add_argument(
-            "--endpoint", default="", help="name of a declared LLM endpoint (for --backend openai)"
+            "--backend", required=True, choices=[Backend.OPENAI, Backend.BITS, Backend.BASELINE]
+        )
+        parser.add_argument(
+            "--bits-threshold",
+            type=float,
+            default=None,
+            help="--backend bits: SUPPORTED above this many bits (default 0)",
+        )
+        parser.add_argument(
+            "--bits-mode",
+            choices=["echo", "prompt_logprobs"],
+            default=None,
+            help="--backend bits: ask for echo+logprobs (default) or vLLM's prompt_logprobs",
+        )
+        parser.add_argument(
+            "--endpoint",
+            default="",
+            help="name of a declared LLM endpoint (for --backend openai or bits)",
         )
         parser.add_argument("--model", default="")
         parser.add_argument("--temperature", type=float, default=0.0)
@@ -50,6 +66,11 @@ class Command(BaseCommand):
                 timeout_seconds=opts["timeout"],
                 max_retries=opts["max_retries"],
                 verify_prompt=verify_prompt,
+                parameters={
+                    key: opts[key]
+                    for key in ("bits_threshold", "bits_mode")
+                    if opts[key] is not None
+                },
             )
         except ValidationError as exc:
             raise CommandError(

@@ -3,7 +3,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from interchange.services.exports import NeutralCsvWriter
+from annotate.csv_safe import NeutralCsvWriter
 from metrics.management.commands.report import project_and_judge, write_output
 from metrics.services import audit_card, audit_card_rows, report_compute
 

@@ -1,0 +1,63 @@
+"""Raw SQL lives here, each statement with the figure it bought (the rule: annotate/sql.py).
+
+The export's batch reads and the import's ANALYZE; the import's COPY is annotate's
+(`annotate.sql.copy_rows`, used through `annotate.bulk_insert.RowsInserter`).
+"""
+
+from django.db import connection
+
+
+def rows_for_ids(cursor, sql: str, column: str, ids: list[int], *, in_list_max: int) -> list[tuple]:
+    """The rows of `sql` whose `column`, also their first value, is one of `ids`.
+
+    `sql` has a `{where}` slot for the condition. Ids of rows written together (an import)
+    are dense: one range condition reads them, with the few rows of other ids in the range
+    dropped here, where an IN list of thousands of ids costs PostgreSQL milliseconds to plan
+    and lures it into hashing a whole table. Scattered ids go in IN lists of in_list_max; a
+    statement's ORDER BY then holds within each id, which is all the callers need.
+
+    Why raw: the export's reads per batch of answers, plain rows instead of model instances
+    with prefetch_related (commit 5cf48d2: CSV 1,625 -> ~55,000 claims per CPU-second); today
+    "export CSV (claims_export) 14.3 s at 1M labelled claims", "70,057 claims/s"
+    (bench/RESULTS.md). The statements are `interchange.services.exports`' `_batch_read`'s.
+    """
+    low, high = min(ids), max(ids)
+    if high - low < 2 * len(ids) + 100:
+        cursor.execute(sql.format(where=f"{column} BETWEEN %s AND %s"), [low, high])
+        if high - low + 1 == len(ids):  # all of the range (ids are distinct)
+            return cursor.fetchall()
+        wanted = set(ids)
+        return [row for row in cursor.fetchall() if row[0] in wanted]
+    rows = []
+    for start in range(0, len(ids), in_list_max):
+        part = ids[start : start + in_list_max]
+        cursor.execute(sql.format(where=f"{column} IN ({', '.join(['%s'] * len(part))})"), part)
+        rows += cursor.fetchall()
+    return rows
+
+
+def statistics_refresh(*models) -> None:
+    """ANALYZE the tables this import filled, inside its transaction (our own new rows are
+    sampled too), so what follows is planned for the rows that are there.
+
+    Until then the planner sees the tables as before the import: autovacuum looks again only
+    after 10% of a table changed, and only once this transaction has committed. Planned for
+    an empty `annotate_answer` (analysed after its rows were deleted: reltuples 0), the
+    foreign-key checks at COMMIT looked each answer id up through `answer_project_order`
+    (project, position, id), whose cost then ties with the primary key's, reading the whole
+    index per passage and claim: 320 s of PostgreSQL for a 5k-answer import instead of 0.4 s.
+    Planned for a few labels, `gold_unanimous_bulk` joined every label with every claim
+    (159 s for 20k labelled claims; about a second after ANALYZE). The labelling queue,
+    likewise, sorts all of a new project's claims instead of walking its index
+    (bench/RESULTS.md, save-and-next). Without the table owner's rights PostgreSQL skips a
+    table with a warning, not an error.
+
+    Why raw: PostgreSQL's ANALYZE has no ORM form; it bought the import's 5k-answer run 42.6 ->
+    5 s of PostgreSQL CPU (commit 35ca37b), part of "import native JSONL: 4,338 answers/s at
+    100k answers" (bench/RESULTS.md).
+    """
+    if connection.vendor != "postgresql":
+        return
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE " + ", ".join(quote(model._meta.db_table) for model in models))
