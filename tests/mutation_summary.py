@@ -52,8 +52,10 @@ def diff_of(mutant: str) -> str:
 def figures() -> str:
     found = results()
     by_module: dict[str, Counter] = defaultdict(Counter)
+    generated: Counter = Counter()
     survivors = []
     for mutant, status in sorted(found.items()):
+        generated[module_of(mutant)] += 1
         if status == "not checked":
             continue
         by_module[module_of(mutant)][status] += 1
@@ -67,8 +69,11 @@ def figures() -> str:
         "(`make mutation`, mutmut; the tests each mutant ran are those of "
         "`[tool.mutmut]` in pyproject.toml that reach the mutated function).",
         "",
-        "| module | mutants | " + " | ".join(COLUMNS) + " | killed % |",
-        "|---|---:|" + "---:|" * len(COLUMNS) + "---:|",
+        "`generated` is every mutant mutmut made of the module, `checked` those this run tested (a",
+        "sample or a named subset when smaller).",
+        "",
+        "| module | generated | checked | " + " | ".join(COLUMNS) + " | killed % |",
+        "|---|---:|---:|" + "---:|" * len(COLUMNS) + "---:|",
     ]
     total: Counter = Counter()
     for module, counts in sorted(by_module.items()):
@@ -76,10 +81,13 @@ def figures() -> str:
         n = sum(counts.values())
         share = 100 * counts["killed"] / n if n else 0.0
         cells = " | ".join(str(counts[c]) for c in COLUMNS)
-        lines.append(f"| {module} | {n} | {cells} | {share:.1f} |")
+        lines.append(f"| {module} | {generated[module]} | {n} | {cells} | {share:.1f} |")
     n = sum(total.values())
     cells = " | ".join(str(total[c]) for c in COLUMNS)
-    lines.append(f"| **all** | {n} | {cells} | {100 * total['killed'] / max(n, 1):.1f} |")
+    lines.append(
+        f"| **all checked modules** | {sum(generated[m] for m in by_module)} | {n} | {cells} "
+        f"| {100 * total['killed'] / max(n, 1):.1f} |"
+    )
     lines += ["", "Not killed (explained below):", ""]
     lines += [f"- `{mutant}` ({status}): `{diff_of(mutant)}`" for mutant, status in survivors]
     return "\n".join(lines)

@@ -123,6 +123,10 @@ def test_decompose_splits_one_claim_per_line(llm):
         ("The claim is SUPPORTED", None),
         ("MAYBE", None),
         ("", None),
+        # Only blanks, quotes, markdown and a full stop are stripped: a letter stuck to the
+        # word makes it no verdict word.
+        ("XSUPPORTEDX", None),
+        ("`CONTRADICTEDX`", None),
     ],
 )
 def test_verdict_parse_accepts_only_one_verdict_word(text, verdict):
@@ -170,6 +174,14 @@ def test_a_server_refusing_logprobs_still_gets_judged_without_confidence(llm):
         (' "', None),
         ("S", None),
         ("Maybe", None),
+        # Two letters are the shortest start read as a verdict; one is too ambiguous.
+        ("SU", "SUPPORTED"),
+        ('"Co', "CONTRADICTED"),
+        (" no", "NOT_IN_PILE"),
+        ("*N", None),
+        # A letter before the word is not markdown: "XSUP" starts no verdict word.
+        ("XSUP", None),
+        ("`XCON`", None),
     ],
 )
 def test_verdict_for_token_reads_a_first_token_through_quotes_and_markdown(token, expected):
@@ -194,3 +206,35 @@ def test_confidence_from_logprobs_of_a_quoted_first_token():
 
 def test_confidence_from_logprobs_of_a_reply_without_logprobs_is_none():
     assert confidence_from_logprobs(SimpleNamespace(message="SUPPORTED")) is None
+
+
+def _tok(token, p, top=None):
+    return SimpleNamespace(token=token, logprob=math.log(p), top_logprobs=top)
+
+
+def test_confidence_counts_the_first_token_itself_when_top_logprobs_leave_it_out():
+    # By hand: the chosen token "SUP" (p 0.7) is not among its top_logprobs, which list only
+    # "CON" (0.2): the masses are 0.7 and 0.2, so P(SUPPORTED) = 0.7 / 0.9.
+    first = _tok("SUP", 0.7, top=[_tok("CON", 0.2)])
+    choice = SimpleNamespace(logprobs=SimpleNamespace(content=[first]))
+    assert confidence_from_logprobs(choice) == pytest.approx(0.7 / (0.7 + 0.2))
+    # With no top_logprobs at all the chosen token is the only mass: exp(log 0.7) / itself = 1.
+    alone = SimpleNamespace(logprobs=SimpleNamespace(content=[_tok("SUP", 0.7)]))
+    assert confidence_from_logprobs(alone) == pytest.approx(1.0)
+
+
+def test_confidence_skips_leading_tokens_that_are_blank_or_null():
+    # A null token (some servers send one for a special token) is skipped like a blank one;
+    # the first real token is "NOT" (0.5) against "SUP" (0.25): P = 0.25 / 0.75 = 1/3.
+    null = SimpleNamespace(token=None, logprob=math.log(0.9), top_logprobs=[])
+    first = _tok("NOT", 0.5, top=[_tok("NOT", 0.5), _tok("SUP", 0.25)])
+    choice = SimpleNamespace(logprobs=SimpleNamespace(content=[null, _tok(" ", 0.9), first]))
+    assert confidence_from_logprobs(choice) == pytest.approx(1 / 3)
+
+
+def test_confidence_none_when_every_token_is_blank_or_logprobs_has_no_content():
+    blank = SimpleNamespace(logprobs=SimpleNamespace(content=[_tok(" ", 0.9), _tok("", 0.1)]))
+    assert confidence_from_logprobs(blank) is None
+    # A legacy completions-style logprobs object (tokens, token_logprobs) has no `content`.
+    legacy = SimpleNamespace(logprobs=SimpleNamespace(tokens=["SUP"], token_logprobs=[-0.1]))
+    assert confidence_from_logprobs(legacy) is None

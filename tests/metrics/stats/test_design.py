@@ -311,3 +311,41 @@ def test_design_ppi_stratified_is_the_weighted_sum_of_per_stratum_ppi_fisch_et_a
     assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-9)
     assert est.df == 25 - 2  # 10 + 15 audited answers, 2 strata
     assert est.n_strata == 2
+
+
+def test_cluster_bootstrap_resamples_every_answer_including_the_first():
+    # Two answers of one claim each, the first faithful, the second not. Resampling 2 answers
+    # with replacement gives the ratio 0 (both draws the second answer, probability 1/4), 0.5
+    # (1/2) or 1 (1/4): the 2.5% and 97.5% percentiles are 0 and 1, and the bootstrap variance is
+    # that of a mean of two Bernoulli(1/2) draws, 1/4 / 2 = 1/8. A resampler that skipped the first
+    # answer would draw only 0.
+    boot = stats.cluster_bootstrap([1, 0], None, [10, 20], n_boot=4000, seed=3)
+    assert boot.value == 0.5
+    assert (boot.low, boot.high) == (0.0, 1.0)
+    assert boot.std_error == pytest.approx(math.sqrt(1 / 8), rel=0.05)
+    assert boot.n_clusters == 2
+
+
+def test_cluster_bootstrap_names_the_inputs_whose_lengths_differ():
+    with pytest.raises(
+        ValueError, match=r"^numerator, denominator and answer_ids differ in length$"
+    ):
+        stats.cluster_bootstrap([1, 0, 1], None, [1, 2])
+
+
+def test_design_rogan_gladen_without_gold_of_both_kinds_says_so():
+    # Every audited claim is faithful: no specificity, so no correction; the reason is shown.
+    est = stats.design_rogan_gladen([1, 0, 1, 1], None, [1, 1], [1, 0])
+    assert np.isnan([est.value, est.low, est.high]).all()
+    assert est.method == "Rogan–Gladen needs judged claims and gold of both kinds"
+
+
+def test_cluster_bootstrap_gives_the_same_figures_for_float32_labels():
+    # The same 0/1 labels as float32 or float64 are the same numbers: every figure must be
+    # bit-identical (a float32 array kept as float32 loses the design effect's last digits).
+    rng = np.random.default_rng(5)
+    ids = np.sort(rng.integers(0, 40, 300))
+    y = (rng.random(300) < 0.37).astype(np.float64)
+    wide = stats.cluster_bootstrap(y, None, ids, n_boot=500, seed=1)
+    narrow = stats.cluster_bootstrap(y.astype(np.float32), None, ids, n_boot=500, seed=1)
+    assert narrow == wide
