@@ -2,7 +2,6 @@
 today's independent-claims functions when every answer holds one claim and there is one stratum."""
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -251,17 +250,16 @@ def test_cluster_bootstrap_agrees_with_the_analytic_variance_and_is_seeded():
     assert boot.design_effect > 1.5
 
 
-def test_cluster_bootstrap_million_claims_in_200k_answers_within_seconds():
+def test_cluster_bootstrap_million_claims_in_200k_answers():
+    # The vectorised bootstrap at the report's scale (about 3 s on an idle core; speed is the
+    # benchmark's to measure, never a test's): it agrees with the analytic clustered error.
     rng = np.random.default_rng(31)
     ids = np.sort(np.r_[np.arange(200_000), rng.integers(0, 200_000, 800_000)])
     y = (rng.random(ids.size) < 0.7).astype(float)
-    start = time.perf_counter()
     boot = stats.cluster_bootstrap(y, None, ids, n_boot=1000, seed=0)
-    elapsed = time.perf_counter() - start
     analytic = stats.design_proportion(y, ids)
     assert boot.n_clusters == 200_000
     assert boot.std_error == pytest.approx(analytic.std_error, rel=0.1)
-    assert elapsed < 15.0  # ~3 s on an idle core; generous for a loaded machine
 
 
 def test_the_issues_60_by_6_project_analytic_interval_matches_the_answer_bootstrap():
