@@ -74,6 +74,7 @@ def test_settings_page_shows_and_saves_counting_labels_made_outside_the_queue(cl
             "name": "x",
             "analysts_per_claim": 1,
             "double_labelled_share": 0,
+            "queue_order": "answer",
             "count_outside_queue_labels": "on",
         },
     )
