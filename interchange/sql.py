@@ -1,6 +1,7 @@
 """Raw SQL lives here, each statement with the figure it bought (the rule: annotate/sql.py).
 
-The export's batch reads and the import's ANALYZE; the import's COPY is annotate's
+The export's batch reads (`rows_for_ids` and the `export_*_statement` texts it runs) and the
+import's ANALYZE; the import's COPY is annotate's
 (`annotate.sql.copy_rows`, used through `annotate.bulk_insert.RowsInserter`).
 """
 
@@ -78,3 +79,69 @@ def project_import_lock(*, project_id: int) -> None:
     with connection.cursor() as cursor:
         # Key space 0x46410001 ("FA", 1): answer imports, one lock per project.
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [0x46410001, project_id])
+
+
+# -- the export's batch reads: statement text for `rows_for_ids` ------------------------------
+# Each returns a statement with a `{where}` slot (the ids' condition `rows_for_ids` writes) and
+# the select list the caller builds per format (`interchange.services.exports._batch_sql`).
+# Why raw, all of them: the figure of `rows_for_ids` ("export CSV (claims_export) 14.3 s at 1M
+# labelled claims", "70,057 claims/s", bench/RESULTS.md): a few plain-row statements per batch
+# of answers, the csv cells written by the database.
+
+
+def _table(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def export_claims_statement(select: str) -> str:
+    """The answers' claims (`{where}` on `c.answer_id`), by (position, id) within an answer."""
+    from annotate.models import Claim
+
+    return (
+        f"SELECT c.answer_id, c.id, {select}"
+        f" FROM {_table(Claim)} c WHERE {{where}} ORDER BY c.position, c.id"
+    )
+
+
+def export_passages_statement(select: str) -> str:
+    """The answers' piles (`{where}` on `p.answer_id`), by rank."""
+    from annotate.models import Passage
+
+    return f"SELECT p.answer_id, {select} FROM {_table(Passage)} p WHERE {{where}} ORDER BY p.rank"
+
+
+def export_gold_statement(select: str, join: str) -> str:
+    """The claims' gold (`{where}` on `g.claim_id`), with the format's joins (`join`)."""
+    from annotate.models import Gold
+
+    return f"SELECT g.claim_id, {select} FROM {_table(Gold)} g{join} WHERE {{where}}"
+
+
+def export_labels_statement(select: str) -> str:
+    """The claims' labels (`{where}` on `l.claim_id`), by id."""
+    from annotate.models import Label
+
+    return f"SELECT l.claim_id, {select} FROM {_table(Label)} l WHERE {{where}} ORDER BY l.id"
+
+
+def export_verdicts_statement() -> str:
+    """The claims' judge verdicts (`{where}` on `v.claim_id`), neither canaries' nor stale
+    ones, by run."""
+    from judges.models import JudgeVerdict
+
+    return (
+        f"SELECT v.claim_id, v.run_id, v.verdict, v.confidence FROM {_table(JudgeVerdict)} v"
+        f" WHERE {{where}} AND v.canary_id IS NULL AND NOT v.stale ORDER BY v.run_id"
+    )
+
+
+def export_citations_statement(select: str) -> str:
+    """The claims' cited passages (`{where}` on `t.claim_id`), by rank then id."""
+    from annotate.models import Claim, Passage
+
+    return (
+        f"SELECT t.claim_id, {select}"
+        f" FROM {_table(Claim.cited_passages.through)} t"
+        f" JOIN {_table(Passage)} p ON p.id = t.passage_id"
+        f" WHERE {{where}} ORDER BY p.rank, p.id"
+    )

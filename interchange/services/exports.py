@@ -37,16 +37,14 @@ from annotate.csv_safe import NeutralCsvWriter as NeutralCsvWriter
 from annotate.csv_safe import csv_neutral as csv_neutral
 from annotate.models import (
     Answer,
-    Claim,
-    Gold,
     ImportedAnnotator,
-    Label,
     Passage,
     Project,
     imported_name,
 )
+from interchange import sql as statements
 from interchange.sql import rows_for_ids
-from judges.models import JudgeRun, JudgeVerdict
+from judges.models import JudgeRun
 
 FORMATS = ("csv", "jsonl")
 # Answers per batch of reads (about 4 claims each). In jsonl they carry their whole pile, so
@@ -353,14 +351,13 @@ def _answers_rows_read(
     passage up by id; the claim rows as read)."""
     claims = _select(
         cursor,
-        f"SELECT c.answer_id, c.id, {sql.claim}"
-        f" FROM {_q(Claim)} c WHERE {{where}} ORDER BY c.position, c.id",
+        statements.export_claims_statement(sql.claim),
         "c.answer_id",
         answer_ids,
     )
     passages = _select(
         cursor,
-        f"SELECT p.answer_id, {sql.passage} FROM {_q(Passage)} p WHERE {{where}} ORDER BY p.rank",
+        statements.export_passages_statement(sql.passage),
         "p.answer_id",
         answer_ids,
     )
@@ -377,7 +374,7 @@ def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int
     sorted)."""
     gold = _select(
         cursor,
-        f"SELECT g.claim_id, {sql.gold} FROM {_q(Gold)} g{sql.gold_join} WHERE {{where}}",
+        statements.export_gold_statement(sql.gold, sql.gold_join),
         "g.claim_id",
         claim_ids,
     )
@@ -385,7 +382,7 @@ def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int
     batch.labels = _grouped(
         _select(
             cursor,
-            f"SELECT l.claim_id, {sql.label} FROM {_q(Label)} l WHERE {{where}} ORDER BY l.id",
+            statements.export_labels_statement(sql.label),
             "l.claim_id",
             claim_ids,
         )
@@ -393,8 +390,7 @@ def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int
     batch.verdicts = _grouped(
         _select(
             cursor,
-            f"SELECT v.claim_id, v.run_id, v.verdict, v.confidence FROM {_q(JudgeVerdict)} v"
-            f" WHERE {{where}} AND v.canary_id IS NULL AND NOT v.stale ORDER BY v.run_id",
+            statements.export_verdicts_statement(),
             "v.claim_id",
             claim_ids,
         )
@@ -402,10 +398,7 @@ def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int
     batch.citations = _grouped(
         _select(
             cursor,
-            f"SELECT t.claim_id, {sql.citation}"
-            f" FROM {_q(Claim.cited_passages.through)} t"
-            f" JOIN {_q(Passage)} p ON p.id = t.passage_id"
-            f" WHERE {{where}} ORDER BY p.rank, p.id",
+            statements.export_citations_statement(sql.citation),
             "t.claim_id",
             claim_ids,
         )
