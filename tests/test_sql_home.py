@@ -5,16 +5,24 @@ The scanner walks every Python file of the apps (not tests, bench or migrations)
 each call that runs hand-written SQL — `<cursor>.execute(...)`, `.executemany(...)`,
 `<cursor>.copy(...)` (psycopg's COPY), `.raw(...)`, `.extra(...)`, `RawSQL` — outside an
 app's `sql.py`. It reads the syntax tree, so a docstring or comment naming them is no hit.
+
+It also reports SQL statement text outside those modules: a string constant or f-string
+that, stripped of whitespace and an opening parenthesis, starts a statement —
+`SELECT … FROM` (or a bare `SELECT 1`), `INSERT INTO`, `UPDATE … SET`, `DELETE FROM`,
+`WITH name AS (` — in any case. So a statement built beside its logic and run through
+`annotate.sql.StatementBatch` (which the call scan alone would pass) is caught too. Prose
+("Select the passage", "update") and docstrings are no hit.
 """
 
 import ast
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("config", "annotate", "judges", "metrics", "interchange")
+APPS = ("config", "annotate", "judges", "metrics", "interchange", "api")
 
 
 def _name(node) -> str:
@@ -46,6 +54,45 @@ def raw_sql_uses(source: str) -> list[tuple[int, str]]:
     return found
 
 
+_STATEMENT = re.compile(
+    r"\(?\s*(?:select\b.*\bfrom\b|select\s+[\w{}%*(),.\s]+$|insert\s+into\b"
+    r"|update\s+\S+\s+set\b|delete\s+from\b|with\s+(?:recursive\s+)?\w+\s+as\s*\()",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _text(node) -> str | None:
+    """A string constant's text, or an f-string's with each `{...}` as `{}`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    return None
+
+
+def sql_statement_texts(source: str) -> list[tuple[int, str]]:
+    """(line, first words) of every string constant or f-string in `source` that is SQL
+    statement text (docstrings and the pieces of an f-string are not looked at)."""
+    tree = ast.parse(source)
+    skipped = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+        ):
+            skipped.add(id(body[0].value))
+        if isinstance(node, ast.JoinedStr):
+            skipped.update(id(value) for value in node.values)
+    found = []
+    for node in ast.walk(tree):
+        text = _text(node) if id(node) not in skipped else None
+        if text is not None and _STATEMENT.match(text.strip()):
+            found.append((node.lineno, " ".join(text.split()[:2])))
+    return found
+
+
 def misplaced_raw_sql(root: Path) -> list[str]:
     """`path:line: what` for each raw-SQL use in the apps under `root` outside `<app>/sql.py`."""
     found = []
@@ -54,7 +101,12 @@ def misplaced_raw_sql(root: Path) -> list[str]:
             relative = path.relative_to(root)
             if "migrations" in relative.parts or relative.parts[1:] == ("sql.py",):
                 continue
-            found += [f"{relative}:{line}: {what}" for line, what in raw_sql_uses(path.read_text())]
+            source = path.read_text()
+            found += [f"{relative}:{line}: {what}" for line, what in raw_sql_uses(source)]
+            found += [
+                f"{relative}:{line}: SQL text {what!r}"
+                for line, what in sql_statement_texts(source)
+            ]
     return found
 
 
@@ -102,6 +154,36 @@ def f(cursor, wrapper, qs):
     ]
 
 
+def test_the_scanner_finds_statement_text_and_ignores_prose():
+    source = '''
+"""SELECT x FROM t in a docstring is documentation."""
+
+def f(table, columns, lock):
+    """INSERT INTO t VALUES (1): documentation too."""
+    a = f"""
+        select {columns} from {table} t
+        where t.id = %s {lock}
+    """
+    b = "  INSERT INTO t (a) VALUES (%s)"
+    c = f"UPDATE {table} SET n = n + %s WHERE id = %s"
+    d = "delete from t where id = %s"
+    e = f"(SELECT id FROM {table} WHERE claim_id = %s)"
+    g = "WITH recent AS (SELECT 1) SELECT * FROM recent"
+    h = "SELECT 1"
+    prose = ["Select the fact's text in a passage.", "update", "delete", "With the quote"]
+    more = f"Delete the {table} files kept for jobs", "selected from the list"
+'''
+    assert sql_statement_texts(source) == [
+        (6, "select {}"),
+        (10, "INSERT INTO"),
+        (11, "UPDATE {}"),
+        (12, "delete from"),
+        (13, "(SELECT id"),
+        (14, "WITH recent"),
+        (15, "SELECT 1"),
+    ]
+
+
 def test_the_check_fails_on_a_misplaced_statement(tmp_path):
     """The same check over a copy of the apps with one statement added outside a sql.py."""
     for app in APPS:
@@ -111,7 +193,31 @@ def test_the_check_fails_on_a_misplaced_statement(tmp_path):
         "from django.db import connection\n\n\n"
         "def g():\n    with connection.cursor() as cursor:\n        cursor.execute('SELECT 1')\n"
     )
-    assert misplaced_raw_sql(tmp_path) == [f"{Path('judges', 'stray.py')}:6: cursor.execute("]
+    assert misplaced_raw_sql(tmp_path) == [
+        f"{Path('judges', 'stray.py')}:6: cursor.execute(",
+        f"{Path('judges', 'stray.py')}:6: SQL text 'SELECT 1'",
+    ]
+
+
+def test_the_check_fails_on_statement_text_run_through_a_batch(tmp_path):
+    """An f-string statement queued on a StatementBatch outside a sql.py: no raw call, but
+    the text is caught."""
+    for app in APPS:
+        shutil.copytree(ROOT / app, tmp_path / app, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "annotate" / "services" / "stray.py").write_text(
+        "from annotate.models import Claim\n"
+        "from annotate.sql import StatementBatch\n\n\n"
+        "def g(claim_id):\n"
+        "    batch = StatementBatch()\n"
+        "    batch.add(\n"
+        '        f"  update {Claim._meta.db_table} set needs_review = %s where id = %s",\n'
+        "        [False, claim_id],\n"
+        "    )\n"
+        "    batch.run()\n"
+    )
+    assert misplaced_raw_sql(tmp_path) == [
+        f"{Path('annotate', 'services', 'stray.py')}:8: SQL text 'update {{}}'"
+    ]
 
 
 @pytest.mark.django_db

@@ -12,13 +12,11 @@ from django.utils import timezone
 from annotate import sql
 from annotate.models import (
     Claim,
-    Gold,
     Label,
     LabelHistory,
     Membership,
     Passage,
     Project,
-    Reservation,
     Reveal,
     Verdict,
 )
@@ -210,41 +208,14 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
     labelling screen's save needs on every request. Portable SQL; on SQLite, which has no row
     locks, the IMMEDIATE transaction serialises writers instead.
     """
-    claims, labels = Claim._meta.db_table, Label._meta.db_table
-    golds, reservations = Gold._meta.db_table, Reservation._meta.db_table
-    reveals = Reveal._meta.db_table
     batch = StatementBatch()
     if connection.features.has_select_for_update:
-        batch.add(
-            f"SELECT id FROM {claims} WHERE id = %s AND project_id = %s FOR UPDATE",
-            [claim_id, project_id],
+        batch.add(*sql.claim_lock_statement(claim_id=claim_id, project_id=project_id))
+    rows = batch.run_then(
+        *sql.claim_locked_read_statement(
+            claim_id=claim_id, project_id=project_id, user_id=user_id, now=now
         )
-    statement = f"""
-        SELECT c.id, c.project_id, c.answer_id, c.text, c.label_count, c.labels_required,
-            c.needs_review,
-            EXISTS (SELECT 1 FROM {reservations} r WHERE r.claim_id = c.id AND r.user_id = %s),
-            EXISTS (
-                SELECT 1 FROM {reservations} r INNER JOIN {claims} o ON o.id = r.claim_id
-                WHERE r.user_id = %s AND o.project_id = c.project_id AND r.claim_id <> c.id
-                AND r.expires_at > %s
-            ),
-            (SELECT v.verdict FROM {reveals} v WHERE v.claim_id = c.id AND v.user_id = %s),
-            g.id, g.verdict, g.source, g.reason,
-            l.id, l.annotator_id, l.verdict, l.needs_review, l.changed_after_reveal
-        FROM {claims} c
-        LEFT JOIN {golds} g ON g.claim_id = c.id
-        LEFT JOIN {labels} l ON l.claim_id = c.id
-        WHERE c.id = %s AND c.project_id = %s
-    """
-    params = [
-        user_id,
-        user_id,
-        connection.ops.adapt_datetimefield_value(now),
-        user_id,
-        claim_id,
-        project_id,
-    ]
-    rows = batch.run_then(statement, params)
+    )
     if not rows:
         raise Http404("No such claim.")
     first = rows[0]
@@ -522,44 +493,44 @@ def _label_write(
     values = [getattr(label, column) for column in columns]
     stratum_value = Label._meta.get_field("stratum").get_db_prep_save(stratum, connection)
     moment = connection.ops.adapt_datetimefield_value(now)
-    table, history = Label._meta.db_table, LabelHistory._meta.db_table
     changed = label.changed_after_reveal
     # The guidelines in force: a lead can tell which labels predate a change of them.
     label.guideline_version = guideline = claim.project.guidelines_version
+    state = {"values": values, "changed": changed, "moment": moment}
     if own is None:
         batch.add(
-            f"INSERT INTO {table} (claim_id, annotator_id, {', '.join(columns)}, stratum,"
-            " needs_review, changed_after_reveal, guideline_version, created_at, updated_at)"
-            f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s, %s, %s)",
-            [
-                claim.pk,
-                annotator.pk,
-                *values,
-                stratum_value,
-                False,
-                changed,
-                guideline,
-                moment,
-                moment,
-            ],
+            *sql.label_insert_statement(
+                claim_id=claim.pk,
+                annotator_id=annotator.pk,
+                columns=columns,
+                stratum=stratum_value,
+                guideline=guideline,
+                **state,
+            )
         )
-        label_id = f"(SELECT id FROM {table} WHERE claim_id = %s AND annotator_id = %s)"
-        label_params = [claim.pk, annotator.pk]
+        label_id = sql.label_id_of_statement(claim_id=claim.pk, annotator_id=annotator.pk)
     else:
         batch.add(
-            f"UPDATE {table} SET {', '.join(f'{column} = %s' for column in columns)},"
-            " stratum = %s, needs_review = %s, changed_after_reveal = %s,"
-            " guideline_version = %s, updated_at = %s WHERE id = %s",
-            [*values, stratum_value, False, changed, guideline, moment, own[0]],
+            *sql.label_update_statement(
+                label_id=own[0],
+                columns=columns,
+                stratum=stratum_value,
+                guideline=guideline,
+                **state,
+            )
         )
-        label_id, label_params = "%s", [own[0]]
+        label_id = ("%s", [own[0]])
     action = LabelHistory.Action.UPDATED if own else LabelHistory.Action.CREATED
     # The history row holds the label's state after the change.
     batch.add(
-        f"INSERT INTO {history} (label_id_at_time, claim_id, annotator_id, action,"
-        f" {', '.join(HISTORY_STATE_COLUMNS)}, changed_after_reveal, changed_at)"
-        f" VALUES ({label_id}, %s, %s, %s, {', '.join(['%s'] * len(columns))}, %s, %s)",
-        [*label_params, claim.pk, annotator.pk, action, *values, changed, moment],
+        *sql.label_history_insert_statement(
+            label_id=label_id,
+            claim_id=claim.pk,
+            annotator_id=annotator.pk,
+            action=action,
+            columns=HISTORY_STATE_COLUMNS,
+            **state,
+        )
     )
     labels = [(row[2], row[3], row[4]) for row in locked.labels if row[1] != annotator.pk]
     labels.append((verdict, False, changed))

@@ -31,7 +31,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotate import hooks
+from annotate import hooks, sql
 from annotate.models import (
     Answer,
     Claim,
@@ -232,23 +232,10 @@ def _screen_reads(batch: StatementBatch, *, claim_id: int) -> Callable[[list], C
     reading order, the answer, its pile in rank order. Returns what builds, from the batch's
     results, the claim with its answer, `answer_claims` (for `j`/`k`) and `answer_passages`."""
     claims, answers, passages = (model_rows(model) for model in (Claim, Answer, Passage))
-    claim_table, answer_table = Claim._meta.db_table, Answer._meta.db_table
-    passage_table = Passage._meta.db_table
-    answer_of = f"(SELECT answer_id FROM {claim_table} WHERE id = %s)"
-    siblings_at = batch.add(
-        f"SELECT {claims.columns('s')} FROM {claim_table} s WHERE s.answer_id = {answer_of}"
-        " ORDER BY s.position, s.id",
-        [claim_id],
-    )
-    answer_at = batch.add(
-        f"SELECT {answers.columns('a')} FROM {answer_table} a WHERE a.id = {answer_of}",
-        [claim_id],
-    )
-    passages_at = batch.add(
-        f"SELECT {passages.columns('p')} FROM {passage_table} p WHERE p.answer_id = {answer_of}"
-        " ORDER BY p.rank",
-        [claim_id],
-    )
+    statements = sql.screen_reads_statements(claim_id=claim_id)
+    siblings_at = batch.add(*statements["claims"])
+    answer_at = batch.add(*statements["answer"])
+    passages_at = batch.add(*statements["passages"])
 
     def build(results: list) -> Claim:
         (answer,) = answers.instances(results[answer_at])
@@ -274,33 +261,10 @@ def _first_open_claim_id(
     Walks claim_open_queue_idx like the ORM's query. Plain SQL that SQLite runs too (without
     the lock: SQLite serialises writers). Run as the last statement of `batch`, if given.
     """
-    claims, answers = Claim._meta.db_table, Answer._meta.db_table
-    labels, reservations = Label._meta.db_table, Reservation._meta.db_table
-    skips = ClaimSkip._meta.db_table
-    lock = ""
-    if connection.features.has_select_for_update_skip_locked:
-        lock = "FOR UPDATE OF c SKIP LOCKED"
-    sql = f"""
-        SELECT c.id FROM {claims} c INNER JOIN {answers} a ON a.id = c.answer_id
-        WHERE c.project_id = %s AND c.label_count < c.labels_required AND NOT a.abstention
-        AND NOT EXISTS (SELECT 1 FROM {labels} l WHERE l.claim_id = c.id AND l.annotator_id = %s)
-        AND NOT EXISTS (SELECT 1 FROM {skips} k WHERE k.claim_id = c.id AND k.user_id = %s)
-        AND (
-            SELECT COUNT(*) FROM {reservations} r
-            WHERE r.claim_id = c.id AND r.user_id <> %s AND r.expires_at > %s
-        ) < c.labels_required - c.label_count
-        ORDER BY c.queue_key, c.id
-        LIMIT 1 {lock}
-    """
-    params = [
-        project.pk,
-        user.pk,
-        user.pk,
-        user.pk,
-        connection.ops.adapt_datetimefield_value(now),
-    ]
     batch = batch if batch is not None else StatementBatch()
-    rows = batch.run_then(sql, params)
+    rows = batch.run_then(
+        *sql.queue_candidates_statement(project_id=project.pk, user_id=user.pk, now=now)
+    )
     return rows[0][0] if rows else None
 
 
@@ -314,36 +278,14 @@ def _reserve_if_room(batch: StatementBatch, *, claim_id: int, user, now) -> int:
     and label committed before the lock was granted. Hand-written because the ORM has no
     conditional INSERT … SELECT; plain SQL that PostgreSQL and SQLite both run.
     """
-    reservation, label, claims = (
-        Reservation._meta.db_table,
-        Label._meta.db_table,
-        Claim._meta.db_table,
+    return batch.add(
+        *sql.reservation_if_room_statement(
+            claim_id=claim_id,
+            user_id=user.pk,
+            now=now,
+            expires=now + timedelta(minutes=RESERVATION_MINUTES),
+        )
     )
-    adapt = connection.ops.adapt_datetimefield_value
-    sql = f"""
-        INSERT INTO {reservation} (claim_id, user_id, expires_at)
-        SELECT %s, %s, %s
-        WHERE (
-            SELECT COUNT(*) FROM {reservation}
-            WHERE claim_id = %s AND user_id <> %s AND expires_at > %s
-        ) < (SELECT labels_required - label_count FROM {claims} WHERE id = %s)
-        AND NOT EXISTS (SELECT 1 FROM {label} WHERE claim_id = %s AND annotator_id = %s)
-        ON CONFLICT (claim_id, user_id) DO UPDATE SET expires_at = excluded.expires_at
-        RETURNING claim_id
-    """
-    expires = adapt(now + timedelta(minutes=RESERVATION_MINUTES))
-    params = [
-        claim_id,
-        user.pk,
-        expires,
-        claim_id,
-        user.pk,
-        adapt(now),
-        claim_id,
-        claim_id,
-        user.pk,
-    ]
-    return batch.add(sql, params)
 
 
 @transaction.atomic

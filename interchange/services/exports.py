@@ -37,16 +37,15 @@ from annotate.csv_safe import NeutralCsvWriter as NeutralCsvWriter
 from annotate.csv_safe import csv_neutral as csv_neutral
 from annotate.models import (
     Answer,
-    Claim,
-    Gold,
     ImportedAnnotator,
-    Label,
     Passage,
     Project,
     imported_name,
 )
-from interchange.sql import rows_for_ids
-from judges.models import JudgeRun, JudgeVerdict
+from interchange import sql as statements
+from interchange.sql import BatchSql, batch_sql, rows_for_ids
+from interchange.sql import csv_sql as csv_sql
+from judges.models import JudgeRun
 
 FORMATS = ("csv", "jsonl")
 # Answers per batch of reads (about 4 claims each). In jsonl they carry their whole pile, so
@@ -117,7 +116,7 @@ class _Lookups:
         return found
 
     def username(self, pk: int) -> str:
-        """The name of annotator key `pk` (see `_ANNOTATOR_KEY`)."""
+        """The name of annotator key `pk` (see `interchange.sql.ANNOTATOR_KEY`)."""
         found = self.usernames.get(pk)
         if found is None:
             if pk < 0:
@@ -142,10 +141,6 @@ def _project_runs(project: Project) -> list[JudgeRun]:
         )
         .order_by("judge__name", "prompt_version", "kind", "id")
     )
-
-
-# A label's annotator as one number: the user's id, or minus the imported annotator's id.
-_ANNOTATOR_KEY = "COALESCE(l.annotator_id, -l.imported_annotator_id)"
 
 
 def _project_annotators(project: Project) -> list[tuple[int, str]]:
@@ -237,91 +232,6 @@ class _Batch:
     passage_refs: dict[int, str]
 
 
-def _q(model) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
-
-
-def csv_sql(expr: str) -> str:
-    """SQL giving the text `expr` as csv_cell() writes it, the same on PostgreSQL and SQLite:
-    neutralised (`csv_neutral`) and quoted.
-
-    The database writes most of a csv row's text this way: at 1M claims, quoting every cell
-    in Python was a quarter of the export's CPU, and the database does it on its own core.
-    (LIKE, not a search function: PostgreSQL's strpos is SQLite's instr. The single quote a
-    neutralised text starts with needs no quoting itself, so it goes in front of the rest.)
-    """
-    triggers = ", ".join(f"'{char}'" for char in sorted(FORMULA_TRIGGERS))
-    lead = f"CASE WHEN SUBSTR({expr}, 1, 1) IN ({triggers}) THEN '''' ELSE '' END"
-    return (
-        f"CASE WHEN {expr} LIKE '%%\"%%'"
-        f" THEN '\"' || {lead} || REPLACE({expr}, '\"', '\"\"') || '\"'"
-        f" WHEN {expr} LIKE '%%,%%' OR {expr} LIKE '%%\n%%' OR {expr} LIKE '%%\r%%'"
-        f" THEN '\"' || {lead} || {expr} || '\"' ELSE {lead} || {expr} END"
-    )
-
-
-def _text(expr: str) -> str:
-    return f"COALESCE(CAST({expr} AS TEXT), '')"
-
-
-# How csv names a passage: its source id, else its rank after '#'.
-_PASSAGE_REF = "COALESCE(NULLIF(p.source_id, ''), '#' || CAST(p.rank AS TEXT))"
-
-
-@dataclass(frozen=True)
-class _BatchSql:
-    """The select lists (and gold's joins) `_batch_read` reads with, per format."""
-
-    claim: str
-    passage: str
-    gold: str
-    gold_join: str
-    label: str
-    citation: str
-
-
-def _batch_sql(*, jsonl: bool) -> _BatchSql:
-    """For jsonl the raw values; for csv the cells the database can write as csv text."""
-    if jsonl:
-        User = get_user_model()
-        username = connection.ops.quote_name(User._meta.get_field(User.USERNAME_FIELD).column)
-        return _BatchSql(
-            claim="c.position, c.text, c.origin, c.tags, c.span_start, c.span_end, c.stratum",
-            passage="p.id, p.rank, p.source_id, p.title, p.text",
-            gold=(
-                f"g.verdict, g.source, g.reason,"
-                f" COALESCE(u.{username}, ia.name || '{imported_name('')}')"
-            ),
-            gold_join=(
-                f" LEFT JOIN {_q(User)} u ON u.id = g.decided_by_id"
-                f" LEFT JOIN {_q(ImportedAnnotator)} ia ON ia.id = g.imported_decided_by_id"
-            ),
-            label=(
-                f"{_ANNOTATOR_KEY}, l.verdict, l.evidence_passage_id, l.evidence_start,"
-                " l.evidence_end, l.evidence_quote, l.note, l.correct, l.changed_after_reveal"
-            ),
-            citation="p.id",
-        )
-    return _BatchSql(
-        claim=(
-            f"c.tags, CAST(c.id AS TEXT) || ',' || CAST(c.position AS TEXT) || ','"
-            f" || {csv_sql('c.text')} || ',' || {csv_sql('c.origin')}"
-        ),
-        passage=f"p.id, {csv_sql(_PASSAGE_REF)}",
-        gold=f"g.verdict || ',' || g.source || ',' || {csv_sql('g.reason')}",
-        gold_join="",
-        # Verdict and correct are from fixed choices (CHECK constraints): never quoted.
-        label=(
-            f"{_ANNOTATOR_KEY}, l.verdict, l.evidence_passage_id,"
-            f" {_text('l.evidence_start')} || ',' || {_text('l.evidence_end')} || ','"
-            f" || {csv_sql('l.evidence_quote')} || ',' || {csv_sql('l.note')}"
-            f" || ',' || l.correct"
-            " || ',' || CASE WHEN l.changed_after_reveal THEN 'true' ELSE '' END"
-        ),
-        citation=_PASSAGE_REF,
-    )
-
-
 def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
     """Claims, gold, labels, judge verdicts (neither canaries' nor stale ones) and citations
     of `answers` (rows led by the answer's id), and the passages of their piles.
@@ -332,7 +242,7 @@ def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
     for jsonl the rows are the raw values. Split by step, each a few statements for the
     whole batch (not per row): what the export's hot path costs is unchanged.
     """
-    sql = _batch_sql(jsonl=jsonl)
+    sql = batch_sql(jsonl=jsonl)
     with connection.cursor() as cursor:
         batch, claims = _answers_rows_read(
             cursor, sql, [answer[0] for answer in answers], jsonl=jsonl
@@ -346,21 +256,20 @@ def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
 
 
 def _answers_rows_read(
-    cursor, sql: _BatchSql, answer_ids: list[int], *, jsonl: bool
+    cursor, sql: BatchSql, answer_ids: list[int], *, jsonl: bool
 ) -> tuple[_Batch, list[tuple]]:
     """(A batch with the answers' claims and, for jsonl their piles, for csv how quotes name
     their passage: reading a batch's passages by answer costs less than looking each quote's
     passage up by id; the claim rows as read)."""
     claims = _select(
         cursor,
-        f"SELECT c.answer_id, c.id, {sql.claim}"
-        f" FROM {_q(Claim)} c WHERE {{where}} ORDER BY c.position, c.id",
+        statements.export_claims_statement(sql.claim),
         "c.answer_id",
         answer_ids,
     )
     passages = _select(
         cursor,
-        f"SELECT p.answer_id, {sql.passage} FROM {_q(Passage)} p WHERE {{where}} ORDER BY p.rank",
+        statements.export_passages_statement(sql.passage),
         "p.answer_id",
         answer_ids,
     )
@@ -372,12 +281,12 @@ def _answers_rows_read(
     return batch, claims
 
 
-def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int]) -> None:
+def _claims_rows_read(cursor, sql: BatchSql, batch: _Batch, claim_ids: list[int]) -> None:
     """Fill in the gold, labels, verdicts and citations of the batch's claims (`claim_ids`,
     sorted)."""
     gold = _select(
         cursor,
-        f"SELECT g.claim_id, {sql.gold} FROM {_q(Gold)} g{sql.gold_join} WHERE {{where}}",
+        statements.export_gold_statement(sql.gold, sql.gold_join),
         "g.claim_id",
         claim_ids,
     )
@@ -385,7 +294,7 @@ def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int
     batch.labels = _grouped(
         _select(
             cursor,
-            f"SELECT l.claim_id, {sql.label} FROM {_q(Label)} l WHERE {{where}} ORDER BY l.id",
+            statements.export_labels_statement(sql.label),
             "l.claim_id",
             claim_ids,
         )
@@ -393,8 +302,7 @@ def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int
     batch.verdicts = _grouped(
         _select(
             cursor,
-            f"SELECT v.claim_id, v.run_id, v.verdict, v.confidence FROM {_q(JudgeVerdict)} v"
-            f" WHERE {{where}} AND v.canary_id IS NULL AND NOT v.stale ORDER BY v.run_id",
+            statements.export_verdicts_statement(),
             "v.claim_id",
             claim_ids,
         )
@@ -402,10 +310,7 @@ def _claims_rows_read(cursor, sql: _BatchSql, batch: _Batch, claim_ids: list[int
     batch.citations = _grouped(
         _select(
             cursor,
-            f"SELECT t.claim_id, {sql.citation}"
-            f" FROM {_q(Claim.cited_passages.through)} t"
-            f" JOIN {_q(Passage)} p ON p.id = t.passage_id"
-            f" WHERE {{where}} ORDER BY p.rank, p.id",
+            statements.export_citations_statement(sql.citation),
             "t.claim_id",
             claim_ids,
         )
