@@ -73,7 +73,7 @@ def test_export_audit_json_and_csv(tmp_path):
         "--output",
         str(csv_path),
     )
-    rows = dict(csv.reader(io.StringIO(csv_path.read_text())))
+    rows = {row[0]: row[1] for row in csv.reader(io.StringIO(csv_path.read_text()))}
     assert rows["judge"] == "lenient"
     assert rows["audit_sample_size"] == "40"
     assert rows["headline_estimate"] == card["headline_estimate"]

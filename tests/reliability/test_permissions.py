@@ -27,6 +27,7 @@ EXPECTED_ROLE = {
     "annotate:label-undo": "analyst",
     "annotate:label-claim": "analyst",
     "annotate:label-save": "analyst",
+    "annotate:label-skip": "analyst",
     "annotate:facts": "analyst",
     "annotate:fact-add": "analyst",
     "annotate:fact-delete": "analyst",
@@ -46,6 +47,8 @@ EXPECTED_ROLE = {
     "annotate:adjudicate": "lead",
     "annotate:adjudicate-claim": "lead",
     "annotate:contradictions": "lead",
+    "annotate:skipped": "lead",
+    "annotate:skipped-return": "lead",
     "judges:judge-list": "lead",
     "judges:judge-create": "lead",
     "judges:judge-detail": "lead",
@@ -66,6 +69,7 @@ EXPECTED_ROLE = {
     "metrics:snapshot-progress": "lead",
     "metrics:report-download": "lead",
     "metrics:audit-card": "lead",
+    "metrics:compare": "lead",
     # owners: members and settings
     "annotate:settings": "owner",
     "annotate:member-set": "owner",
@@ -230,6 +234,7 @@ def test_another_projects_ids_under_my_slug_are_404(name, route, callback, figur
     theirs.claims[0].refresh_from_db()
     theirs.fact.refresh_from_db()
     theirs.memberships["analyst"].refresh_from_db()
+    theirs.skip.refresh_from_db()
     figures.add("permissions", requests=2)
 
 
@@ -265,6 +270,9 @@ def test_urls_outside_projects(settings, figures):
             assert_csp(response, name)
             if name in ("admin:login", "login") or name in OPEN_PAGES:
                 assert status == 200, (name, who, status)
+            elif name == "favicon":  # open to all: a redirect to the static icon
+                assert status == 302, (name, who, status)
+                assert response["Location"].endswith("/favicon.svg"), (name, who)
             elif name in ("logout", "admin:logout"):
                 assert status in (200, 302), (name, who, status)
             elif name == "api-pages:token-revoke" and who != "anonymous":

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from annotate.models import (
     Answer,
     Claim,
+    ClaimSkip,
     Fact,
     Gold,
     ImportJob,
@@ -20,6 +21,8 @@ from annotate.models import (
     Project,
     Verdict,
 )
+from api.models import ApiToken
+from api.tokens import token_create
 from judges.models import Canary, Judge, JudgeRun, JudgeVerdict, SplitJob
 from metrics.models import ReportSnapshot
 from tests.factories import UserFactory
@@ -43,6 +46,8 @@ class World:
     memberships: dict  # role -> Membership
     import_job: ImportJob
     split_job: SplitJob
+    skip: ClaimSkip
+    token: ApiToken
 
     def ids(self) -> dict[str, int]:
         """The object id each URL keyword names."""
@@ -56,6 +61,8 @@ class World:
             "snapshot_id": self.snapshot.pk,
             "import_job_id": self.import_job.pk,
             "split_job_id": self.split_job.pk,
+            "skip_id": self.skip.pk,
+            "token_id": self.token.pk,
         }
 
 
@@ -176,6 +183,12 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
     split_job = SplitJob.objects.create(
         project=project, judge=judge, answer=answer, status=SplitJob.Status.DONE, total=1, done=1
     )
+    # The analyst skipped the last claim (the leads' list of skipped claims shows it).
+    skip = ClaimSkip.objects.create(
+        claim=claims[-1], user=users["analyst"], reason=ClaimSkip.Reason.NOT_CHECKABLE
+    )
+    # The owner's API token (the account page revokes it by id).
+    token = token_create(user=users["owner"], name=f"{marker} token").token
     return World(
         project=project,
         users=users,
@@ -191,4 +204,6 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         memberships=memberships,
         import_job=import_job,
         split_job=split_job,
+        skip=skip,
+        token=token,
     )
