@@ -487,6 +487,27 @@ def test_report_each_instrument_audited_apart(planted):
     assert report["instruments"][1]["n_audited"] == 40
 
 
+def test_report_names_the_newest_instrument_even_with_a_single_verdict(planted):
+    """Kills `judge_audit._identity`'s `iloc[+1]` for `iloc[-1]` (MUTATION.md): the judge has
+    verdicts from two prompt versions, the newest (model m-9, prompt p-9, backend openai) on one
+    claim only. Each block must name its own instrument, and the newest is the report's judge."""
+    from judges.models import JudgeVerdict
+    from tests.factories import JudgeRunFactory
+
+    run = JudgeRunFactory(judge=planted.judge, prompt_version="p-9", model="m-9", backend="openai")
+    JudgeVerdict.objects.create(run=run, claim=planted.claims[0], verdict=S, confidence=0.8)
+    report = report_compute(project=planted.project, judge=planted.judge)
+    named = [
+        (block["model"], block["prompt_version"], block["backend"])
+        for block in report["instruments"]
+    ]
+    assert named == [("m-9", "p-9", "openai"), ("m-1", "p-1", planted.judge.backend)]
+    judge = report["judge"]
+    assert (judge["model"], judge["prompt_version"]) == ("m-9", "p-9")
+    assert judge["instrument"] == f"{planted.judge.name} · m-9 · prompt p-9"
+    assert judge["n_judged"] == 1
+
+
 def test_report_empty_project_is_valid_json_with_nulls():
     project = ProjectFactory()
     judge = JudgeFactory(project=project)

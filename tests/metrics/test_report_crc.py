@@ -153,3 +153,18 @@ def test_crc_project_cut_applied_to_every_judged_claim(block, expected):
     kept = int(np.sum(expected["whole"] >= cut))
     assert 0 < kept < ALL_CONF.size
     assert crc["retained_all_judged"] == kept
+
+
+def test_crc_splits_spread_keeps_its_keys_when_no_split_gives_a_rate():
+    """Kills `crc_splits._spread`'s renamed key (MUTATION.md): with no finite rate over the
+    splits the summary still has mean, sd, q05 and q95, each nan; with 1, 2, 3 it has mean 2,
+    sd 1 (ddof 1) and numpy's linear quantiles 1.1 and 2.9 (by hand)."""
+    import math
+
+    from metrics.services.crc_splits import _spread
+
+    empty = _spread(np.array([np.nan, np.inf]))
+    assert sorted(empty) == ["mean", "q05", "q95", "sd"]
+    assert all(math.isnan(v) for v in empty.values())
+    full = _spread(np.array([3.0, np.nan, 1.0, 2.0]))
+    assert full == pytest.approx({"mean": 2.0, "sd": 1.0, "q05": 1.1, "q95": 2.9})
