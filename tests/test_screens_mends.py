@@ -2,7 +2,6 @@
 no internal module names in the pages, styled 403/404 pages that name the role needed."""
 
 import io
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,7 +15,6 @@ from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_run_hands_its_port_to_the_demo_banner():
     dry = subprocess.run(
         ["make", "-n", "run", "PORT=8111"], cwd=ROOT, capture_output=True, text=True, check=True

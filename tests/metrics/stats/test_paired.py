@@ -2,6 +2,7 @@
 cluster-robust OLS, ppi_py's PPI++ on differences)."""
 
 import numpy as np
+import ppi_py
 import pytest
 import statsmodels.api as sm
 from scipy import stats as scipy_stats
@@ -99,7 +100,6 @@ def _ppi_world(seed, g=300, labelled=80):
 
 
 def test_ppi_on_differences_matches_ppi_py_with_a_fixed_lambda():
-    ppi_py = pytest.importorskip("ppi_py")
     truth_a, truth_b, judge_a, judge_b, gold_mask = _ppi_world(1)
     g = truth_a.size
     gold = np.r_[np.where(gold_mask, truth_a, np.nan), np.where(gold_mask, truth_b, np.nan)]
@@ -153,7 +153,6 @@ def test_ppi_narrows_the_gold_only_interval_with_a_good_judge():
 
 
 def test_ppi_lambda_follows_ppi_py_on_the_differences():
-    ppi_py = pytest.importorskip("ppi_py")
     truth_a, truth_b, judge_a, judge_b, gold_mask = _ppi_world(6)
     g = truth_a.size
     gold = np.r_[np.where(gold_mask, truth_a, np.nan), np.where(gold_mask, truth_b, np.nan)]
