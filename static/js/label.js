@@ -274,14 +274,21 @@
     if (event.target && event.target.name === "verdict") showCorrectField();
   });
 
-  document.body.addEventListener("htmx:afterSettle", function (event) {
+  document.body.addEventListener("htmx:afterSettle", function () {
     if (!byId("screen")) return;
     paintQuote();
+    showCorrectField();
+  });
+
+  // The next claim's heading takes focus in the same task as the swap (htmx has just put focus
+  // back on the new quote box, which shares the old one's id): no key an analyst presses
+  // between the swap and the settle can land in the quote box.
+  document.body.addEventListener("htmx:afterSwap", function (event) {
+    if (!byId("screen")) return;
     // A page of the pile came in: the analyst is reading it, keep their place.
     if (event.detail && event.detail.target && event.detail.target.id === "pile") return;
-    showCorrectField();
     var heading = byId("claim-heading") || document.querySelector("#screen h1");
-    if (heading) {
+    if (heading && document.activeElement !== heading) {
       heading.setAttribute("tabindex", "-1");
       heading.focus({ preventScroll: false });
     }

@@ -139,6 +139,10 @@ def test_three_claims_of_one_answer_labelled_with_the_keyboard_alone(browser_pag
             "id => document.getElementById('screen')?.dataset.claimId !== String(id)",
             arg=claim.pk,
         )
+        if claim is not claims[-1]:
+            # The next claim has settled: focus is on its heading, where the analyst's Tab
+            # starts from (keys typed before the settle are the analyst's too; see label.js).
+            page.wait_for_function("() => document.activeElement?.id === 'claim-heading'")
     page.wait_for_selector("text=Your queue is empty")
     labels = {
         label.claim_id: (label.verdict, label.evidence_quote)
