@@ -429,4 +429,5 @@ def test_a_design_effect_below_one_is_said_and_never_narrows_the_interval():
     # A positive correlation keeps the plain sentence.
     y2 = np.array([1, 1] * 5 + [0, 0] * 4, dtype=float)
     est2 = stats.design_proportion(y2, np.repeat(np.arange(9), 2))
-    assert est2.design_effect > 1.0 and "counted as 1" not in est2.method
+    assert est2.design_effect > 1.0
+    assert "counted as 1" not in est2.method
