@@ -645,6 +645,23 @@ def _claim_out(claim: Claim, external_id: str | None = None) -> dict:
     }
 
 
+def _keyset_page(rows, after: int, limit: int, **renamed) -> dict:
+    """One page of `rows` (a `.values()` queryset with "pk") in id order after the cursor
+    `after`: each row as an item keyed by its field names, "pk" as "id", an item key given in
+    `renamed` taken from that column (or computed by that callable); `next` the cursor of the
+    page after, None on the last page."""
+    page = rows.filter(pk__gt=after).order_by("pk")[:limit]
+    items = []
+    for r in page:
+        item = {"id": r["pk"]}
+        sources = {source for source in renamed.values() if isinstance(source, str)}
+        item.update({k: v for k, v in r.items() if k != "pk" and k not in sources})
+        for key, source in renamed.items():
+            item[key] = source(r) if callable(source) else r[source]
+        items.append(item)
+    return {"items": items, "next": items[-1]["id"] if len(items) == limit else None}
+
+
 def _answer_by_id(project: Project, external_id: str) -> Answer:
     answer = Answer.objects.filter(project=project, external_id=external_id).first()
     if answer is None:
@@ -657,23 +674,12 @@ def claims_list(request, slug: str, after: int = 0, limit: int = Query(500, ge=1
     """Claims in id order, a page at a time: pass the page's `next` as `after` (a cursor, so
     constant memory on both sides however large the project). Leads: no verdicts here."""
     project, _ = _project(request, slug, Role.LEAD)
-    rows = list(
-        Claim.objects.filter(project=project, pk__gt=after)
-        .order_by("pk")
-        .values("pk", "answer__external_id", "position", "text", "origin", "tags")[:limit]
+    rows = Claim.objects.filter(project=project).values(
+        "pk", "answer__external_id", "position", "text", "origin", "tags"
     )
-    items = [
-        {
-            "id": r["pk"],
-            "answer": r["answer__external_id"],
-            "position": r["position"],
-            "text": r["text"],
-            "origin": r["origin"],
-            "tags": r["tags"] or [],
-        }
-        for r in rows
-    ]
-    return {"items": items, "next": items[-1]["id"] if len(items) == limit else None}
+    return _keyset_page(
+        rows, after, limit, answer="answer__external_id", tags=lambda r: r["tags"] or []
+    )
 
 
 @api.get(
@@ -850,22 +856,10 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
 @api.get("/projects/{slug}/gold", response={200: s.GoldPage, **ERRORS}, tags=["labels"])
 def gold_list(request, slug: str, after: int = 0, limit: int = Query(500, ge=1, le=5000)):
     project, _ = _project(request, slug, Role.LEAD)
-    rows = list(
-        Gold.objects.filter(claim__project=project, pk__gt=after)
-        .order_by("pk")
-        .values("pk", "claim_id", "verdict", "source", "reason")[:limit]
+    rows = Gold.objects.filter(claim__project=project).values(
+        "pk", "claim_id", "verdict", "source", "reason"
     )
-    items = [
-        {
-            "id": r["pk"],
-            "claim": r["claim_id"],
-            "verdict": r["verdict"],
-            "source": r["source"],
-            "reason": r["reason"],
-        }
-        for r in rows
-    ]
-    return {"items": items, "next": items[-1]["id"] if len(items) == limit else None}
+    return _keyset_page(rows, after, limit, claim="claim_id")
 
 
 @api.post(
