@@ -378,14 +378,21 @@ def neyman_next_stratum(n_h: Iterable[float], N_h: Iterable[float], sd_h: Iterab
     return int(np.argmax(gain))
 
 
-def neyman_allocation(N_h: Iterable[float], sd_h: Iterable[float], n: int) -> np.ndarray:  # noqa: N803
+def neyman_allocation(
+    N_h: Iterable[float],  # noqa: N803
+    sd_h: Iterable[float],
+    n: int,
+    *,
+    minimum: int = 0,
+) -> np.ndarray:
     """Neyman allocation of n labels: n_h ∝ N_h S_h, whole numbers, capped at N_h, Σ n_h = n.
 
-    Formula: a_h = n·N_h S_h / Σ N_k S_k, with the strata whose a_h would pass N_h set to N_h
-    and the rest re-allocated (water-filling); then floors, the remaining labels going to the
-    largest fractional parts (Hamilton's rule). All S_h = 0 gives the proportional allocation
-    n_h ∝ N_h. A stratum with S_h = 0 gets no label (Neyman's optimum; the estimate then leaves
-    it unseen), so pass floored sds when every stratum must be seen.
+    Formula: a_h = n·N_h S_h / Σ N_k S_k, with the strata whose a_h would pass N_h set to N_h,
+    and those below ``minimum`` set to min(minimum, N_h), the rest re-allocated (water-filling);
+    then floors, the remaining labels going to the largest fractional parts (Hamilton's rule;
+    ties to the larger stratum). All S_h = 0 gives the proportional allocation n_h ∝ N_h. With
+    ``minimum`` 0 a stratum with S_h = 0 gets no label (Neyman's optimum; the estimate then
+    leaves it unseen); ``minimum=2`` keeps every stratum's variance estimable.
     Source: Neyman (1934); Cochran (1977) §5.5 and §5.8 (n_h > N_h).
     """
     _, big, sd = _strata_arrays(np.zeros(np.size(N_h)), N_h, sd_h)
@@ -394,34 +401,41 @@ def neyman_allocation(N_h: Iterable[float], sd_h: Iterable[float], n: int) -> np
         raise ValueError(f"n must be a whole number of labels ≥ 0, got {n!r}")
     if total > big.sum():
         raise ValueError(f"n = {total} labels is more than the {big.sum():g} claims of the strata")
+    if int(minimum) != minimum or minimum < 0:
+        raise ValueError(f"minimum must be a whole number ≥ 0, got {minimum!r}")
+    lower = np.minimum(float(minimum), np.floor(big))
+    if lower.sum() > total:
+        raise ValueError(
+            f"minimum = {minimum} labels per stratum needs {lower.sum():g}, more than n = {total}"
+        )
     size = big * sd if (big * sd).sum() > 0 else big.copy()
     alloc = np.zeros(big.size)
     capped = np.zeros(big.size, bool)
+    floored = size <= 0  # no size: only its minimum
     while True:
-        free = ~capped & (size > 0)
-        left = total - big[capped].sum()
-        if not free.any() or left <= 0:
-            break
-        alloc[free] = left * size[free] / size[free].sum()
+        free = ~capped & ~floored
+        left = total - big[capped].sum() - lower[floored].sum()
         alloc[capped] = big[capped]
+        alloc[floored] = lower[floored]
+        if not free.any():
+            break
+        alloc[free] = max(left, 0.0) * size[free] / size[free].sum()
         over = free & (alloc > big)
-        if not over.any():
+        under = free & (alloc < lower)
+        if not (over.any() or under.any()):
             break
         capped |= over
-    alloc[capped] = big[capped]
+        floored |= under & ~over
     whole = np.minimum(np.floor(alloc + 1e-9), big)
     short = total - int(whole.sum())
-    if short > 0:
+    while short > 0:
         room = whole < big
         frac = np.where(room, alloc - whole, -np.inf)
-        # largest remainders first; if every remainder is used up, any stratum with room
-        order = np.lexsort((-big, -frac))
-        for h in order[:short] if np.isfinite(frac[order[:short]]).all() else order:
-            if short == 0:
-                break
-            if whole[h] < big[h]:
-                whole[h] += 1
-                short -= 1
+        order = np.lexsort((-big, -frac))  # largest remainder first, then the larger stratum
+        for h in order[: min(short, int(room.sum()))]:
+            whole[h] += 1
+            short -= 1
+        alloc = whole.copy()  # any further round: by size only
     return whole.astype(np.int64)
 
 

@@ -496,3 +496,21 @@ def test_selective_threshold_none_when_the_first_test_fails():
         stats.selective_threshold(conf, agree, target=1.0)
     with pytest.raises(ValueError, match="differ in length"):
         stats.selective_threshold(conf[:3], agree)
+
+
+def test_neyman_allocation_with_a_minimum_per_stratum():
+    # N S = (1, 1, 98): Neyman gives (1, 1, 98) of 100; a minimum of 3 lifts the first two to 3
+    # and leaves the third 94
+    np.testing.assert_array_equal(
+        stats.neyman_allocation([10, 10, 980], [0.1, 0.1, 0.1], 100, minimum=3), [3, 3, 94]
+    )
+    # an S_h = 0 stratum gets its minimum, not zero
+    np.testing.assert_array_equal(
+        stats.neyman_allocation([50, 50], [0.0, 0.3], 20, minimum=2), [2, 18]
+    )
+    # a minimum above N_h is capped at N_h
+    np.testing.assert_array_equal(
+        stats.neyman_allocation([1, 100], [0.5, 0.5], 10, minimum=2), [1, 9]
+    )
+    with pytest.raises(ValueError, match="minimum"):
+        stats.neyman_allocation([50, 50], [0.1, 0.3], 3, minimum=2)
