@@ -83,16 +83,24 @@ def inclusion_probabilities(error_sd: Iterable[float], budget: float, floor: flo
     if mean <= 0.0:
         return np.full(n, b / n)
     s = np.maximum(sd, fl * mean)
+    # Water-filling by rounds: cap at 1 whatever c·s reaches 1, rescale the rest; each round is
+    # O(N) and real data need a handful. Pathological sizes fall back to the exact sort.
+    capped = np.zeros(n, bool)
+    for _ in range(64):
+        c = (b - np.count_nonzero(capped)) / float(s[~capped].sum())
+        new = ~capped & (c * s >= 1.0)
+        if not new.any():
+            pi = np.minimum(c * s, 1.0)
+            pi[capped] = 1.0
+            return pi
+        capped |= new
     order = np.argsort(-s, kind="stable")
     desc = s[order]
     # k = number of capped claims; c_k = (b − k) / Σ_{j ≥ k} desc_j; valid when c_k·desc_k ≤ 1
     suffix = np.cumsum(desc[::-1])[::-1]
-    k = np.arange(n)
-    c = (b - k) / suffix
-    ok = c * desc <= 1.0 + 1e-12
-    first = int(np.argmax(ok))  # ok is monotone (False … False True … True); k < b ≤ n
-    cval = c[first]
-    pi = np.minimum(1.0, cval * s)
+    c_k = (b - np.arange(n)) / suffix
+    first = int(np.argmax(c_k * desc <= 1.0 + 1e-12))  # monotone: False … False True … True
+    pi = np.minimum(1.0, c_k[first] * s)
     pi[order[:first]] = 1.0
     return pi
 

@@ -44,6 +44,17 @@ def test_inclusion_probabilities_match_brute_force_water_filling(budget):
     assert pi.min() > 0.0
 
 
+def test_inclusion_probabilities_exact_for_pathological_sizes():
+    # sizes 10^0 … 10^299 cap about one claim per water-filling round: past 64 rounds the
+    # function switches to its sort; both must give the brute-force answer
+    sd = 10.0 ** np.arange(300, dtype=float)
+    for budget in (150, 290):
+        pi = stats.inclusion_probabilities(sd, budget, floor=1e-300)
+        s = np.maximum(sd, 1e-300 * sd.mean())
+        np.testing.assert_allclose(pi, _water_fill(s, budget), rtol=1e-9, atol=1e-12)
+        assert pi.sum() == pytest.approx(budget, rel=1e-9)
+
+
 def test_inclusion_probabilities_proportional_to_sd_and_floored():
     sd = np.array([0.0, 0.01, 0.1, 0.2, 0.4, 0.5])
     pi = stats.inclusion_probabilities(sd, 2.0, floor=0.2)
