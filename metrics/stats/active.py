@@ -191,16 +191,21 @@ def active_ppi_mean(
     if ids is not None and ids.size != big_n:
         raise ValueError(f"cluster has {ids.size} entries for {big_n} claims")
     n = int(lab.sum())
-    if n == 0:
+    if n < 2:
+        # one label has no spread to measure: no interval (never a zero-width one)
         return DesignEstimate(
-            value=NAN,
+            value=float(yl[0]) if n == 1 and f is None else NAN,
             low=NAN,
             high=NAN,
-            method="No labelled claim yet: nothing to estimate from.",
+            method=(
+                "No labelled claim yet: nothing to estimate from."
+                if n == 0
+                else "One labelled claim: too few to estimate a variance; label more."
+            ),
             design_effect=NAN,
-            n_clusters=0,
-            n=0,
-            extra={"labelled": 0, "N": big_n},
+            n_clusters=n,
+            n=n,
+            extra={"labelled": n, "N": big_n},
         )
     if ids is None:
         cl, g_all = np.arange(big_n), big_n

@@ -245,6 +245,12 @@ def test_active_ppi_no_label_and_bad_input():
     out = stats.active_ppi_mean([np.nan] * 3, [False] * 3, [0.5] * 3, [0.5] * 3)
     assert np.isnan(out.value)
     assert out.n == 0
+    one = stats.active_ppi_mean(
+        [1, np.nan, np.nan], [True, False, False], [0.9, 0.5, 0.2], [0.5] * 3
+    )
+    assert np.isnan(one.low)
+    assert np.isnan(one.high)
+    assert "too few" in one.method
     with pytest.raises(ValueError, match="pi"):
         stats.active_ppi_mean([1, 0], [True, True], None, [0.5, 0.0])
     with pytest.raises(ValueError, match="pi"):
