@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import re
 import time
 
@@ -335,7 +334,7 @@ def section(res: dict, command: str) -> str:
     lines = [
         HEADING,
         "",
-        f"- machine: {machine()}; Python {platform.python_version()}",
+        f"- machine: {machine()}",
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; git commit: {git_commit()}",
         f"- command: `{command}`",
         f"- wall {res['seconds']:.0f} s, CPU {res['cpu_seconds']:.0f} s; 1-minute load average "

@@ -542,7 +542,9 @@ def labels_needed(
     deff_· is the clustering design effect of the weighted mean (CR1 by answer over independent,
     never below 1); λ for the PPI designs is the value in [0, 1] (grid of 0.05) that needs the
     fewest labels. Then n* = V₁ t²/(x² − t² V_∞) with t the Student quantile at the labelled
-    answers' df (≥ z): no design is promised fewer labels than its own variance formula gives.
+    answers' df (≥ z), and, when n* is below the labels so far, at the df of the answers
+    expected among n* labels: no design is promised fewer labels than its own variance formula
+    gives.
     The finite-population correction is left out (the forecast errs on the side of more labels).
     With fewer than `MIN_LABELS` labels the forecast is "n/a" (None).
     Source: Cochran (1977) §4.4 (sample size for a given precision), §5.5 (Neyman);
@@ -649,11 +651,23 @@ def labels_needed(
                 best = (need, u, fl_v, deff, float(lam_try))
         _, unit, floor_v, deff, lam = best
         extra = {"lambda": lam}
+    now = float(t * np.sqrt(unit / n + floor_v))
     room = x**2 - t**2 * floor_v
     total = int(np.ceil(unit * t**2 / room)) if room > 0 and unit > 0 else None
-    if unit == 0.0 and room > 0:
+    # Fewer labels than now means fewer answers, so a larger t: the quantile at the answers
+    # expected among n* labels (g/n of them), never below today's (a fixed point in a few steps)
+    for _ in range(5):
+        if total is None or total >= n:
+            break
+        df_star = float(max(round(total * g_lab / n) - 1, 1))
+        t_star = float(student_t.ppf(0.5 + confidence / 2.0, df_star))
+        room = x**2 - t_star**2 * floor_v
+        new = int(np.ceil(unit * t_star**2 / room)) if room > 0 else None
+        if new == total:
+            break
+        total = new if new is None else max(new, total)
+    if unit == 0.0 and x**2 - t**2 * floor_v > 0:
         total = n  # no variation seen in the labels: nothing to forecast beyond what is done
-    now = float(t * np.sqrt(unit / n + floor_v))
     more = None if total is None else max(total - n, 0)
     lam_text = "" if lam is None else f", λ={lam:.2f}"
     if total is None:

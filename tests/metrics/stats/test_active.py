@@ -531,3 +531,19 @@ def test_neyman_allocation_with_a_minimum_per_stratum():
     )
     with pytest.raises(ValueError, match="minimum"):
         stats.neyman_allocation([50, 50], [0.1, 0.3], 3, minimum=2)
+
+
+def test_forecast_below_the_labels_so_far_uses_the_smaller_df():
+    # 500 labels, p = 0.5 exactly, x = 0.2: z²·0.25/0.04 ≈ 24 labels, but with 24 labels the
+    # design's own t has ~23 df: n* solves n = 0.25·t²_{n−1}/0.04 by hand (fixed point)
+    from scipy.stats import t as student_t
+
+    y = np.tile([1.0, 0.0], 500)
+    lab = np.zeros(1000, bool)
+    lab[:500] = True
+    fc = stats.labels_needed(0.2, "uniform_gold", y, lab)
+    n = 25
+    for _ in range(20):
+        n = int(np.ceil(0.25 * student_t.ppf(0.975, n - 1) ** 2 / 0.04))
+    assert fc.labels_total == n
+    assert fc.labels_total > int(np.ceil(0.25 * student_t.ppf(0.975, 499) ** 2 / 0.04))
