@@ -509,3 +509,52 @@ def system_claim_columns(*, project: Project, system_ids: list[int]) -> pd.DataF
 
 def systems_for_project(*, project: Project) -> QuerySet:
     return System.objects.filter(project=project).order_by("id")
+
+
+def active_claim_columns(*, project: Project) -> pd.DataFrame:
+    """claim_id, inclusion_probability (NaN if none), active_stratum ("" if none),
+    routed_to_judge of every claim of the project, ordered by claim id (issue 14)."""
+    frame = _frame(
+        Claim.objects.filter(project=project).order_by("id"),
+        {
+            "id": "claim_id",
+            "inclusion_probability": "inclusion_probability",
+            "active_stratum": "active_stratum",
+            "routed_to_judge": "routed_to_judge",
+        },
+        quoted=("active_stratum",),
+    )
+    frame["active_stratum"] = frame["active_stratum"].astype(object)
+    frame = _text(frame, "active_stratum")
+    frame["inclusion_probability"] = frame["inclusion_probability"].astype(float)
+    frame["routed_to_judge"] = _boolean(frame["routed_to_judge"]).fillna(False).astype(bool)
+    return frame.sort_values("claim_id", kind="stable", ignore_index=True)
+
+
+def label_design_columns(*, project: Project) -> pd.DataFrame:
+    """claim_id, design, inclusion_probability of every label drawn under a queue design
+    (`Label.design` not blank), oldest first (issue 14)."""
+    frame = _frame(
+        Label.objects.filter(claim__project=project).exclude(design="").order_by("id"),
+        {
+            "claim_id": "claim_id",
+            "design": "design",
+            "inclusion_probability": "inclusion_probability",
+        },
+    )
+    frame = _text(frame, "design")
+    frame["inclusion_probability"] = frame["inclusion_probability"].astype(float)
+    return frame
+
+
+def snapshot_active_audit(*, project: Project, judge: Judge | None) -> dict | None:
+    """The `active_audit` block of the latest done report (only that key is read)."""
+    row = (
+        ReportSnapshot.objects.filter(
+            project=project, judge=judge, status=ReportSnapshot.Status.DONE
+        )
+        .order_by("-computed_at", "-id")
+        .values_list("data__active_audit", flat=True)
+        .first()
+    )
+    return row or None

@@ -293,3 +293,59 @@ def compare(request, project, membership):
         else [],
     }
     return render(request, "metrics/compare.html", context)
+
+
+class SelectiveRoutingForm(forms.Form):
+    """The lead's selective-judging action: route (with a target agreement and δ) or stop."""
+
+    action = forms.ChoiceField(choices=[("route", "Route claims"), ("stop", "Stop routing")])
+    judge = forms.CharField(required=False)
+    target = forms.FloatField(required=False, min_value=0.5, max_value=0.999)
+    delta = forms.FloatField(required=False, min_value=0.001, max_value=0.5)
+
+
+@require_POST
+@project_view(Role.LEAD)
+def selective_routing(request, project, membership):
+    """Route claims the judge may decide alone (certified threshold) or stop routing."""
+    from metrics.services.active_audit import (
+        DEFAULT_DELTA,
+        DEFAULT_TARGET_AGREEMENT,
+        RoutingError,
+        selective_routing_apply,
+        selective_routing_clear,
+    )
+
+    form = SelectiveRoutingForm(request.POST)
+    back = (
+        f"{reverse('metrics:dashboard', args=[project.slug])}?judge={request.POST.get('judge', '')}"
+    )
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            messages.error(request, f"{field}: {' '.join(errors)}")
+        return redirect(back)
+    if form.cleaned_data["action"] == "stop":
+        cleared = selective_routing_clear(project=project)
+        messages.success(request, f"Routing stopped: {cleared} claims back in the analysts' queue.")
+        return redirect(back)
+    judge = _judge_from(project, form.cleaned_data["judge"])
+    if judge is None:
+        messages.error(request, "judge: routing needs a judge; choose one on the dashboard.")
+        return redirect(back)
+    try:
+        result = selective_routing_apply(
+            project=project,
+            judge=judge,
+            target=form.cleaned_data["target"] or DEFAULT_TARGET_AGREEMENT,
+            delta=form.cleaned_data["delta"] or DEFAULT_DELTA,
+        )
+    except RoutingError as error:
+        messages.error(request, f"Nothing routed: {error}.")
+        return redirect(back)
+    messages.success(
+        request,
+        f"{result['routed']} claims routed to {judge.name} (confidence ≥ "
+        f"{result['threshold']:.3f}); the queue no longer serves them. Recompute the report "
+        "to see the figures with routing on.",
+    )
+    return redirect(back)
