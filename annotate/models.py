@@ -126,6 +126,13 @@ class Project(models.Model):
         help_text="The queue does not serve claims routed to the judge (the judge decides them "
         "alone).",
     )
+    design_job = models.JSONField(
+        default=dict,
+        blank=True,
+        editable=False,
+        help_text='The last computation of the design: {"state": "queued"|"running"|"done"|'
+        '"failed", "progress": 0–1, "error": "...", "design": ..., "run": id, "budget": n}.',
+    )
     quote_required = models.BooleanField(
         default=True, help_text="SUPPORTED and CONTRADICTED labels need an evidence quote."
     )
@@ -385,6 +392,39 @@ class Claim(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class ActiveStratum(models.Model):
+    """One stratum of a project's stratified design (`Claim.active_stratum`) with the counts
+    the queue's Neyman choice reads in one small query: its claims N_h, its claims with a label
+    n_h, how many of those the first label called SUPPORTED, and the judge's prior for it.
+
+    Written by `annotate.services.design.claims_design_store`; `labelled` and `supported` are
+    moved by every label save and undo (`annotate.sql.active_stratum_move`).
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="active_strata")
+    name = models.CharField(max_length=200)
+    claims = models.PositiveIntegerField(default=0, help_text="N_h: claims in the stratum.")
+    labelled = models.IntegerField(default=0, help_text="n_h: claims with at least one label.")
+    supported = models.IntegerField(
+        default=0, help_text="Of the labelled claims, those whose first label is SUPPORTED."
+    )
+    prior_p = models.FloatField(
+        default=0.5, help_text="The judge's mean P(SUPPORTED) over the stratum's claims."
+    )
+    prior_weight = models.FloatField(
+        default=10.0, help_text="How many labels the judge's prior counts for in S_h."
+    )
+
+    class Meta:
+        ordering = ["project", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="active_stratum_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.labelled}/{self.claims})"
 
 
 class ImportedAnnotator(models.Model):
