@@ -58,10 +58,14 @@ design_rogan_gladen            Lang–Reiczigel at effective sizes n_k/deff_k, t
 design_ppi_mean                Σ W_h θ̂_h, per-stratum λ_h, clustered rectifier  Fisch et al. 2024 (arXiv:2406.04291)
 design_kappa                   Cohen's κ, linearised CR1 variance by answer     Fleiss, Cohen & Everitt 1969; Binder 1983
 cluster_bootstrap              answer-level resampling, percentile interval     Field & Welsh 2007 (numpy)
+inclusion_probabilities        π_i = min(1, c·max(sd_i, floor·mean sd)), Σπ = n   Zrnic & Candès 2024 (arXiv:2403.03208)
+sequential_poisson_keys        serve ascending u_i/π_i                          Ohlsson 1998
+active_ppi_mean                λ f̄_N + Σ_L (y − λf)/π ÷ Σ_L 1/π, CR1 by answer   Zrnic & Candès 2024; Hájek 1971
 =============================  ===============================================  ==========================================
 """
 
 from ._common import CONTRADICTED, NOT_IN_PILE, SUPPORTED, VERDICTS
+from .active import active_ppi_mean, inclusion_probabilities, sequential_poisson_keys
 from .agreement import (
     agreement,
     asymmetry,
@@ -109,6 +113,7 @@ __all__ = [
     "VERDICTS",
     "IsotonicCalibrator",
     "PlattCalibrator",
+    "active_ppi_mean",
     "agreement",
     "answer_rates",
     "asymmetry",
@@ -130,6 +135,7 @@ __all__ = [
     "f1",
     "frontier",
     "headline_estimate",
+    "inclusion_probabilities",
     "isotonic_calibrator",
     "krippendorff_alpha",
     "method_string",
@@ -141,6 +147,7 @@ __all__ = [
     "rogan_gladen_interval",
     "rogan_gladen_variance",
     "sensitivity_specificity",
+    "sequential_poisson_keys",
     "two_phase_rate",
     "wilson_interval",
 ]
