@@ -324,8 +324,9 @@ class QueueDesignForm(forms.Form):
 
         self.fields["queue_design"].choices = Project.QueueDesign.choices
         self.fields["design_run_id"].choices = [("", "—")] + [
-            (str(run.pk), f"run {run.pk} · {run.judge.name} · {run.finished_at:%Y-%m-%d %H:%M}")
+            (str(run.pk), f"run {run.pk} · {run.judge.name} · {run.total} claims" + finished)
             for run in runs
+            for finished in [f" · {run.finished_at:%Y-%m-%d %H:%M}" if run.finished_at else ""]
         ]
 
 
