@@ -98,9 +98,7 @@ def _queue_condition(project, recorded: dict, data) -> np.ndarray:
     """Which report claims a queue restricted to `recorded` could serve."""
     mask = np.ones(data.claim_ids.size, dtype=bool)
     if recorded.get("active_stratum"):
-        ids = selectors.active_stratum_claim_ids(
-            project=project, name=recorded["active_stratum"]
-        )
+        ids = selectors.active_stratum_claim_ids(project=project, name=recorded["active_stratum"])
         mask &= np.isin(data.claim_ids, ids)
     if recorded.get("risk_category"):
         mask &= data.claims["risk_category"].to_numpy() == recorded["risk_category"]
