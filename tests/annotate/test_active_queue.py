@@ -439,3 +439,33 @@ def test_an_exhausted_stratum_is_skipped():
 def test_strata_ranked_tries_every_open_stratum_once():
     rows = [("a", 10, 2, 1, 0.5, 10.0), ("b", 5, 5, 3, 0.5, 10.0), ("c", 20, 0, 0, 0.5, 10.0)]
     assert strata_ranked(strata=rows) == ["c", "a"]
+
+
+def test_the_stratified_save_and_next_costs_no_extra_round_trip_on_postgresql():
+    """The strata are read in the claim lock's round trip: on PostgreSQL (a batch is one
+    round trip) a stratified save-and-next sends as many queries as a uniform one; SQLite runs
+    a batch's statements one by one, the read is one more there."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = {}
+    for design in ("uniform", "stratified"):
+        project, _ = stratified_project()
+        if design == "uniform":
+            claims_design_store(project=project, design="uniform")
+            project.refresh_from_db()
+        member = MembershipFactory(project=project)
+        claim = claim_next_for_user(project=project, user=member.user)
+        project.refresh_from_db()
+        with CaptureQueriesContext(connection) as queries:
+            _, following = label_save_and_next(
+                project=project,
+                membership=member,
+                annotator=member.user,
+                claim_id=claim.pk,
+                verdict=Verdict.NOT_IN_PILE,
+            )
+        assert following is not None
+        counts[design] = len(queries)
+    extra = 0 if connection.vendor == "postgresql" else 1
+    assert counts["stratified"] == counts["uniform"] + extra
