@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from bench.env import OUT
 from bench.runner.common import Context, Row, human, slug_for
@@ -38,7 +39,12 @@ def bench_save_next(ctx: Context) -> list[Row]:
         for design in DESIGNS:
             rows.update(_design_rows(design, f"{human(claims)} claims"))
             try:
+                started = time.perf_counter()
                 _design_set(slug, design)
+                ctx.say(
+                    f"save_next: {design} design stored on {human(claims)} claims in "
+                    f"{time.perf_counter() - started:.1f} s (untimed)"
+                )
                 asyncio.run(_drive_design(ctx, server, slug, analysts, design, rows, errors))
             finally:
                 _design_set(slug, "uniform")

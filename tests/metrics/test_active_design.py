@@ -288,3 +288,21 @@ def test_the_task_records_a_failure_and_keeps_the_design():
     assert project.design_job["state"] == "failed"
     assert "finished judge run" in project.design_job["error"]
     assert project.queue_design == "uniform"
+
+
+def test_the_jobs_progress_is_polled_while_it_runs(client):
+    project, run, _ = judged_project(answers=1, per_answer=2)
+    member = MembershipFactory(project=project, role=Role.LEAD)
+    client.force_login(member.user)
+    Project.objects.filter(pk=project.pk).update(
+        design_job={"state": "running", "progress": 0.4, "design": "active", "run": run.pk}
+    )
+    html = client.get(url(project) + "?job=1", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="design-job"' in html and 'hx-trigger="every 1s"' in html
+    assert "(40%)" in html and "<html" not in html
+    Project.objects.filter(pk=project.pk).update(
+        design_job={"state": "failed", "error": "design_run_id: gone.", "design": "active"}
+    )
+    html = client.get(url(project) + "?job=1", HTTP_HX_REQUEST="true").content.decode()
+    assert "could not be applied: design_run_id: gone." in html
+    assert "every 1s" not in html
