@@ -353,8 +353,6 @@ def test_neyman_next_stratum_matches_a_brute_force_variance_reduction():
 def test_neyman_next_stratum_agrees_with_the_metrics_version():
     from metrics.stats import active
 
-    if not hasattr(active, "neyman_next_stratum"):  # active-stats' items 3-6 not merged yet
-        pytest.skip("metrics.stats.active.neyman_next_stratum is not on this branch yet")
     rng = np.random.default_rng(15)
     for _ in range(200):
         k = int(rng.integers(1, 7))
