@@ -138,6 +138,12 @@ def claims_with_whole_queue_labels(*, claim_ids: np.ndarray) -> np.ndarray:
     return np.fromiter(rows.values_list("claim_id", flat=True).distinct(), dtype=np.int64)
 
 
+def active_stratum_claim_ids(*, project: Project, name: str) -> np.ndarray:
+    """Ids of the project's claims in the stratified queue design's stratum `name`."""
+    rows = Claim.objects.filter(project=project, active_stratum=name).order_by("id")
+    return np.fromiter(rows.values_list("id", flat=True), dtype=np.int64)
+
+
 def run_verdict_claim_ids(*, run_id: int, verdict: str) -> np.ndarray:
     """Ids of the claims a judge run gave `verdict` (a queue stratum by the judge's verdict)."""
     frame = _frame(

@@ -20,4 +20,5 @@ urlpatterns = [
         views.selective_routing,
         name="selective-routing",
     ),
+    path("p/<slug:slug>/queue-design/", views.queue_design, name="queue-design"),
 ]

@@ -70,6 +70,7 @@ EXPECTED_ROLE = {
     "metrics:report-download": "lead",
     "metrics:audit-card": "lead",
     "metrics:compare": "lead",
+    "metrics:queue-design": "lead",
     # owners: members and settings
     "annotate:settings": "owner",
     "annotate:member-set": "owner",
