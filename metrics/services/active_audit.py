@@ -482,8 +482,10 @@ def _block_method(block: dict) -> str:
     text += (
         f" Forecast: labels needed for a 95% half-width of ±{target:.3f}"
         f"{' (the lead’s target)' if block['target_set'] else ' (default target, none set)'}"
-        ", from the current variance estimate per label (n = V₁·z²/x²); uniform sampling "
-        "shown beside it."
+        ", from the current variance estimates (n = V₁·t²/(x² − t²·V∞): V₁ the variance one "
+        "label adds, V∞ what the judge's own error leaves however many labels); uniform "
+        "sampling shown beside it. Progress = labels so far / labels needed; the target is "
+        "reached when the headline's own 95% interval is within it."
     )
     if block["gain"] and block["gain"].get("text"):
         text += " " + block["gain"]["text"]
