@@ -71,6 +71,7 @@ EXPECTED_ROLE = {
     "metrics:audit-card": "lead",
     "metrics:compare": "lead",
     "metrics:queue-design": "lead",
+    "metrics:selective-routing": "lead",
     # owners: members and settings
     "annotate:settings": "owner",
     "annotate:member-set": "owner",
