@@ -5,7 +5,7 @@ move; the project page shows the same panel. Screenshot: tests/artifacts/active_
 import numpy as np
 import pytest
 
-from annotate.models import Claim, Gold, Label, Project
+from annotate.models import Claim, Gold, Label
 from judges.models import JudgeRun, JudgeVerdict
 from tests.factories import (
     AnswerFactory,
@@ -49,27 +49,32 @@ def active_project():
     return project, lead, analyst, judge, run, claims
 
 
-def _apply_active_design_through_the_orm(project, run, claims):
-    """The settings page of the active queue did not land in this branch in time: the lead's
-    choice (active design, target ±0.05, budget 30) is written here as the service would, with
-    π ∝ sqrt(p(1 − p)) scaled to the budget (metrics.stats.inclusion_probabilities)."""
-    from metrics.stats import inclusion_probabilities
+def _choose_active_design_on_the_settings_page(page, project, run):
+    """The lead's part: the queue design page (active queue, budget 30 labels, target ±0.05,
+    the finished run), applied in-process (Celery eager in the tests)."""
+    from playwright.sync_api import expect
 
-    sd = np.array([np.sqrt(p * (1 - p)) for _c, p in claims])
-    pi = inclusion_probabilities(sd, 30)
-    for (claim, _p), value in zip(claims, pi, strict=True):
-        Claim.objects.filter(pk=claim.pk).update(inclusion_probability=float(value))
-    Project.objects.filter(pk=project.pk).update(
-        queue_design="active", target_half_width=0.05, label_budget=30, design_run_id=run.pk
-    )
+    page.goto(f"{page.base_url}/p/{project.slug}/queue-design/")
+    page.get_by_label("Queue design").select_option("active")
+    page.get_by_label("Label budget").fill("30")
+    page.get_by_label("Target half-width").fill("0.05")
+    page.get_by_label("Judge run").select_option(str(run.pk))
+    page.get_by_role("button", name="Apply design").click()
+    expect(page.locator("#design-job")).to_contain_text("Applied")
+    project.refresh_from_db()
+    assert project.queue_design == "active"
+    assert project.target_half_width == 0.05
 
 
-def _label_first_claims(project, analyst, claims, count):
-    """Gold made before the browser part: labels drawn under the active design."""
+def _label_first_claims_in_queue_order(project, analyst, claims, count):
+    """Gold made before the browser part, as the queue would have served it: the first
+    `count` claims in the active design's order (ascending u/π), each label recording its π."""
     rng = np.random.default_rng(7)
-    for claim, p in claims[:count]:
-        claim.refresh_from_db()
-        verdict = "SUPPORTED" if rng.random() < p else "NOT_IN_PILE"
+    p_of = {claim.pk: p for claim, p in claims}
+    first = Claim.objects.filter(project=project).order_by("queue_key")[:count]
+    for claim in first:
+        assert claim.inclusion_probability is not None
+        verdict = "SUPPORTED" if rng.random() < p_of[claim.pk] else "NOT_IN_PILE"
         Label.objects.create(
             claim=claim,
             annotator=analyst,
@@ -110,10 +115,10 @@ def test_active_queue_forecast_and_progress_move_as_an_analyst_labels(browser_pa
     from playwright.sync_api import expect
 
     project, lead, analyst, judge, run, claims = active_project()
-    _apply_active_design_through_the_orm(project, run, claims)
-    _label_first_claims(project, analyst, claims, N_GOLD)
-
     lead_page = browser_page(lead)
+    _choose_active_design_on_the_settings_page(lead_page, project, run)
+    _label_first_claims_in_queue_order(project, analyst, claims, N_GOLD)
+
     lead_page.goto(f"{lead_page.base_url}/p/{project.slug}/dashboard/?judge={judge.pk}")
     _recompute(lead_page)
     before = _read_panel(lead_page)
@@ -122,9 +127,8 @@ def test_active_queue_forecast_and_progress_move_as_an_analyst_labels(browser_pa
     assert before["more_uniform"].startswith("about ")
     assert 0 < before["progress"] < 1
     # the bar and its text say the same thing
-    assert (
-        f"{round(100 * before['progress'])}%" in before["text"] or before["bar"] in before["text"]
-    )
+    assert before["bar"] == str(round(100 * before["progress"]))
+    assert f"{before['bar']}% of the labels the target needs" in before["text"]
 
     analyst_page = browser_page(analyst)
     analyst_page.goto(f"{analyst_page.base_url}/p/{project.slug}/label/")
@@ -142,8 +146,14 @@ def test_active_queue_forecast_and_progress_move_as_an_analyst_labels(browser_pa
     _recompute(lead_page)
     after = _read_panel(lead_page)
     assert after["progress"] != before["progress"]
+    assert after["bar"] == str(round(100 * after["progress"]))
     assert after["more_active"] != before["more_active"]
-    screenshot(lead_page, "active_audit.png")
+    expect(lead_page.get_by_test_id("active-headline")).to_contain_text(
+        f"from {N_GOLD + 4} labelled claims"
+    )
+    path = screenshot(lead_page, "active_audit_dashboard.png")
+    # the panel itself, readable at its own size
+    lead_page.locator("#active-audit-panel").screenshot(path=str(path.parent / "active_audit.png"))
 
     # The project page shows the same panel to the lead (the action) and to the analyst (not).
     lead_page.goto(f"{lead_page.base_url}/p/{project.slug}/")
