@@ -202,6 +202,50 @@ def test_stratified_headline_without_a_judge_is_the_weighted_stratum_mean():
     assert block["headline"]["ci"][0] < expected < block["headline"]["ci"][1]
 
 
+def test_stratified_headline_with_a_judge_is_the_weighted_per_stratum_ppi():
+    """Stratified PPI++ (Fisch et al. 2024) with one claim per answer: Σ_h W_h θ̂_h, each
+    θ̂_h ppi_py's PPI++ on the stratum's gold and unaudited claims."""
+    project = ProjectFactory(queue_design="stratified")
+    judge = JudgeFactory(project=project, name="lenient", model="m-1")
+    run = JudgeRunFactory(judge=judge, prompt_version="p-1", model="m-1")
+    # stratum A: planted claims 0–19 gold + REST 0–9 unaudited; B: 20–39 gold + REST 10–19
+    parts = {"A": (slice(0, 20), slice(0, 10)), "B": (slice(20, 40), slice(10, 20))}
+    expected = 0.0
+    for name, (g, r) in parts.items():
+        gold_claims = _one_claim_answers(project, 20, active_stratum=name)
+        rest = _one_claim_answers(project, 10, active_stratum=name)
+        for claim, verdict in zip(gold_claims, GOLD[g], strict=True):
+            Gold.objects.create(claim=claim, verdict=verdict, source="unanimous")
+        for claim, verdict, conf in zip(
+            gold_claims + rest, JUDGE[g] + REST[r], CONF[g] + REST_CONF[r], strict=True
+        ):
+            JudgeVerdict.objects.create(run=run, claim=claim, verdict=verdict, confidence=conf)
+        y = np.array([v == S for v in GOLD[g]], dtype=float)
+        value, _ci, _lam = ref.ppi(y, np.array(CONF[g]), np.array(REST_CONF[r]))
+        expected += 30 / 60 * value
+    block = report_compute(project=project, judge=judge)["active_audit"]
+    assert block["design"] == "stratified"
+    assert block["headline"]["estimator"] == "stratified_ppi"
+    assert block["headline"]["value"] == pytest.approx(expected, abs=1e-9)
+    assert block["forecast"]["stratified"]["estimator"] == "stratified"
+
+
+def test_active_design_without_a_judge_in_the_report_is_the_hajek_mean():
+    """The dashboard's "gold only" report of an active project: no prediction, so the
+    headline is the inverse-probability (Hájek) mean Σ y/π ÷ Σ 1/π of the labels."""
+    project, _judge, gold_claims, _rest = _planted_one_per_answer(queue_design="active")
+    pis = [0.8 if verdict == S else 0.2 for verdict in JUDGE]
+    _active_labels(gold_claims, pis)
+    block = report_compute(project=project)["active_audit"]
+    y = np.array([v == S for v in GOLD], dtype=float)
+    w = 1 / np.array(pis)
+    assert block["design"] == "active"
+    assert block["headline"]["value"] == pytest.approx(float(w @ y / w.sum()), abs=1e-12)
+    low, high = block["headline"]["ci"]
+    assert low < block["headline"]["value"] < high
+    assert block["forecast"]["active"]["labels_total"] is not None
+
+
 def test_labels_drawn_under_active_keep_the_design_after_the_project_goes_back_to_uniform():
     project, judge, gold_claims, _rest = _planted_one_per_answer(queue_design="uniform")
     analyst = UserFactory()
