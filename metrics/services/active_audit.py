@@ -51,10 +51,13 @@ UNINFORMATIVE_WARNING = (
     "active sampling is no better than uniform here."
 )
 ROUTED_TEXT = (
-    "{n} claim{s} routed to the judge ({share} of the project): the queue no longer serves "
-    "them. They stay in every figure's population; gold they already have still counts; the "
-    "labels drawn while routing is on come from the other claims only, so for routed claims "
-    "read the judge's verdicts, certified above at the share and level shown."
+    "{n} claim{s} routed to the judge ({share} of the project's claims): the queue no longer "
+    "serves them. How they are counted: they stay in every figure's population (N) and the "
+    "gold they already had still counts, but labels drawn while routing is on come from the "
+    "other claims only, so the audit sample under-represents routed claims from then on. For "
+    "them read the judge's own verdicts{judge_share}, certified to agree with gold as the "
+    "selective-judging line says; stop routing before quoting the headline as a whole-project "
+    "audit."
 )
 
 
@@ -305,7 +308,7 @@ def _confidence_block(confidence: np.ndarray, error: np.ndarray) -> dict | None:
 
 
 def _selective_block(
-    *, conf_audited, agree, conf_all, target: float, delta: float, routed: int, total: int
+    *, conf_audited, agree, conf_all, target: float, delta: float, routed: int
 ) -> dict | None:
     """Selective judging: the confidence threshold above which the judge may decide alone."""
     ok = np.isfinite(conf_audited)
@@ -328,13 +331,6 @@ def _selective_block(
         "lower_bound": _finite(result.lower_bound),
         "method": result.method,
         "routed_claims": routed,
-        "routed_text": ROUTED_TEXT.format(
-            n=routed,
-            s="s" if routed != 1 else "",
-            share=f"{100 * routed / total:.0f}%" if total else "0%",
-        )
-        if routed
-        else "",
         "explanation": "The judge's confidence in its own verdict; above the threshold its "
         "verdicts agree with gold at least at the target, with the stated probability.",
     }
@@ -437,18 +433,7 @@ def active_audit_block(*, project: Project, data, report: dict, judged=None) -> 
     block["gain"] = _gain(design, raw)
     block["confidence"] = None
     block["selective"] = None
-    routed = int(inputs["routed"].sum())
-    block["routing"] = {
-        "on": bool(project.selective_judging),
-        "routed_claims": routed,
-        "text": ROUTED_TEXT.format(
-            n=routed,
-            s="s" if routed != 1 else "",
-            share=f"{100 * routed / gold.size:.0f}%" if gold.size else "0%",
-        )
-        if routed
-        else "",
-    }
+    block["routing"] = _routing_block(project, inputs["routed"], judged)
     if judged is not None and judged.n_audited:
         audited = judged.audited
         conf_verdict = _verdict_confidence(judged.judge_codes, judged.confidence)
@@ -463,11 +448,36 @@ def active_audit_block(*, project: Project, data, report: dict, judged=None) -> 
             conf_all=conf_verdict,
             target=DEFAULT_TARGET_AGREEMENT,
             delta=DEFAULT_DELTA,
-            routed=routed,
-            total=int(gold.size),
+            routed=block["routing"]["routed_claims"],
         )
     block["method"] = _block_method(block)
     return block
+
+
+def _routing_block(project: Project, routed_mask: np.ndarray, judged) -> dict:
+    """How many claims are routed to the judge, the judge's SUPPORTED share on them, and the
+    sentence saying how the report counts them."""
+    routed = int(routed_mask.sum())
+    share = None
+    if routed and judged is not None and judged.n_judged:
+        on_routed = routed_mask[judged.position]
+        if on_routed.any():
+            share = float(np.mean(judged.judge_codes[on_routed] == SUPPORTED))
+    total = int(routed_mask.size)
+    text = ""
+    if routed:
+        text = ROUTED_TEXT.format(
+            n=routed,
+            s="s" if routed != 1 else "",
+            share=f"{100 * routed / total:.0f}%" if total else "0%",
+            judge_share=f" ({100 * share:.0f}% SUPPORTED)" if share is not None else "",
+        )
+    return {
+        "on": bool(project.selective_judging),
+        "routed_claims": routed,
+        "judge_supported_share": share,
+        "text": text,
+    }
 
 
 def _block_method(block: dict) -> str:

@@ -382,7 +382,11 @@ def test_routed_claims_are_counted_and_said():
     assert block["routing"]["on"] is True
     assert block["routing"]["routed_claims"] == 7
     assert "7 claims routed to the judge" in block["routing"]["text"]
-    assert "routed" in block["method"]
+    assert "How they are counted" in block["routing"]["text"]
+    supported = sum(1 for _claim, _c, _g, j in rows[:7] if j == S) / 7
+    assert block["routing"]["judge_supported_share"] == pytest.approx(supported, abs=1e-12)
+    assert f"{100 * supported:.0f}% SUPPORTED" in block["routing"]["text"]
+    assert block["routing"]["text"] in block["method"]
 
 
 def test_gain_is_the_labels_uniform_gold_only_would_need_minus_the_design_s():
