@@ -1,5 +1,6 @@
 """The active-audit panel on pages outside the dashboard (the project page): the latest report
-of the project's default judge, only its `active_audit` block read from the snapshot."""
+of the project's default judge (else the gold-only report), only its `active_audit` block read
+from the snapshot."""
 
 from django import template
 
@@ -12,6 +13,9 @@ register = template.Library()
 def active_audit_panel(context, project):
     judge = selectors.judge_default_for_project(project=project)
     block = selectors.snapshot_active_audit(project=project, judge=judge)
+    if block is None and judge is not None:  # only a gold-only report computed so far
+        judge = None
+        block = selectors.snapshot_active_audit(project=project, judge=None)
     return {
         "report": {"active_audit": block} if block else None,
         "project": project,

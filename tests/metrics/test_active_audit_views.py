@@ -169,3 +169,16 @@ def test_project_page_without_a_report_shows_no_panel(client):
         .content.decode()
     )
     assert "active-audit-panel" not in html
+
+
+def test_project_page_falls_back_to_the_gold_only_report(world):
+    project = world["project"]
+    snapshot = snapshot_create(project=project, judge=None)
+    snapshot_compute(snapshot_id=snapshot.pk)
+    html = (
+        _client("lead-aa")
+        .get(reverse("annotate:project-detail", args=[project.slug]))
+        .content.decode()
+    )
+    assert 'id="active-audit-panel"' in html
+    assert "Route claims" not in html  # no judge in that report: nothing to route
