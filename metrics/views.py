@@ -2,6 +2,7 @@
 
 import io
 import json
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
@@ -317,9 +318,8 @@ def selective_routing(request, project, membership):
     )
 
     form = SelectiveRoutingForm(request.POST)
-    back = (
-        f"{reverse('metrics:dashboard', args=[project.slug])}?judge={request.POST.get('judge', '')}"
-    )
+    back = reverse("metrics:dashboard", args=[project.slug])
+    back += "?" + urlencode({"judge": request.POST.get("judge", "")[:20]})
     if not form.is_valid():
         for field, errors in form.errors.items():
             messages.error(request, f"{field}: {' '.join(errors)}")
