@@ -518,7 +518,12 @@ ROUTE_BATCH = 10_000
 
 def selective_judged_columns(*, project: Project, judge: Judge) -> dict:
     """The judge's newest instrument (as the report's "judge"): per judged claim its id, its
-    confidence in its own verdict, and for gold claims whether it agrees with gold."""
+    confidence in its own verdict, and for gold claims whether it agrees with gold.
+
+    Read now from the tables (the routing acts on today's verdicts and gold, not on a stored
+    report): every gold claim counts as audited here, where the report leaves out gold made
+    only outside the queue and claims of abstentions, so with such gold the threshold applied
+    can differ slightly from the report's."""
     verdicts = selectors.judge_verify_columns(judge=judge)
     keys = _instrument_keys(verdicts)
     if keys:
