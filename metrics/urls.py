@@ -15,4 +15,10 @@ urlpatterns = [
     path("p/<slug:slug>/dashboard/report.json", views.report_download, name="report-download"),
     path("p/<slug:slug>/dashboard/audit-card/", views.audit_card_download, name="audit-card"),
     path("p/<slug:slug>/compare/", views.compare, name="compare"),
+    path(
+        "p/<slug:slug>/dashboard/selective-routing/",
+        views.selective_routing,
+        name="selective-routing",
+    ),
+    path("p/<slug:slug>/queue-design/", views.queue_design, name="queue-design"),
 ]

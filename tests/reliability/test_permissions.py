@@ -70,6 +70,8 @@ EXPECTED_ROLE = {
     "metrics:report-download": "lead",
     "metrics:audit-card": "lead",
     "metrics:compare": "lead",
+    "metrics:queue-design": "lead",
+    "metrics:selective-routing": "lead",
     # owners: members and settings
     "annotate:settings": "owner",
     "annotate:member-set": "owner",
