@@ -70,7 +70,10 @@ def _normalise_csv(text: str) -> str:
     lines = text.splitlines(keepends=True)
     dated = [i for i, line in enumerate(lines) if line.startswith("date,")]
     assert len(dated) == 1, "the card CSV has one date row"
-    lines[dated[0]] = f"date,{CLOCK}\r\n" if lines[dated[0]].endswith("\r\n") else f"date,{CLOCK}\n"
+    # The date row keeps the CSV's four columns (field, value, low, high).
+    assert lines[dated[0]].rstrip("\r\n").count(",") == 3, lines[dated[0]]
+    ending = "\r\n" if lines[dated[0]].endswith("\r\n") else "\n"
+    lines[dated[0]] = f"date,{CLOCK},,{ending}"
     return "".join(lines)
 
 

@@ -69,6 +69,7 @@ EXPECTED_ROLE = {
     "metrics:snapshot-progress": "lead",
     "metrics:report-download": "lead",
     "metrics:audit-card": "lead",
+    "metrics:audit-card-page": "lead",
     "metrics:compare": "lead",
     # owners: members and settings
     "annotate:settings": "owner",
@@ -165,8 +166,12 @@ def test_every_project_url_has_a_role_from_design():
 
 
 # Downloads that need a computed report to be more than a 404 "nothing computed yet".
-NEEDS_REPORT = {"metrics:report-download", "metrics:audit-card"}
-QUERY = {"metrics:audit-card": "?judge={judge_id}", "metrics:report-download": "?judge={judge_id}"}
+NEEDS_REPORT = {"metrics:report-download", "metrics:audit-card", "metrics:audit-card-page"}
+QUERY = {
+    "metrics:audit-card": "?judge={judge_id}",
+    "metrics:audit-card-page": "?judge={judge_id}",
+    "metrics:report-download": "?judge={judge_id}",
+}
 
 
 def _world_for(name: str, n: int):
