@@ -33,6 +33,7 @@ class DashboardForm(forms.Form):
     judge = forms.CharField(required=False)
     alpha = forms.FloatField(required=False, min_value=0.001, max_value=0.999)
     instrument = forms.IntegerField(required=False, min_value=0)
+    open = forms.ChoiceField(choices=[("all", "every section")], required=False)
 
 
 class AuditCardForm(forms.Form):
@@ -158,6 +159,7 @@ def dashboard(request, project, membership):
         ),
     }
     context["summary"] = _dashboard_summary(context)
+    context["open_all"] = form.cleaned_data["open"] == "all"
     template = "metrics/dashboard.html"
     if request.htmx and request.htmx.target == "crc":
         template += "#crc"

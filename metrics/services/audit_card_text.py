@@ -4,6 +4,7 @@ in words; as sections for the HTML page and as Markdown. The JSON and CSV card
 (metrics/services/audit_card.py) keep full precision.
 """
 
+from datetime import UTC, datetime
 from typing import Any
 
 from metrics.services.conformal import CRC_CAVEAT
@@ -33,8 +34,19 @@ def _row(label: str, figure: str, interval: str = DASH, method: str = "") -> dic
 
 def _estimate_row(label: str, estimate: dict | None) -> dict:
     estimate = estimate or {}
-    method = " ".join(filter(None, (estimate.get("method"), estimate.get("interval_method"))))
+    parts = [estimate.get("method"), estimate.get("interval_method")]
+    method = ". ".join(part.rstrip(".") for part in parts if part)
+    method += "." if method else ""
     return _row(label, _pct(estimate.get("value")), _interval(estimate.get("ci")), method)
+
+
+def _when(stamp: Any) -> str:
+    """An ISO time as "2026-12-01 15:11 UTC" (the JSON keeps the full stamp)."""
+    try:
+        moment = datetime.fromisoformat(str(stamp)).astimezone(UTC)
+    except ValueError:
+        return str(stamp)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _identity(card: dict) -> list[tuple[str, str]]:
@@ -44,7 +56,7 @@ def _identity(card: dict) -> list[tuple[str, str]]:
         ("Model", card["model"] or DASH),
         ("Prompt version", card["prompt_version"]),
         ("Project", card["project"]),
-        ("Computed", str(card["date"])),
+        ("Computed", _when(card["date"])),
     ]
 
 

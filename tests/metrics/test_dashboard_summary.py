@@ -150,7 +150,7 @@ def test_readable_card_rounds_each_figure_with_its_interval():
     readable = audit_card_readable(card=_card(), design=None)
     rows = {row["label"]: row for row in readable["figures"]}
     ppi = rows["Faithfulness, PPI++ (prediction-powered) — headline"]
-    assert (ppi["figure"], ppi["interval"], ppi["method"]) == ("65%", "44–85%", "PPI++")
+    assert (ppi["figure"], ppi["interval"], ppi["method"]) == ("65%", "44–85%", "PPI++.")
     assert ppi["headline"] is True
     assert rows["Sensitivity"]["interval"] == "23–77%"
     assert rows["Agreement with gold"]["figure"] == "62%"  # 62.5 rounds half to even
@@ -158,6 +158,14 @@ def test_readable_card_rounds_each_figure_with_its_interval():
     assert rows["Expected calibration error"]["figure"] == "0.40"
     assert rows["Confidence cut for a false-claim rate ≤ 10%"]["figure"] == "none meets the target"
     assert dict(readable["identity"])["Prompt version"] == "287adda8bc44"
+    assert dict(readable["identity"])["Computed"] == "2026-12-01 15:00 UTC"
+
+
+def test_readable_card_joins_an_estimates_method_and_interval_sentences():
+    card = _card()
+    card["gold_only_faithfulness"]["interval_method"] = "Wilson at the effective size."
+    rows = audit_card_readable(card=card, design=None)["figures"]
+    assert rows[0]["method"] == "Wilson. Wilson at the effective size."
 
 
 def test_readable_card_says_its_limits_in_words():
@@ -194,6 +202,6 @@ def test_card_markdown_is_a_table_a_reader_can_paste():
     text = audit_card_markdown(audit_card_readable(card=_card(judge="a|b"), design=None))
     assert text.startswith("# Audit card: a|b\n")
     assert "| Figure | Value | 95% interval | How |" in text
-    assert "| Faithfulness, PPI++ (prediction-powered) — headline | 65% | 44–85% | PPI++ |" in text
+    assert "| Faithfulness, PPI++ (prediction-powered) — headline | 65% | 44–85% | PPI++. |" in text
     assert "- **Judge**: a\\|b" in text  # a pipe in a name does not break the table
     assert "## Limits" in text
