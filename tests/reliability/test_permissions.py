@@ -62,6 +62,7 @@ EXPECTED_ROLE = {
     "judges:canary-add": "lead",
     "judges:canary-transplant": "lead",
     "judges:split-start": "lead",
+    "judges:split-bulk": "lead",
     "judges:split-job": "lead",
     "judges:split-panel": "lead",
     "metrics:dashboard": "lead",
