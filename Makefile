@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SIZE ?= default
+# `make test` runs the suite on this many processes (pytest-xdist; 0: one process, no xdist)
+TEST_WORKERS ?= 2
 
 .PHONY: run test lint format bench worker install clean
 
@@ -35,7 +37,7 @@ format: install
 test: lint
 	$(BIN)/lint-imports
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 bench: install
 	$(BIN)/python -m bench --size $(SIZE)

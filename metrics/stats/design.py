@@ -293,9 +293,13 @@ def _wilson_eff(theta: float, var: float, var0: float, df: float, g: int, confid
     return lo, hi, n_eff
 
 
-def _deff_text(deff: float) -> str:
+def _deff_text(deff: float, floored: bool = False) -> str:
+    """`floored`: the interval took V₀ where V < V₀ (see `_wilson_eff`), which the text says, so
+    "design effect 0.27" beside an effective size near the claims' count reads as it is."""
     if not np.isfinite(deff):
         return "design effect not measurable (a share of 0 or 1): each answer counted once"
+    if floored and deff < 1.0:
+        return f"design effect {deff:.2f}, counted as 1: never narrower than independent claims"
     return f"design effect {deff:.2f}"
 
 
@@ -337,7 +341,7 @@ def _ratio(
     lo, hi, n_eff = _wilson_eff(theta, var, var0, df, g_dom, confidence)
     base = (
         f"Wilson interval at the effective sample size ({n_eff:.0f} of {n_claims} claims), "
-        f"cluster-robust by answer ({g_dom} answers, {_deff_text(deff)}), "
+        f"cluster-robust by answer ({g_dom} answers, {_deff_text(deff, floored=True)}), "
         f"t with {df:.0f} df"
     )
     return DesignEstimate(

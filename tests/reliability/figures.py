@@ -7,6 +7,7 @@ tests/RELIABILITY.md. Counts are summed over tests; "lost" figures are what the 
 (they also assert it is zero, so a non-zero figure only appears beside a failing test).
 """
 
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -30,6 +31,13 @@ class Figures:
         self.nodeid = nodeid
 
     def add(self, area: str, **counts: int | float) -> None:
+        # `make test` runs on two processes: the read-modify-write holds a lock.
+        FIGURES_FILE.parent.mkdir(parents=True, exist_ok=True)
+        with open(FIGURES_FILE.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._add(area, counts)
+
+    def _add(self, area: str, counts: dict) -> None:
         data = figures_load()
         bucket = data["areas"].setdefault(area, {})
         for name, value in counts.items():

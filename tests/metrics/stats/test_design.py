@@ -413,3 +413,21 @@ def test_design_rogan_gladen_clustered_std_error_is_the_cr1_delta_method_and_a_b
     v0_se, v0_sp = n_s / (n_s - 1) * (y_se @ y_se), n_u / (n_u - 1) * (y_sp @ y_sp)
     var0 = (point**2 * v0_se + (1 - point) ** 2 * v0_sp) / j**2
     assert est.design_effect == pytest.approx(var / var0, rel=1e-6)
+
+
+def test_a_design_effect_below_one_is_said_and_never_narrows_the_interval():
+    """Answers that each hold one supported and one unsupported claim (negative intra-answer
+    correlation) measure V < V₀: the method says the design effect is counted as 1 and the
+    interval is no narrower than the independent-claims Wilson interval of the same claims."""
+    y = np.array([1, 0] * 7 + [1, 1, 0, 0], dtype=float)
+    ids = np.r_[np.repeat(np.arange(7), 2), [7, 7, 8, 8]]
+    est = stats.design_proportion(y, ids)
+    assert est.design_effect < 1.0
+    assert f"design effect {est.design_effect:.2f}, counted as 1" in est.method
+    lo, hi = stats.wilson_interval(int(y.sum()), y.size)
+    assert est.high - est.low >= hi - lo
+    # A positive correlation keeps the plain sentence.
+    y2 = np.array([1, 1] * 5 + [0, 0] * 4, dtype=float)
+    est2 = stats.design_proportion(y2, np.repeat(np.arange(9), 2))
+    assert est2.design_effect > 1.0
+    assert "counted as 1" not in est2.method
