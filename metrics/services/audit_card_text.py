@@ -9,19 +9,20 @@ from typing import Any
 
 from metrics.services.conformal import CRC_CAVEAT
 from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW
+from metrics.services.summary import whole_percent
 
 DASH = "—"
 WIDE_HALF_WIDTH = 0.10  # an interval wider than ±10 points is called wide in the limits
 
 
 def _pct(value: Any) -> str:
-    return DASH if value is None else f"{round(100 * value)}%"
+    return DASH if value is None else f"{whole_percent(value)}%"
 
 
 def _interval(ci: Any) -> str:
     if not ci or len(ci) != 2 or None in ci:
         return DASH
-    return f"{round(100 * ci[0])}–{round(100 * ci[1])}%"
+    return f"{whole_percent(ci[0])}–{whole_percent(ci[1])}%"
 
 
 def _dec(value: Any, digits: int = 2) -> str:

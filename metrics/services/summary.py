@@ -4,13 +4,16 @@ the judge can be trusted, and what to do next, read from a stored report (nothin
 Figures are rounded for reading (whole percents); the report keeps full precision.
 """
 
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW
 
 
-def _whole_pct(value: float) -> int:
-    return round(100 * value)
+def whole_percent(value: float) -> int:
+    """A share as a whole percent, halves up as a reader rounds (0.625 -> 63, where Python's
+    round() gives 62), on the shortest decimal that reads back to the float (0.285 -> 29)."""
+    return int((Decimal(repr(value)) * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def _faithfulness(report: dict, audit: dict | None) -> dict | None:
@@ -26,10 +29,10 @@ def _faithfulness(report: dict, audit: dict | None) -> dict | None:
     if not estimate or estimate.get("value") is None or not n:
         return None
     ci = estimate.get("ci") or [None, None]
-    value = _whole_pct(estimate["value"])
+    value = whole_percent(estimate["value"])
     text = f"About {value}% of claims are supported"
     if None not in ci:
-        lo, hi = _whole_pct(ci[0]), _whole_pct(ci[1])
+        lo, hi = whole_percent(ci[0]), whole_percent(ci[1])
         text += f" (95% interval {lo}–{hi}%, from {n} {source} claim{'s' if n != 1 else ''})."
     else:
         lo = hi = None
@@ -41,7 +44,7 @@ def _judge(audit: dict | None) -> dict | None:
     if not audit:
         return None
     name = audit.get("name") or "the judge"
-    needs = _whole_pct(AGREEMENT_WARNING_BELOW)
+    needs = whole_percent(AGREEMENT_WARNING_BELOW)
     if not audit.get("n_audited") or audit.get("agreement") is None:
         return {
             "trustworthy": None,
@@ -52,7 +55,7 @@ def _judge(audit: dict | None) -> dict | None:
         }
     agreement = audit["agreement"]
     trustworthy = agreement >= AGREEMENT_WARNING_BELOW
-    shown = _whole_pct(agreement)
+    shown = whole_percent(agreement)
     verdict = "trustworthy" if trustworthy else "not trustworthy"
     return {
         "trustworthy": trustworthy,

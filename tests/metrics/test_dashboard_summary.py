@@ -153,7 +153,7 @@ def test_readable_card_rounds_each_figure_with_its_interval():
     assert (ppi["figure"], ppi["interval"], ppi["method"]) == ("65%", "44–85%", "PPI++.")
     assert ppi["headline"] is True
     assert rows["Sensitivity"]["interval"] == "23–77%"
-    assert rows["Agreement with gold"]["figure"] == "62%"  # 62.5 rounds half to even
+    assert rows["Agreement with gold"]["figure"] == "63%"  # 62.5: halves up, as a reader does
     assert rows["Cohen's kappa (judge–gold)"]["figure"] == "0.44"
     assert rows["Expected calibration error"]["figure"] == "0.40"
     assert rows["Confidence cut for a false-claim rate ≤ 10%"]["figure"] == "none meets the target"
@@ -170,7 +170,7 @@ def test_readable_card_joins_an_estimates_method_and_interval_sentences():
 
 def test_readable_card_says_its_limits_in_words():
     limits = " ".join(audit_card_readable(card=_card(), design=None)["limits"])
-    assert "agrees with analysts on 62% of audited claims, below 80%" in limits
+    assert "agrees with analysts on 63% of audited claims, below 80%" in limits
     assert "wide (±20 points)" in limits  # (0.8514 - 0.4443) / 2 = 0.2035
     assert "No canaries were planted" in limits
     assert "2 judge responses could not be read" in limits
@@ -205,3 +205,13 @@ def test_card_markdown_is_a_table_a_reader_can_paste():
     assert "| Faithfulness, PPI++ (prediction-powered) — headline | 65% | 44–85% | PPI++. |" in text
     assert "- **Judge**: a\\|b" in text  # a pipe in a name does not break the table
     assert "## Limits" in text
+
+
+@pytest.mark.parametrize(
+    ("share", "shown"),
+    [(0.625, 63), (0.285, 29), (0.6449, 64), (0.0049, 0), (0.995, 100), (1.0, 100), (0.0, 0)],
+)
+def test_whole_percent_rounds_halves_up_on_the_decimal_a_reader_sees(share, shown):
+    from metrics.services.summary import whole_percent
+
+    assert whole_percent(share) == shown

@@ -31,6 +31,14 @@ def url(name, planted):
     return reverse(f"metrics:{name}", args=[planted.project.slug])
 
 
+def _half_up(share: float) -> int:
+    """Whole percent, halves up, worked on exact fractions (an independent route)."""
+    from fractions import Fraction
+
+    value = Fraction(share).limit_denominator(1000) * 100
+    return int(value + Fraction(1, 2)) if value >= 0 else 0
+
+
 def _text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
@@ -42,7 +50,7 @@ def test_dashboard_answers_first_with_the_judges_agreement_counted_by_hand(clien
     trust = "trustworthy" if agree >= 0.80 else "not trustworthy"
     text = _text(html)
     assert (
-        f"The lenient judge is {trust} here: it agrees with analysts on {round(100 * agree)}% "
+        f"The lenient judge is {trust} here: it agrees with analysts on {_half_up(agree)}% "
         "of claims (needs ≥ 80%)." in text
     )
     assert "from 40 audited claims" in text
@@ -61,7 +69,7 @@ def test_dashboard_gold_only_summary_reads_the_gold_share(client, planted):
     _compute(planted, None)
     html = client.get(url("dashboard", planted), {"judge": "none"}).content.decode()
     faith = GOLD.count("SUPPORTED") / len(GOLD)
-    assert f"About {round(100 * faith)}% of claims are supported" in _text(html)
+    assert f"About {_half_up(faith)}% of claims are supported" in _text(html)
     assert "from 40 gold claims" in _text(html)
     assert 'data-testid="summary-judge"' not in html
 
@@ -81,7 +89,7 @@ def test_audit_card_page_shows_the_rounded_figures_and_links_the_downloads(clien
     html = response.content.decode()
     text = _text(html)
     agree = sum(g == j for g, j in zip(GOLD, JUDGE, strict=False)) / len(GOLD)
-    assert f"Agreement with gold {round(100 * agree)}%" in text
+    assert f"Agreement with gold {_half_up(agree)}%" in text
     assert "Audit card: lenient" in text
     assert "Prompt version" in text
     assert "40 audited claims" in text
