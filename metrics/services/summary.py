@@ -68,9 +68,12 @@ def _judge(audit: dict | None) -> dict | None:
 
 def _next_step(report: dict) -> dict | None:
     """From the active audit's forecast (absent from reports that have none): how many more
-    labels reach the target precision under uniform sampling."""
+    labels reach the target precision under the audit's design (uniform sampling's forecast
+    where the design has none)."""
     active = report.get("active_audit") or {}
-    uniform = (active.get("forecast") or {}).get("uniform") or {}
+    forecasts = active.get("forecast") or {}
+    # The audit's own design when its forecast is there, else uniform sampling's.
+    uniform = forecasts.get(active.get("design") or "uniform") or forecasts.get("uniform") or {}
     target = uniform.get("target_half_width")
     if target is None:
         return None

@@ -85,6 +85,17 @@ def test_summary_next_step_from_the_active_audit_forecast():
     assert dashboard_summary(report=report, audit=None)["next"]["labels_more"] == 0
 
 
+def test_summary_next_step_follows_the_audits_design_when_it_has_a_forecast():
+    forecast = {
+        "uniform": {"labels_more": 101, "target_half_width": 0.10},
+        "active": {"labels_more": 62, "target_half_width": 0.10},
+    }
+    report = _report(active_audit={"design": "active", "forecast": forecast, "reached": False})
+    assert dashboard_summary(report=report, audit=None)["next"]["labels_more"] == 62
+    report["active_audit"]["design"] = "stratified"  # no forecast of its own: uniform's
+    assert dashboard_summary(report=report, audit=None)["next"]["labels_more"] == 101
+
+
 def test_summary_next_step_hidden_without_a_forecast():
     assert dashboard_summary(report=_report(active_audit={}), audit=None)["next"] is None
 
