@@ -87,6 +87,52 @@ class Project(models.Model):
         help_text="How the labelling queue serves claims. Both are random samples; an answer "
         "at a time saves analysts re-reading a pile for every claim.",
     )
+
+    class QueueDesign(models.TextChoices):
+        UNIFORM = "uniform", "Uniform random order"
+        ACTIVE = "active", "Active: claims drawn with probability tied to the judge's uncertainty"
+        STRATIFIED = (
+            "stratified",
+            "Stratified: the next claim from the stratum where a label helps most",
+        )
+
+    queue_design = models.CharField(
+        max_length=10,
+        choices=QueueDesign.choices,
+        default=QueueDesign.UNIFORM,
+        help_text="Which claims the queue serves first: a uniform random sample, claims drawn "
+        "with inclusion probabilities from the judge's uncertainty (active), or the claim of "
+        "the stratum where one more label shrinks the headline's variance most (stratified).",
+    )
+    label_budget = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Labels the lead plans to spend; sets the active design's inclusion "
+        "probabilities.",
+    )
+    target_half_width = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The half-width the headline's 95% interval should reach, e.g. 0.05 for ±0.05.",
+    )
+    design_run_id = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Id of the judge run (judges.JudgeRun) whose verdicts and confidences set the "
+        "active or stratified design; annotate keeps the id only.",
+    )
+    selective_judging = models.BooleanField(
+        default=False,
+        help_text="The queue does not serve claims routed to the judge (the judge decides them "
+        "alone).",
+    )
+    design_job = models.JSONField(
+        default=dict,
+        blank=True,
+        editable=False,
+        help_text='The last computation of the design: {"state": "queued"|"running"|"done"|'
+        '"failed", "progress": 0–1, "error": "...", "design": ..., "run": id, "budget": n}.',
+    )
     quote_required = models.BooleanField(
         default=True, help_text="SUPPORTED and CONTRADICTED labels need an evidence quote."
     )
@@ -126,6 +172,15 @@ class Project(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(analysts_per_claim__gte=1), name="project_analysts_per_claim_ge_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(target_half_width__isnull=True)
+                | (Q(target_half_width__gt=0) & Q(target_half_width__lt=0.5)),
+                name="project_target_half_width_0_05",
+            ),
+            models.CheckConstraint(
+                condition=Q(queue_design__in=["uniform", "active", "stratified"]),
+                name="project_queue_design_valid",
             ),
         ]
 
@@ -294,6 +349,22 @@ class Claim(models.Model):
     needs_review = models.BooleanField(
         default=False, help_text="Edited after labels existed: labels need a second look."
     )
+    inclusion_probability = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="π of the active design (frozen when drawn: kept once the claim is labelled).",
+    )
+    active_stratum = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The stratified design's stratum: judge verdict × confidence band × risk "
+        'category, e.g. "SUPPORTED · conf 0.9–1 · health".',
+    )
+    routed_to_judge = models.BooleanField(
+        default=False,
+        help_text="Selective judging: the judge decides this claim alone; the queue does not "
+        "serve it while the project's selective judging is on.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -305,6 +376,12 @@ class Claim(models.Model):
                 condition=Q(label_count__lt=F("labels_required")),
                 name="claim_open_queue_idx",
             ),
+            # The stratified design: the first open claim of one stratum in queue order.
+            models.Index(
+                fields=["project", "active_stratum", "queue_key"],
+                condition=Q(label_count__lt=F("labels_required")),
+                name="claim_open_stratum_idx",
+            ),
         ]
         constraints = [
             models.CheckConstraint(
@@ -315,6 +392,39 @@ class Claim(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class ActiveStratum(models.Model):
+    """One stratum of a project's stratified design (`Claim.active_stratum`) with the counts
+    the queue's Neyman choice reads in one small query: its claims N_h, its claims with a label
+    n_h, how many of those the first label called SUPPORTED, and the judge's prior for it.
+
+    Written by `annotate.services.design.claims_design_store`; `labelled` and `supported` are
+    moved by every label save and undo (`annotate.sql.active_stratum_move`).
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="active_strata")
+    name = models.CharField(max_length=200)
+    claims = models.PositiveIntegerField(default=0, help_text="N_h: claims in the stratum.")
+    labelled = models.IntegerField(default=0, help_text="n_h: claims with at least one label.")
+    supported = models.IntegerField(
+        default=0, help_text="Of the labelled claims, those whose first label is SUPPORTED."
+    )
+    prior_p = models.FloatField(
+        default=0.5, help_text="The judge's mean P(SUPPORTED) over the stratum's claims."
+    )
+    prior_weight = models.FloatField(
+        default=10.0, help_text="How many labels the judge's prior counts for in S_h."
+    )
+
+    class Meta:
+        ordering = ["project", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="active_stratum_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.labelled}/{self.claims})"
 
 
 class ImportedAnnotator(models.Model):
@@ -392,6 +502,18 @@ class Label(models.Model):
         blank=True,
         help_text="The project's guidelines version when the label was last saved on the "
         "labelling screen (none: imported, or saved before versions were kept).",
+    )
+    inclusion_probability = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The claim's π under the active design when the label was saved through the "
+        "queue (none: another design, or saved outside the queue).",
+    )
+    design = models.CharField(
+        max_length=10,
+        blank=True,
+        help_text='The queue design the label was drawn under ("uniform", "active", '
+        '"stratified"); blank: saved outside the queue order, or imported.',
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

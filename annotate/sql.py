@@ -384,7 +384,8 @@ def claim_locked_read_statement(
             ),
             (SELECT v.verdict FROM {reveals} v WHERE v.claim_id = c.id AND v.user_id = %s),
             g.id, g.verdict, g.source, g.reason,
-            l.id, l.annotator_id, l.verdict, l.needs_review, l.changed_after_reveal
+            l.id, l.annotator_id, l.verdict, l.needs_review, l.changed_after_reveal,
+            c.inclusion_probability, c.active_stratum
         FROM {claims} c
         LEFT JOIN {golds} g ON g.claim_id = c.id
         LEFT JOIN {labels} l ON l.claim_id = c.id
@@ -411,10 +412,13 @@ def label_insert_statement(
     changed: bool,
     guideline,
     moment,
+    design: str = "",
+    inclusion_probability: float | None = None,
 ) -> tuple[str, list]:
     """A new label: `columns` (the label's state, `LABEL_STATE_COLUMNS`) with `values`, the
-    stratum (database-prepared), `changed_after_reveal`, the guideline version in force and
-    `moment` (a database-adapted datetime) as created and updated time.
+    stratum (database-prepared), `changed_after_reveal`, the guideline version in force,
+    `moment` (a database-adapted datetime) as created and updated time, and the queue design
+    it was drawn under with its π.
 
     Why raw: in the save's round trip with the counters and gold ("save-and-next server p50
     6.9 ms, 1 analyst, 100k claims; 16 analysts p95 13.8 ms"); the ORM's save is a round trip
@@ -424,9 +428,22 @@ def label_insert_statement(
 
     return (
         f"INSERT INTO {Label._meta.db_table} (claim_id, annotator_id, {', '.join(columns)},"
-        " stratum, needs_review, changed_after_reveal, guideline_version, created_at, updated_at)"
-        f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s, %s, %s)",
-        [claim_id, annotator_id, *values, stratum, False, changed, guideline, moment, moment],
+        " stratum, needs_review, changed_after_reveal, guideline_version, created_at, updated_at,"
+        " design, inclusion_probability)"
+        f" VALUES (%s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s, %s, %s, %s, %s, %s)",
+        [
+            claim_id,
+            annotator_id,
+            *values,
+            stratum,
+            False,
+            changed,
+            guideline,
+            moment,
+            moment,
+            design,
+            inclusion_probability,
+        ],
     )
 
 
@@ -453,6 +470,8 @@ def label_update_statement(
     changed: bool,
     guideline,
     moment,
+    design: str = "",
+    inclusion_probability: float | None = None,
 ) -> tuple[str, list]:
     """Label `label_id`'s new state, as `label_insert_statement` (`moment`: updated time).
 
@@ -463,8 +482,19 @@ def label_update_statement(
     return (
         f"UPDATE {Label._meta.db_table} SET {', '.join(f'{column} = %s' for column in columns)},"
         " stratum = %s, needs_review = %s, changed_after_reveal = %s,"
-        " guideline_version = %s, updated_at = %s WHERE id = %s",
-        [*values, stratum, False, changed, guideline, moment, label_id],
+        " guideline_version = %s, updated_at = %s, design = %s, inclusion_probability = %s"
+        " WHERE id = %s",
+        [
+            *values,
+            stratum,
+            False,
+            changed,
+            guideline,
+            moment,
+            design,
+            inclusion_probability,
+            label_id,
+        ],
     )
 
 
@@ -496,10 +526,19 @@ def label_history_insert_statement(
     )
 
 
-def queue_candidates_statement(*, project_id: int, user_id: int, now) -> tuple[str, list]:
+def queue_candidates_statement(
+    *,
+    project_id: int,
+    user_id: int,
+    now,
+    active_stratum: str | None = None,
+    routed_out: bool = False,
+) -> tuple[str, list]:
     """The unrestricted queue's first open claim the user may take, in queue order (walks
-    claim_open_queue_idx): its id. Locked `FOR UPDATE OF c SKIP LOCKED` where the backend can
-    (SQLite serialises writers instead).
+    claim_open_queue_idx, or claim_open_stratum_idx within `active_stratum`, the stratified
+    design's chosen stratum): its id. `routed_out`: claims routed to the judge are not served
+    (selective judging on). Locked `FOR UPDATE OF c SKIP LOCKED` where the backend can (SQLite
+    serialises writers instead).
 
     Why raw: the ORM spent a fifth of a save-and-next's CPU building and compiling these
     conditions, and the search rides in the label writes' round trip ("save-and-next server
@@ -517,6 +556,8 @@ def queue_candidates_statement(*, project_id: int, user_id: int, now) -> tuple[s
     statement = f"""
         SELECT c.id FROM {claims} c INNER JOIN {answers} a ON a.id = c.answer_id
         WHERE c.project_id = %s AND c.label_count < c.labels_required AND NOT a.abstention
+        {"AND c.active_stratum = %s" if active_stratum is not None else ""}
+        {"AND NOT c.routed_to_judge" if routed_out else ""}
         AND NOT EXISTS (SELECT 1 FROM {labels} l WHERE l.claim_id = c.id AND l.annotator_id = %s)
         AND NOT EXISTS (SELECT 1 FROM {skips} k WHERE k.claim_id = c.id AND k.user_id = %s)
         AND (
@@ -528,12 +569,46 @@ def queue_candidates_statement(*, project_id: int, user_id: int, now) -> tuple[s
     """
     params = [
         project_id,
+        *([active_stratum] if active_stratum is not None else []),
         user_id,
         user_id,
         user_id,
         connection.ops.adapt_datetimefield_value(now),
     ]
     return statement, params
+
+
+def active_strata_statement(*, project_id: int) -> tuple[str, list]:
+    """The project's strata of the stratified design with their counts (`ActiveStratum`):
+    rows (name, claims, labelled, supported, prior_p, prior_weight), for the Neyman choice.
+
+    Why raw: read on every save-and-next of a stratified project; a handful of rows.
+    """
+    from annotate.models import ActiveStratum
+
+    return (
+        f"SELECT name, claims, labelled, supported, prior_p, prior_weight"
+        f" FROM {ActiveStratum._meta.db_table} WHERE project_id = %s ORDER BY name",
+        [project_id],
+    )
+
+
+def active_stratum_move(
+    batch: StatementBatch, *, project_id: int, name: str, labelled: int, supported: int
+) -> None:
+    """Queue `labelled += labelled, supported += supported` on the project's stratum `name`
+    (atomic: the database adds). Queue it just before the project's completion counter (the
+    lock order of `annotate.services.queue`).
+
+    Why raw: rides in the save's last round trip (the save-and-next figure above).
+    """
+    from annotate.models import ActiveStratum
+
+    batch.add(
+        f"UPDATE {ActiveStratum._meta.db_table} SET labelled = labelled + %s,"
+        " supported = supported + %s WHERE project_id = %s AND name = %s",
+        [labelled, supported, project_id, name],
+    )
 
 
 def reservation_if_room_statement(*, claim_id: int, user_id: int, now, expires) -> tuple[str, list]:

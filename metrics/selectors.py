@@ -138,6 +138,12 @@ def claims_with_whole_queue_labels(*, claim_ids: np.ndarray) -> np.ndarray:
     return np.fromiter(rows.values_list("claim_id", flat=True).distinct(), dtype=np.int64)
 
 
+def active_stratum_claim_ids(*, project: Project, name: str) -> np.ndarray:
+    """Ids of the project's claims in the stratified queue design's stratum `name`."""
+    rows = Claim.objects.filter(project=project, active_stratum=name).order_by("id")
+    return np.fromiter(rows.values_list("id", flat=True), dtype=np.int64)
+
+
 def run_verdict_claim_ids(*, run_id: int, verdict: str) -> np.ndarray:
     """Ids of the claims a judge run gave `verdict` (a queue stratum by the judge's verdict)."""
     frame = _frame(
@@ -509,3 +515,52 @@ def system_claim_columns(*, project: Project, system_ids: list[int]) -> pd.DataF
 
 def systems_for_project(*, project: Project) -> QuerySet:
     return System.objects.filter(project=project).order_by("id")
+
+
+def active_claim_columns(*, project: Project) -> pd.DataFrame:
+    """claim_id, inclusion_probability (NaN if none), active_stratum ("" if none),
+    routed_to_judge of every claim of the project, ordered by claim id (issue 14)."""
+    frame = _frame(
+        Claim.objects.filter(project=project).order_by("id"),
+        {
+            "id": "claim_id",
+            "inclusion_probability": "inclusion_probability",
+            "active_stratum": "active_stratum",
+            "routed_to_judge": "routed_to_judge",
+        },
+        quoted=("active_stratum",),
+    )
+    frame["active_stratum"] = frame["active_stratum"].astype(object)
+    frame = _text(frame, "active_stratum")
+    frame["inclusion_probability"] = frame["inclusion_probability"].astype(float)
+    frame["routed_to_judge"] = _boolean(frame["routed_to_judge"]).fillna(False).astype(bool)
+    return frame.sort_values("claim_id", kind="stable", ignore_index=True)
+
+
+def label_design_columns(*, project: Project) -> pd.DataFrame:
+    """claim_id, design, inclusion_probability of every label drawn under a queue design
+    (`Label.design` not blank), oldest first (issue 14)."""
+    frame = _frame(
+        Label.objects.filter(claim__project=project).exclude(design="").order_by("id"),
+        {
+            "claim_id": "claim_id",
+            "design": "design",
+            "inclusion_probability": "inclusion_probability",
+        },
+    )
+    frame = _text(frame, "design")
+    frame["inclusion_probability"] = frame["inclusion_probability"].astype(float)
+    return frame
+
+
+def snapshot_active_audit(*, project: Project, judge: Judge | None) -> dict | None:
+    """The `active_audit` block of the latest done report (only that key is read)."""
+    row = (
+        ReportSnapshot.objects.filter(
+            project=project, judge=judge, status=ReportSnapshot.Status.DONE
+        )
+        .order_by("-computed_at", "-id")
+        .values_list("data__active_audit", flat=True)
+        .first()
+    )
+    return row or None

@@ -16,3 +16,13 @@ def compute_report(snapshot_id: int) -> None:
     mid-compute) recomputes into the same row rather than creating another one.
     """
     snapshot_compute(snapshot_id=snapshot_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def apply_active_design(project_id: int, design: str, run_id: int | None, budget: int | None):
+    """Put project `project_id`'s queue under `design` from judge run `run_id` with `budget`
+    labels (`metrics.services.active_design`); state and progress on `Project.design_job`.
+    Idempotent: applied twice, the second finds the same π (frozen for labelled claims)."""
+    from metrics.services.active_design import active_design_job_run
+
+    active_design_job_run(project_id=project_id, design=design, run_id=run_id, budget=budget)

@@ -17,4 +17,10 @@ urlpatterns = [
     path("p/<slug:slug>/dashboard/audit-card/page/", views.audit_card_page, name="audit-card-page"),
     path("glossary/", views.glossary, name="glossary"),
     path("p/<slug:slug>/compare/", views.compare, name="compare"),
+    path(
+        "p/<slug:slug>/dashboard/selective-routing/",
+        views.selective_routing,
+        name="selective-routing",
+    ),
+    path("p/<slug:slug>/queue-design/", views.queue_design, name="queue-design"),
 ]

@@ -194,9 +194,13 @@ class _LockedClaim:
     reserved: bool  # the user holds a reservation on it (expired or not)
     holds_another: bool  # the user holds an unexpired reservation on another claim of the project
     revealed: str | None  # the user's verdict when the claim was first revealed to them
+    # the stratified design's ActiveStratum rows, read in the same round trip (if asked)
+    strata: list[tuple] | None = None
 
 
-def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _LockedClaim:
+def _claim_lock(
+    *, project_id: int, claim_id: int, user_id: int, now, strata: bool = False
+) -> _LockedClaim:
     """Lock claim `claim_id` of project `project_id` and read under the lock its counters,
     labels and gold and the user's reservations; Http404 if it is not there.
 
@@ -211,11 +215,14 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
     batch = StatementBatch()
     if connection.features.has_select_for_update:
         batch.add(*sql.claim_lock_statement(claim_id=claim_id, project_id=project_id))
-    rows = batch.run_then(
+    read_at = batch.add(
         *sql.claim_locked_read_statement(
             claim_id=claim_id, project_id=project_id, user_id=user_id, now=now
         )
     )
+    strata_at = batch.add(*sql.active_strata_statement(project_id=project_id)) if strata else None
+    results = batch.run()
+    rows = results[read_at] or []
     if not rows:
         raise Http404("No such claim.")
     first = rows[0]
@@ -227,6 +234,8 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
             strict=True,
         ),
         needs_review=bool(first[6]),
+        inclusion_probability=first[19],
+        active_stratum=first[20] or "",
     )
     fields = [f.attname for f in Claim._meta.concrete_fields if f.attname in read]
     claim = Claim.from_db(connection.alias, fields, [read[name] for name in fields])
@@ -242,6 +251,7 @@ def _claim_lock(*, project_id: int, claim_id: int, user_id: int, now) -> _Locked
         reserved=bool(first[7]),
         holds_another=bool(first[8]),
         revealed=first[9],
+        strata=(results[strata_at] or []) if strata_at is not None else None,
     )
 
 
@@ -288,6 +298,7 @@ def label_save(
         count_changed=claim.project.count_changed_after_reveal,
         **evidence,
     )
+    _stratum_counts_move(batch, locked=locked, annotator=annotator, verdict=verdict)
     sql.project_claims_complete_move(batch, project_id=claim.project_id, delta=complete_delta)
     batch.run()
     return Label.objects.get(claim_id=claim.pk, annotator=annotator)
@@ -381,11 +392,18 @@ def _label_save_and_next(
     next claim; the next claim's reservation, the completion counter and the next screen's
     reads (`annotate.services.queue.claim_take_next`).
     """
+    from annotate.services.design import label_design_fields
     from annotate.services.queue import claim_take_next, stratum_condition
 
     condition, recorded = stratum_condition(project=project, stratum=membership.queue_stratum)
     now = timezone.now()
-    locked = _claim_lock(project_id=project.pk, claim_id=claim_id, user_id=annotator.pk, now=now)
+    locked = _claim_lock(
+        project_id=project.pk,
+        claim_id=claim_id,
+        user_id=annotator.pk,
+        now=now,
+        strata=project.queue_design == Project.QueueDesign.STRATIFIED,
+    )
     claim = locked.claim
     claim.project = project
     evidence = label_evidence_from_browser(
@@ -401,6 +419,9 @@ def _label_save_and_next(
     if locked.reserved:
         sql.reservation_release(writes, claim_id=claim.pk, user_id=annotator.pk)
     stratum = recorded if locked.reserved else {**recorded, "outside_queue": True}
+    if locked.reserved and project.queue_design == Project.QueueDesign.STRATIFIED:
+        # The stratified design's stratum, beside the member's restriction (issue 14).
+        stratum = {**stratum, "active_stratum": claim.active_stratum}
     labels_before = claim.label_count
     label, complete_delta = _label_write(
         writes,
@@ -412,9 +433,11 @@ def _label_save_and_next(
         stratum=stratum,
         now=now,
         count_changed=project.count_changed_after_reveal,
+        design=label_design_fields(project=project, claim=claim, served=locked.reserved),
         **evidence,
     )
     last = StatementBatch()
+    moved = _stratum_counts_move(last, locked=locked, annotator=annotator, verdict=verdict)
     sql.project_claims_complete_move(last, project_id=project.pk, delta=complete_delta)
     following = claim_take_next(
         project=project,
@@ -424,6 +447,8 @@ def _label_save_and_next(
         may_hold_one=locked.holds_another,
         before=writes,
         after=last,
+        strata=locked.strata,
+        counted=moved,
     )
     membership.labels_saved += claim.label_count - labels_before
     project.claims_complete += complete_delta
@@ -445,6 +470,7 @@ def _label_write(
     stratum: dict,
     now,
     count_changed: bool,
+    design: dict | None = None,
 ) -> tuple[Label, int]:
     """Queue on `batch` the writes of the label, its history row, the counters and the gold.
 
@@ -454,6 +480,8 @@ def _label_write(
     project's `claims_complete`, for the caller to apply as its transaction's last write.
     The label is `changed_after_reveal` when its verdict differs from the user's at the
     claim's reveal (`locked.revealed`); `count_changed` is the project's setting for gold.
+    `design`: the queue design and π it records (`annotate.services.design.label_design_fields`;
+    none: "" and no π).
     """
     from annotate.services.review import gold_apply, gold_decide
 
@@ -497,6 +525,9 @@ def _label_write(
     # The guidelines in force: a lead can tell which labels predate a change of them.
     label.guideline_version = guideline = claim.project.guidelines_version
     state = {"values": values, "changed": changed, "moment": moment}
+    recorded = design or {"design": "", "inclusion_probability": None}
+    label.design = recorded["design"]
+    label.inclusion_probability = recorded["inclusion_probability"]
     if own is None:
         batch.add(
             *sql.label_insert_statement(
@@ -505,6 +536,7 @@ def _label_write(
                 columns=columns,
                 stratum=stratum_value,
                 guideline=guideline,
+                **recorded,
                 **state,
             )
         )
@@ -516,6 +548,7 @@ def _label_write(
                 columns=columns,
                 stratum=stratum_value,
                 guideline=guideline,
+                **recorded,
                 **state,
             )
         )
@@ -565,6 +598,37 @@ def _counters_add(batch: StatementBatch, *, claim: Claim, annotator, step: int) 
     return delta
 
 
+def _stratum_counts_move(
+    batch: StatementBatch, *, locked: _LockedClaim, annotator, verdict: str
+) -> tuple[str, int, int] | None:
+    """Queue the move of the claim's `ActiveStratum` counts (stratified design) by this save:
+    the claim's first label counts it labelled (and SUPPORTED when it says so); a change of
+    the only label's verdict moves `supported`. Returns (stratum, labelled, supported) moved,
+    or None. Queue it just before the project's completion counter (the lock order)."""
+    name = locked.claim.active_stratum
+    if not name:
+        return None
+    own = next((row for row in locked.labels if row[1] == annotator.pk), None)
+    supported = 1 if verdict == Verdict.SUPPORTED else 0
+    if own is None and not locked.labels:
+        labelled = 1
+    elif own is not None and len(locked.labels) == 1:
+        labelled = 0
+        supported -= 1 if own[2] == Verdict.SUPPORTED else 0
+    else:
+        return None
+    if not labelled and not supported:
+        return None
+    sql.active_stratum_move(
+        batch,
+        project_id=locked.claim.project_id,
+        name=name,
+        labelled=labelled,
+        supported=supported,
+    )
+    return name, labelled, supported
+
+
 _SAVES = (LabelHistory.Action.CREATED, LabelHistory.Action.UPDATED)
 
 
@@ -612,6 +676,7 @@ def label_undo(*, user, project: Project) -> Claim | None:
         label_id_at_time=label.pk, claim=claim, annotator=user, action=LabelHistory.Action.UNDONE
     )
     if target.action == LabelHistory.Action.CREATED:
+        only_label = claim.label_count == 1
         label.delete()
         counters = StatementBatch()
         complete_delta = _counters_add(counters, claim=claim, annotator=user, step=-1)
@@ -619,6 +684,14 @@ def label_undo(*, user, project: Project) -> Claim | None:
         undone.save()
         gold_recompute_locked(claim=claim)
         last = StatementBatch()
+        if claim.active_stratum and only_label:
+            sql.active_stratum_move(
+                last,
+                project_id=claim.project_id,
+                name=claim.active_stratum,
+                labelled=-1,
+                supported=-1 if label.verdict == Verdict.SUPPORTED else 0,
+            )
         sql.project_claims_complete_move(last, project_id=claim.project_id, delta=complete_delta)
         last.run()
         return claim

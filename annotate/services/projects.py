@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import F
 from django.http import Http404
@@ -108,6 +108,15 @@ def project_settings_update(*, project: Project, **fields) -> Project:
     )
     guidelines_changed = "guidelines" in fields and fields["guidelines"] != stored_guidelines
     order_changed = "queue_order" in fields and fields["queue_order"] != stored_order
+    if order_changed and project.queue_design == Project.QueueDesign.ACTIVE:
+        # The active design's π were drawn for one unit (claims or answers): recompute them.
+        raise ValidationError(
+            {
+                "queue_order": "The active design's probabilities were computed for the "
+                "current order: switch the queue design to uniform first, change the order, "
+                "then apply the active design again."
+            }
+        )
     for key, value in fields.items():
         setattr(project, key, value)
     update = list(fields)
@@ -129,28 +138,25 @@ def project_settings_update(*, project: Project, **fields) -> Project:
 
 
 def claims_queue_rekey(*, project: Project) -> int:
-    """Give every claim of `project` the queue key of the project's `queue_order` (after the
-    setting changed); labels, reservations and which claims are double-labelled stay as they
-    are. Returns the number of claims re-keyed."""
+    """Give every claim of `project` the queue key of the project's `queue_order` and
+    `queue_design` (after a setting changed; see `annotate.services.design.claim_design_key`);
+    labels, reservations and which claims are double-labelled stay as they are. Returns the
+    number of claims re-keyed."""
     from annotate.models import Claim
-    from annotate.queue_order import claim_queue_fields
+    from annotate.services.design import claim_design_key
 
-    by_answer = project.queue_order == Project.QueueOrder.ANSWER
     changed = []
     rows = (
         Claim.objects.filter(project=project)
         .select_related("answer")
-        .only("id", "position", "text", "queue_key", "answer__external_id")
+        .only("id", "position", "text", "queue_key", "inclusion_probability", "answer__external_id")
     )
     for claim in rows.iterator(chunk_size=2000):
-        key, _ = claim_queue_fields(
-            seed=project.queue_seed,
-            answer_external_id=claim.answer.external_id,
-            position=claim.position,
-            text=claim.text,
-            by_answer=by_answer,
-            analysts_per_claim=1,
-            double_share=0.0,
+        key = claim_design_key(
+            project=project,
+            claim=claim,
+            external_id=claim.answer.external_id,
+            design=project.queue_design,
         )
         if key != claim.queue_key:
             claim.queue_key = key

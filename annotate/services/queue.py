@@ -160,6 +160,8 @@ def claim_take_next(
     may_hold_one: bool = True,
     before: StatementBatch | None = None,
     after: StatementBatch | None = None,
+    strata: list[tuple] | None = None,
+    counted: tuple[str, int, int] | None = None,
 ) -> Claim | None:
     """`claim_next_for_user` for a caller already inside a transaction, with the stratum's
     `condition` (see `stratum_condition`); the claim comes with its answer.
@@ -171,10 +173,36 @@ def claim_take_next(
     `before`: the caller's writes, run first (on PostgreSQL in the same round trip as the
     unrestricted queue's search); `after`: writes to run once the next claim is reserved (with
     the reservation, in one round trip), or at the end when there is none.
+
+    The project's design (`annotate.services.design`): with selective judging on, claims routed
+    to the judge are not served; under the stratified design the strata are tried in the order
+    of Neyman's choice (`strata_ranked`, from the `ActiveStratum` rows: `strata` if the caller
+    read them, else one query; `counted` is the caller's move of them still queued in `after`),
+    each stratum's first open claim in queue order, then any open claim (a stratum may be
+    "full" by its count while a claim of it still needs a second label, and claims added after
+    the design have no stratum).
     """
+    from annotate.services.design import strata_ranked
+
     now = now or timezone.now()
     before = before if before is not None else StatementBatch()
     after = after if after is not None else StatementBatch()
+    routed_out = bool(project.selective_judging)
+    restricted = bool(condition)  # a member's stratum: the ORM's query, else the raw SQL
+    if routed_out:
+        condition &= Q(routed_to_judge=False)
+    tries: list[str | None] = [None]
+    if project.queue_design == Project.QueueDesign.STRATIFIED:
+        if strata is None:
+            strata = StatementBatch().run_then(*sql.active_strata_statement(project_id=project.pk))
+        if counted is not None:
+            strata = [
+                (name, big_n, n + counted[1], k + counted[2], *rest)
+                if name == counted[0]
+                else (name, big_n, n, k, *rest)
+                for name, big_n, n, k, *rest in strata
+            ]
+        tries = [*strata_ranked(strata=list(strata)), None]
     if may_hold_one:
         before.run()
         # SKIP LOCKED: the claim may be locked by another tab of this user saving it (its
@@ -199,22 +227,39 @@ def claim_take_next(
             _reserve(claim=mine, user=user, now=now)
             after.run()
             return mine
-    candidates = None
-    if condition:
+    tried = 0
+    active_stratum = tries[0]
+
+    def candidates():
         # Built only for a stratum queue: the unrestricted one is hand-written SQL.
-        candidates = (
-            _candidates(project=project, user=user, condition=condition, now=now)
+        within = (
+            condition if active_stratum is None else condition & Q(active_stratum=active_stratum)
+        )
+        return (
+            _candidates(project=project, user=user, condition=within, now=now)
             .select_for_update(skip_locked=True, of=("self",))
             .values_list("pk", flat=True)
         )
-    for _ in range(MAX_ATTEMPTS):
-        if candidates is not None:
+
+    for _ in range(MAX_ATTEMPTS + len(tries)):
+        if restricted:
             before.run()
-            claim_id = candidates.first()
+            claim_id = candidates().first()
         else:
-            claim_id = _first_open_claim_id(project=project, user=user, now=now, batch=before)
+            claim_id = _first_open_claim_id(
+                project=project,
+                user=user,
+                now=now,
+                batch=before,
+                active_stratum=active_stratum,
+                routed_out=routed_out,
+            )
         if claim_id is None:
-            break
+            tried += 1
+            if tried >= len(tries):
+                break
+            active_stratum = tries[tried]  # an empty stratum (for this analyst) is skipped
+            continue
         # The reservation, the caller's last writes and the screen's reads: one round trip.
         batch = StatementBatch()
         reserved = _reserve_if_room(batch, claim_id=claim_id, user=user, now=now)
@@ -252,7 +297,13 @@ def _screen_reads(batch: StatementBatch, *, claim_id: int) -> Callable[[list], C
 
 
 def _first_open_claim_id(
-    *, project: Project, user, now, batch: StatementBatch | None = None
+    *,
+    project: Project,
+    user,
+    now,
+    batch: StatementBatch | None = None,
+    active_stratum: str | None = None,
+    routed_out: bool = False,
 ) -> int | None:
     """`_candidates` without a stratum, first in queue order, locked (SKIP LOCKED): the id.
 
@@ -263,7 +314,13 @@ def _first_open_claim_id(
     """
     batch = batch if batch is not None else StatementBatch()
     rows = batch.run_then(
-        *sql.queue_candidates_statement(project_id=project.pk, user_id=user.pk, now=now)
+        *sql.queue_candidates_statement(
+            project_id=project.pk,
+            user_id=user.pk,
+            now=now,
+            active_stratum=active_stratum,
+            routed_out=routed_out,
+        )
     )
     return rows[0][0] if rows else None
 

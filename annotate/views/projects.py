@@ -1,6 +1,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -133,9 +133,17 @@ def _bits_beside_verdicts(user, project, claims_page) -> None:
 def project_settings(request, project, membership):
     form = ProjectSettingsForm(request.POST or None, instance=project)
     if request.method == "POST" and form.is_valid():
-        project_settings_update(project=project, **{f: form.cleaned_data[f] for f in form.fields})
-        messages.success(request, "Settings saved.")
-        return redirect("annotate:settings", slug=project.slug)
+        try:
+            project_settings_update(
+                project=project, **{f: form.cleaned_data[f] for f in form.fields}
+            )
+        except ValidationError as error:
+            project.refresh_from_db()
+            for field, problems in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, problems)
+        else:
+            messages.success(request, "Settings saved.")
+            return redirect("annotate:settings", slug=project.slug)
     members = project.memberships.select_related("user").order_by("role", "user__username")
     context = {
         "project": project,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from bench.env import OUT
 from bench.runner.common import Context, Row, human, slug_for
@@ -35,6 +36,18 @@ def bench_save_next(ctx: Context) -> list[Row]:
     unlogged: list[str] = []  # phases whose access log did not hold one line per save
     try:
         asyncio.run(_drive(ctx, server, slug, analysts, rows, errors, unlogged))
+        for design in DESIGNS:
+            rows.update(_design_rows(design, f"{human(claims)} claims"))
+            try:
+                started = time.perf_counter()
+                _design_set(slug, design)
+                ctx.say(
+                    f"save_next: {design} design stored on {human(claims)} claims in "
+                    f"{time.perf_counter() - started:.1f} s (untimed)"
+                )
+                asyncio.run(_drive_design(ctx, server, slug, analysts, design, rows, errors))
+            finally:
+                _design_set(slug, "uniform")
     finally:
         server.stop()
     if errors:
@@ -174,3 +187,102 @@ def _run_record(ctx, rows, run, results, server_ms, errors) -> None:
     for key in ("think", "16"):
         result = results[key]
         rows[f"rate_{key}"].values.append(len(result["latencies"]) / result["wall"])
+
+
+# ------------------------------------------------------------------------------------------
+# the queue's designs (issue 14): the same save-and-next, 1 analyst, under the active design
+# (u/π queue keys) and the stratified one (Neyman's stratum read in the lock's round trip)
+
+DESIGNS = ("active", "stratified")
+DESIGN_STRATA = 24  # about what verdict × 4 confidence bands × risk categories gives
+
+
+def _design_rows(design: str, size: str) -> dict[str, Row]:
+    rows = {}
+    for where, what in (
+        ("", "save-and-next latency at the client (loopback)"),
+        ("server_", "save-and-next server time (gunicorn's request time)"),
+    ):
+        for q in (50, 95):
+            target, meets = ("≤ 15 ms", lambda v: v <= 15) if q == 50 else ("—", None)
+            rows[f"{design}_{where}p{q}_1"] = Row(
+                1,
+                f"{what} p{q}, 1 analyst, back to back, {design} queue design",
+                size,
+                "ms",
+                target=target,
+                meets=meets,
+            )
+    return rows
+
+
+def _design_set(slug: str, design: str) -> None:
+    """Put the bench's queue project under `design` (untimed): seeded synthetic π for active
+    (the judge's P(SUPPORTED) drawn Beta(2, 2), π ∝ sqrt(p(1 − p)) for a budget of a tenth of
+    the claims), 24 synthetic strata for stratified; uniform restores today's keys."""
+    import numpy as np
+
+    from annotate.models import Claim, Project
+    from annotate.services.design import claims_design_store
+    from metrics.stats.active import inclusion_probabilities
+
+    project = Project.objects.get(slug=slug)
+    if design == "uniform":
+        claims_design_store(project=project, design="uniform")
+        return
+    ids = np.fromiter(
+        Claim.objects.filter(project=project).order_by("id").values_list("id", flat=True),
+        dtype=np.int64,
+    )
+    rng = np.random.default_rng(14)
+    if design == "active":
+        p = rng.beta(2.0, 2.0, size=ids.size)
+        pi = inclusion_probabilities(np.sqrt(p * (1 - p)), max(1, ids.size // 10))
+        claims_design_store(
+            project=project,
+            design="active",
+            probabilities=dict(zip(ids.tolist(), pi.tolist(), strict=True)),
+            budget=max(1, ids.size // 10),
+        )
+        return
+    codes = rng.integers(0, DESIGN_STRATA, size=ids.size)
+    claims_design_store(
+        project=project,
+        design="stratified",
+        strata={int(i): f"stratum {int(c):02d}" for i, c in zip(ids, codes, strict=True)},
+        priors={f"stratum {h:02d}": 0.5 + 0.45 * h / DESIGN_STRATA for h in range(DESIGN_STRATA)},
+    )
+
+
+async def _drive_design(ctx, server, slug, analysts, design, rows, errors) -> None:
+    """1 analyst back to back under `design`, as the uniform runs' first phase."""
+    from bench.datagen import BENCH_PASSWORD
+    from bench.loadgen import (
+        access_log_size,
+        access_log_times,
+        analysts_login,
+        percentile,
+        save_next_run,
+    )
+
+    team = await analysts_login(server.base_url, analysts[:1], BENCH_PASSWORD)
+    try:
+        await save_next_run(team, slug, saves=5, seconds=5)  # warm up
+        for run in ctx.repeats("save_next"):
+            offset = access_log_size(server)
+            result = await save_next_run(team, slug, saves=ctx.cfg["one_saves"], seconds=60)
+            sent = len(result["latencies"])
+            server_ms, _ = await access_log_times(server, slug, offset, sent)
+            errors.extend(result["errors"])
+            lat = [x * 1000 for x in result["latencies"]]
+            for q in (50, 95):
+                rows[f"{design}_p{q}_1"].values.append(percentile(lat, q / 100))
+                rows[f"{design}_server_p{q}_1"].values.append(percentile(server_ms, q / 100))
+            ctx.say(
+                f"save-and-next run {run + 1}, {design} design (client / server): 1 analyst "
+                f"p50 {rows[f'{design}_p50_1'].values[-1]:.1f} / "
+                f"{rows[f'{design}_server_p50_1'].values[-1]:.1f} ms over {sent} saves"
+            )
+    finally:
+        for member in team:
+            await member.client.aclose()

@@ -9,7 +9,8 @@ the project's rows into its inputs.
 A claim's design stratum:
 - the `stratum` a file gave the claim (`Claim.stratum`), if any;
 - else, for a gold claim, the queue stratum its first label made inside the queue was saved
-  under (`Label.stratum`, e.g. ``{"risk_category": "health"}``);
+  under (`Label.stratum`, e.g. ``{"risk_category": "health"}``, or the stratified queue
+  design's ``{"active_stratum": "SUPPORTED · conf 0.9–1 · health"}``, named "stratum …");
 - else the queue stratum whose restriction the claim satisfies (so a stratum's N_h counts every
   claim a restricted queue could have served, labelled or not; the most specific first);
 - else the project's single default stratum.
@@ -36,6 +37,9 @@ DEFAULT_STRATUM = "whole project"
 def _stratum_name(recorded: dict) -> str:
     """A queue stratum as the report names it ("" for the whole-project queue)."""
     parts = []
+    if recorded.get("active_stratum"):
+        # The stratified queue design's stratum (issue 14): judge verdict × band × risk.
+        parts.append(f"stratum {recorded['active_stratum']}")
     if recorded.get("risk_category"):
         parts.append(f"risk category {recorded['risk_category']}")
     if recorded.get("judge_verdict"):
@@ -93,6 +97,9 @@ def _label_strata(project, claim_ids: np.ndarray) -> pd.DataFrame:
 def _queue_condition(project, recorded: dict, data) -> np.ndarray:
     """Which report claims a queue restricted to `recorded` could serve."""
     mask = np.ones(data.claim_ids.size, dtype=bool)
+    if recorded.get("active_stratum"):
+        ids = selectors.active_stratum_claim_ids(project=project, name=recorded["active_stratum"])
+        mask &= np.isin(data.claim_ids, ids)
     if recorded.get("risk_category"):
         mask &= data.claims["risk_category"].to_numpy() == recorded["risk_category"]
     if recorded.get("judge_verdict"):

@@ -96,6 +96,8 @@ def _judge_audits(
         for block in instruments
     ]
     report["_instrument_crc_inputs"] = [block.pop("_crc_inputs") for block in instruments]
+    # The headline instrument's per-claim arrays, for the active audit (popped before saving).
+    report["_judged"] = [block.pop("_judged") for block in instruments][0]
     _judge_method(report)
 
 

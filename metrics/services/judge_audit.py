@@ -414,6 +414,7 @@ def _instrument_block(
         "failures": _failures(data, judged),
         "canary": _canary(canaries, identity["model"], identity["prompt_version"]),
         "_crc_inputs": crc_inputs,
+        "_judged": judged,
     }
     block["method"] = _audit_method(block, stale)
     category_correction(block, data=data, judged=judged, headline_keys=HEADLINE_KEYS)

@@ -10,6 +10,7 @@ from annotate.models import Project, System
 from judges.models import Judge
 from metrics import selectors
 from metrics.services.abstention_coverage import _abstention, _coverage, _fact_links
+from metrics.services.active_audit import active_audit_block
 from metrics.services.analysts import _analysts
 from metrics.services.audit_design import design_section
 from metrics.services.common import json_safe
@@ -77,6 +78,10 @@ def report_compute(
     report["method"]["design"] = report["design"]["method"]
     if report["design"]["outside_queue"]["text"]:
         report["method"]["faithfulness"] += " " + report["design"]["outside_queue"]["text"]
+    judged = report.pop("_judged", None)
+    active = active_audit_block(project=project, data=data, report=report, judged=judged)
+    if active is not None:
+        report["active_audit"] = active
     progress(0.98, "saving")
     return json_safe(report)
 

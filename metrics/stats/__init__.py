@@ -58,10 +58,36 @@ design_rogan_gladen            Lang–Reiczigel at effective sizes n_k/deff_k, t
 design_ppi_mean                Σ W_h θ̂_h, per-stratum λ_h, clustered rectifier  Fisch et al. 2024 (arXiv:2406.04291)
 design_kappa                   Cohen's κ, linearised CR1 variance by answer     Fleiss, Cohen & Everitt 1969; Binder 1983
 cluster_bootstrap              answer-level resampling, percentile interval     Field & Welsh 2007 (numpy)
+inclusion_probabilities        π_i = min(1, c·max(sd_i, floor·mean sd)), Σπ = n   Zrnic & Candès 2024 (arXiv:2403.03208)
+sequential_poisson_keys        serve ascending u_i/π_i                          Ohlsson 1998
+active_ppi_mean                λ f̄_N + Σ_L (y − λf)/π ÷ Σ_L 1/π, CR1 by answer   Zrnic & Candès 2024; Hájek 1971
+neyman_next_stratum            argmax_h W_h² S_h² (1/n_h − 1/(n_h + 1))          Neyman 1934; Cochran 1977 §5.5
+neyman_allocation              n_h ∝ N_h S_h, capped at N_h, whole numbers       Neyman 1934; Cochran 1977 §5.8
+labels_needed                  n* = V₁ t²/(x² − t² V_∞) per design               Cochran 1977 §4.4; Kish 1965
+forecasts                      labels_needed for every design the data allow    Cochran 1977 §4.4
+selective_threshold            fixed-sequence tests, exact binomial p-values    Jung et al. 2025 (arXiv:2407.18370)
+labels_saved                   n_gold = V₁_gold / V_design(n) − n               Kish 1965 (relative efficiency)
+confidence_informative         AUC of −confidence for errors, DeLong lower > ½  DeLong et al. 1988
 =============================  ===============================================  ==========================================
 """
 
 from ._common import CONTRADICTED, NOT_IN_PILE, SUPPORTED, VERDICTS
+from .active import (
+    DESIGNS,
+    Forecast,
+    LabelsSaved,
+    SelectiveResult,
+    active_ppi_mean,
+    confidence_informative,
+    forecasts,
+    inclusion_probabilities,
+    labels_needed,
+    labels_saved,
+    neyman_allocation,
+    neyman_next_stratum,
+    selective_threshold,
+    sequential_poisson_keys,
+)
 from .agreement import (
     agreement,
     asymmetry,
@@ -103,12 +129,17 @@ from .rates import answer_rates, claim_rates, coverage, f1, method_string
 
 __all__ = [
     "CONTRADICTED",
+    "DESIGNS",
+    "Forecast",
+    "LabelsSaved",
+    "SelectiveResult",
     "DesignEstimate",
     "NOT_IN_PILE",
     "SUPPORTED",
     "VERDICTS",
     "IsotonicCalibrator",
     "PlattCalibrator",
+    "active_ppi_mean",
     "agreement",
     "answer_rates",
     "asymmetry",
@@ -116,6 +147,7 @@ __all__ = [
     "claim_rates",
     "clopper_pearson_interval",
     "cohen_kappa",
+    "confidence_informative",
     "confusion",
     "coverage",
     "crc_evaluate",
@@ -128,11 +160,17 @@ __all__ = [
     "design_sensitivity_specificity",
     "expected_calibration_error",
     "f1",
+    "forecasts",
     "frontier",
     "headline_estimate",
+    "inclusion_probabilities",
     "isotonic_calibrator",
     "krippendorff_alpha",
+    "labels_needed",
+    "labels_saved",
     "method_string",
+    "neyman_allocation",
+    "neyman_next_stratum",
     "pairwise_kappas",
     "platt_calibrator",
     "ppi_mean_interval",
@@ -140,7 +178,9 @@ __all__ = [
     "rogan_gladen",
     "rogan_gladen_interval",
     "rogan_gladen_variance",
+    "selective_threshold",
     "sensitivity_specificity",
+    "sequential_poisson_keys",
     "two_phase_rate",
     "wilson_interval",
 ]

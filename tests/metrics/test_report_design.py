@@ -8,7 +8,7 @@ independent.py), and stratified means worked by hand here.
 
 import pytest
 
-from annotate.models import Gold, Label
+from annotate.models import Claim, Gold, Label
 from judges.models import JudgeVerdict
 from metrics.services import report_compute
 from tests.factories import (
@@ -181,3 +181,29 @@ def test_labels_made_outside_the_queue_are_left_out_unless_the_project_counts_th
     assert counted["faithfulness"]["pooled"]["value"] == pytest.approx(10 / 13)
     assert counted["design"]["outside_queue"]["counted"] is True
     assert "counted in the audit" in counted["method"]["faithfulness"]
+
+
+def test_the_stratified_queue_designs_stratum_is_the_labels_design_stratum():
+    # Issue 14: labels saved under the stratified design record {"active_stratum": name}; the
+    # stratum's N_h is every claim of that stratum, labelled or not.
+    project = ProjectFactory()
+    user = UserFactory()
+    low = _claims(project, 2, 20)
+    high = _claims(project, 2, 20)
+    for claims, name in ((low, "CONTRADICTED · conf 0.9–1 · none"), (high, "SUPPORTED · x")):
+        Claim.objects.filter(pk__in=[c.pk for c in claims]).update(active_stratum=name)
+    _gold(
+        low[:4],
+        [S, N, N, N],
+        annotator=user,
+        stratum={"active_stratum": "CONTRADICTED · conf 0.9–1 · none"},
+    )
+    _gold(high[:10], [S] * 9 + [N], annotator=user, stratum={"active_stratum": "SUPPORTED · x"})
+    report = report_compute(project=project)
+    rows = {s["name"]: (s["claims"], s["gold"], s["source"]) for s in report["design"]["strata"]}
+    assert rows == {
+        "stratum CONTRADICTED · conf 0.9–1 · none": (20, 4, "queue"),
+        "stratum SUPPORTED · x": (20, 10, "queue"),
+    }
+    # Hand: equal N_h -> 0.5 · 1/4 + 0.5 · 9/10 (the unweighted 10/14 would be 0.714).
+    assert report["faithfulness"]["pooled"]["value"] == pytest.approx(0.5 * 0.25 + 0.5 * 0.9)

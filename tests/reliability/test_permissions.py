@@ -72,6 +72,8 @@ EXPECTED_ROLE = {
     "metrics:audit-card": "lead",
     "metrics:audit-card-page": "lead",
     "metrics:compare": "lead",
+    "metrics:queue-design": "lead",
+    "metrics:selective-routing": "lead",
     # owners: members and settings
     "annotate:settings": "owner",
     "annotate:member-set": "owner",

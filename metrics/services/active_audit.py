@@ -1,0 +1,589 @@
+"""The active audit in the report (issue 14): the headline under the design the queue actually
+used, the forecast "about N more labels to reach ±x (95%)" for that design and for uniform
+sampling, the stop rule, the honest gain, whether the judge's confidence is informative, and
+selective judging (which claims the judge may decide alone, with a guarantee).
+
+The arithmetic is `metrics.stats.active` (and `metrics.stats.design` for the stratified
+design); this module turns the project's rows into its inputs and its results into the report's
+`active_audit` block, and holds the lead's routing write (`selective_routing_apply`).
+
+The design actually used:
+- "active": the queue drew claims by sequential Poisson sampling with inclusion probability π_i
+  (`Claim.inclusion_probability`, recorded on each label made through the queue as
+  `Label.inclusion_probability`). The headline is `active_ppi_mean` with each gold claim's
+  π as its first label drawn under the active design recorded it, the judge's prediction on
+  every claim, clustered by answer. Gold claims with no recorded π (labelled under another design) are left out of
+  the active estimate, and the method says how many.
+- "stratified": strata are the claims' `active_stratum` with N_h their claims in the project;
+  the headline is the stratified PPI++ of `metrics.stats.design` (gold-only stratified without
+  a judge).
+- "uniform": the report's own headline (the judge's headline estimate, else gold-only pooled
+  faithfulness); only the uniform forecast is given.
+The design is the project's `queue_design`, or, with the project back on uniform, the design
+most of the labels were drawn under (their figures stay valid only under that design).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+from django.db import transaction
+
+from annotate.models import Claim, Project
+from judges.models import Judge
+from metrics import selectors, stats
+from metrics.services.common import SUPPORTED, _codes, _newest_per_claim
+from metrics.services.instruments import _instrument_keys
+
+DEFAULT_TARGET_HALF_WIDTH = 0.10
+DEFAULT_TARGET_AGREEMENT = 0.90
+DEFAULT_DELTA = 0.10
+DESIGNS = ("uniform", "active", "stratified")
+NO_STRATUM = "(no stratum)"
+
+GAIN_CAVEAT = "measured on this project's labels, not a promise"
+UNINFORMATIVE_WARNING = (
+    "The judge's confidence does not tell its errors apart (AUC {auc}, its 95% interval "
+    "not above 0.5): "
+    "active sampling is no better than uniform here."
+)
+ROUTED_TEXT = (
+    "{n} claim{s} routed to the judge ({share} of the project): the queue no longer serves "
+    "them. They stay in every figure's population; gold they already have still counts; the "
+    "labels drawn while routing is on come from the other claims only, so for routed claims "
+    "read the judge's verdicts, certified above at the share and level shown."
+)
+
+
+def _half_width(ci) -> float | None:
+    low, high = (float(v) if v is not None else math.nan for v in ci)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    return (high - low) / 2.0
+
+
+def _finite(value) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def design_in_use(project: Project, label_designs: list[str]) -> str:
+    """The project's queue design, or (back on uniform) the design most labels were drawn
+    under."""
+    if project.queue_design in ("active", "stratified"):
+        return project.queue_design
+    drawn = Counter(d for d in label_designs if d in ("active", "stratified"))
+    return drawn.most_common(1)[0][0] if drawn else "uniform"
+
+
+def _verdict_confidence(judge_codes: np.ndarray, p_supported: np.ndarray) -> np.ndarray:
+    """The judge's confidence in its own verdict: P(SUPPORTED) for a SUPPORTED verdict,
+    1 − P(SUPPORTED) for the others (NaN where it gave none)."""
+    return np.where(judge_codes == SUPPORTED, p_supported, 1.0 - p_supported)
+
+
+# ------------------------------------------------------------------------------------------
+# the headline under the design
+
+
+def _uniform_headline(report: dict) -> dict:
+    judge = report.get("judge")
+    if judge and judge.get("headline_estimate"):
+        block = judge[judge["headline_estimate"]]
+        return {
+            "value": block["value"],
+            "ci": block["ci"],
+            "method": block["method"],
+            "estimator": judge["headline_estimate"],
+        }
+    pooled = report["faithfulness"]["pooled"]
+    return {
+        "value": pooled["value"],
+        "ci": pooled["ci"],
+        "method": report["method"]["faithfulness"],
+        "estimator": "gold_only_faithfulness",
+    }
+
+
+def _left_out_text(left_out: int) -> str:
+    return (
+        f" {left_out} gold claim{'s' if left_out != 1 else ''} with no recorded inclusion "
+        "probability (labelled under another design) left out of this estimate."
+    )
+
+
+def _active_headline(y, gold, prediction, pi_label, claim_pi, answer_ids) -> tuple[dict, dict]:
+    """active_ppi_mean over all claims, with the labelled claims those that have gold AND a
+    recorded π; returns (headline, inputs for the forecast).
+
+    Only the labelled claims' π enter the Hájek estimate; the others get their claim's π (or
+    the labels' mean π when they have none) so that a constant design reads as constant."""
+    labelled = gold & np.isfinite(pi_label) & (pi_label > 0)
+    pi = np.where(np.isfinite(claim_pi) & (claim_pi > 0), claim_pi, np.nan)
+    pi[labelled] = pi_label[labelled]
+    fill = float(np.mean(pi_label[labelled])) if labelled.any() else 1.0
+    pi = np.where(np.isfinite(pi), pi, fill)
+    left_out = int((gold & ~labelled).sum())
+    if labelled.sum() < 2:
+        method = "Fewer than 2 gold claims drawn under the active design: not estimated."
+        if left_out:
+            method += _left_out_text(left_out)
+        headline = {"value": math.nan, "ci": (math.nan, math.nan), "method": method}
+        return (
+            {
+                **headline,
+                "estimator": "active_ppi",
+                "design_effect": math.nan,
+                "gold_left_out": left_out,
+            },
+            {"labelled": labelled, "pi": pi},
+        )
+    est = stats.active_ppi_mean(
+        np.where(labelled, y, 0.0), labelled, prediction, pi, cluster=answer_ids
+    )
+    method = est.method
+    if left_out:
+        method += _left_out_text(left_out)
+    return (
+        {
+            "value": est.value,
+            "ci": est.ci,
+            "method": method,
+            "estimator": "active_ppi",
+            "design_effect": est.design_effect,
+            "gold_left_out": left_out,
+        },
+        {"labelled": labelled, "pi": pi},
+    )
+
+
+def _stratified_headline(y, gold, prediction, strata, answer_ids) -> dict:
+    if prediction is None:
+        sizes = dict(Counter(strata.tolist()))
+        est = stats.design_proportion(y[gold], answer_ids[gold], strata[gold], sizes)
+        estimator = "stratified_gold_only"
+    else:
+        est = stats.design_ppi_mean(
+            y[gold],
+            prediction[gold],
+            prediction[~gold],
+            answer_ids[gold],
+            answer_ids[~gold],
+            strata[gold],
+            strata[~gold],
+        )
+        estimator = "stratified_ppi"
+    return {
+        "value": est.value,
+        "ci": est.ci,
+        "method": est.method,
+        "estimator": estimator,
+        "design_effect": est.design_effect,
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# forecast, stop rule, gain, confidence
+
+
+def _forecast_entry(result, target: float) -> dict:
+    """One design's forecast as the report keeps it (`result`: a `stats.Forecast`)."""
+    return {
+        "labels_total": None if result.labels_total is None else int(result.labels_total),
+        "labels_more": None if result.labels_more is None else int(result.labels_more),
+        "half_width_now": _finite(result.half_width_now),
+        "target_half_width": float(target),
+        "estimator": result.design,
+        "method": result.method,
+    }
+
+
+def _forecast_inputs(*, design, gold, prediction, strata, claim_pi, active_inputs) -> dict:
+    """The labels, the probabilities they were drawn with and the prediction each design's
+    forecast reads (`stats.labels_needed`)."""
+    if design == "active":
+        finite = np.isfinite(claim_pi) & (claim_pi > 0)
+        fill = float(np.mean(claim_pi[finite])) if finite.any() else 1.0
+        return {
+            "labelled": active_inputs["labelled"],
+            "pi": active_inputs["pi"],
+            "design_pi": np.where(finite, claim_pi, fill),
+            # no judge in this report: a constant prediction makes the active variance the
+            # inverse-probability (gold-only) one under π
+            "prediction": prediction if prediction is not None else np.full(gold.size, 0.5),
+        }
+    pi = None
+    if design == "stratified":
+        codes, _ = pd.factorize(strata)
+        big = np.bincount(codes).astype(float)
+        small = np.bincount(codes[gold], minlength=big.size).astype(float)
+        share = np.where(small > 0, small / big, 1.0)
+        pi = share[codes]  # each stratum's sampling fraction n_h/N_h
+    return {"labelled": gold, "pi": pi, "design_pi": None, "prediction": prediction}
+
+
+def _forecasts(*, design, target, y, answer_ids, strata, inputs) -> tuple[dict, dict]:
+    """(the report's forecast entries {"uniform", design}, the raw `stats.Forecast`s, with
+    "gold_only" for the gain)."""
+    common = {
+        "y": y,
+        "labelled": inputs["labelled"],
+        "pi": inputs["pi"],
+        "cluster": answer_ids,
+    }
+    uniform_name = "uniform_ppi" if inputs["prediction"] is not None else "uniform_gold"
+    raw = {
+        "uniform": stats.labels_needed(
+            target, uniform_name, prediction=inputs["prediction"], **common
+        ),
+        "gold_only": stats.labels_needed(target, "uniform_gold", **common),
+    }
+    if design == "active":
+        raw["active"] = stats.labels_needed(
+            target,
+            "active",
+            prediction=inputs["prediction"],
+            design_pi=inputs["design_pi"],
+            **common,
+        )
+    elif design == "stratified":
+        raw["stratified"] = stats.labels_needed(target, "stratified", strata=strata, **common)
+    entries = {name: _forecast_entry(raw[name], target) for name in ("uniform", design)}
+    return entries, raw
+
+
+def _gain(design: str, raw: dict) -> dict | None:
+    """Labels the design in use saved against uniform gold-only at the width it reached
+    (`stats.labels_saved`); None when the design in use is uniform gold-only itself."""
+    chosen = raw[design]
+    if chosen.design == "uniform_gold":
+        return None
+    saved = stats.labels_saved(chosen, raw["gold_only"])
+    return {
+        "design": chosen.design,
+        "labels_design": int(saved.labels_used),
+        "labels_uniform_gold_only": saved.labels_gold_only,
+        "labels_saved": saved.saved,
+        "ratio": _finite(saved.ratio),
+        "text": saved.method,
+        "caveat": GAIN_CAVEAT,
+    }
+
+
+def _progress(entry: dict, labels_now: int) -> float | None:
+    """Share of the labels the design needs that are done: labels now / labels total, below 1
+    until the headline's own interval reaches the target (the caller sets 1 then)."""
+    total = entry["labels_total"]
+    if total is None:
+        return None
+    if total <= 0:
+        return 0.99
+    return float(min(0.99, labels_now / total))
+
+
+def _confidence_block(confidence: np.ndarray, error: np.ndarray) -> dict | None:
+    """How well the judge's confidence tells its errors apart (`stats.confidence_informative`);
+    None without both errors and correct verdicts among the audited claims."""
+    ok = np.isfinite(confidence)
+    if ok.sum() < 2 or error[ok].all() or not error[ok].any():
+        return None
+    auc, informative = stats.confidence_informative(confidence[ok], error[ok])
+    return {
+        "auc": _finite(auc),
+        "informative": bool(informative),
+        "warning": None
+        if informative
+        else UNINFORMATIVE_WARNING.format(auc=f"{auc:.2f}" if math.isfinite(auc) else "—"),
+        "explanation": "AUC: how often the judge is less confident in a verdict it gets wrong "
+        "than in one it gets right (0.5 = no better than chance).",
+    }
+
+
+def _selective_block(
+    *, conf_audited, agree, conf_all, target: float, delta: float, routed: int, total: int
+) -> dict | None:
+    """Selective judging: the confidence threshold above which the judge may decide alone."""
+    ok = np.isfinite(conf_audited)
+    if not ok.any():
+        return None
+    result = stats.selective_threshold(conf_audited[ok], agree[ok], target=target, delta=delta)
+    threshold = _finite(result.threshold)
+    finite_all = conf_all[np.isfinite(conf_all)]
+    share_all = (
+        float(np.mean(conf_all >= threshold)) if threshold is not None and conf_all.size else 0.0
+    )
+    return {
+        "target_agreement": float(target),
+        "delta": float(delta),
+        "level": 1.0 - float(delta),
+        "threshold": threshold,
+        "share_audited": _finite(result.accepted_share),
+        "share_of_claims": share_all,
+        "claims_at_or_above": int((finite_all >= threshold).sum()) if threshold is not None else 0,
+        "lower_bound": _finite(result.lower_bound),
+        "method": result.method,
+        "routed_claims": routed,
+        "routed_text": ROUTED_TEXT.format(
+            n=routed,
+            s="s" if routed != 1 else "",
+            share=f"{100 * routed / total:.0f}%" if total else "0%",
+        )
+        if routed
+        else "",
+        "explanation": "The judge's confidence in its own verdict; above the threshold its "
+        "verdicts agree with gold at least at the target, with the stated probability.",
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# the report's block
+
+
+def _claim_inputs(project: Project, data) -> dict:
+    """Per report claim: the π its first label drawn under the active design recorded (NaN if
+    none: a claim labelled under another design, outside the queue, or not at all), its active
+    stratum, whether it is routed; and the designs the labels were drawn under."""
+    claims = selectors.active_claim_columns(project=project).set_index("claim_id")
+    claims = claims.reindex(data.claim_ids)
+    labels = selectors.label_design_columns(project=project)
+    labels = labels[labels["claim_id"].isin(data.claim_ids)]
+    active = labels[labels["design"] == "active"].dropna(subset=["inclusion_probability"])
+    recorded = active.drop_duplicates("claim_id").set_index("claim_id")["inclusion_probability"]
+    pi = recorded.reindex(data.claim_ids).to_numpy(dtype=float)
+    strata = claims["active_stratum"].fillna("").to_numpy(dtype=object)
+    strata[strata == ""] = NO_STRATUM
+    return {
+        "pi": pi,
+        "claim_pi": claims["inclusion_probability"].to_numpy(dtype=float),
+        "strata": strata,
+        "routed": claims["routed_to_judge"].fillna(False).to_numpy(dtype=bool),
+        "label_designs": labels["design"].tolist(),
+    }
+
+
+def _prediction(data, judged) -> np.ndarray | None:
+    """The judge's P(SUPPORTED) (its 0/1 verdict where it gave none) on every report claim;
+    claims it did not judge get 0.5 (any fixed prediction keeps the rectified estimate
+    unbiased; it only costs precision)."""
+    if judged is None or not judged.n_judged:
+        return None
+    judge01 = (judged.judge_codes == SUPPORTED).astype(float)
+    score = np.where(np.isnan(judged.confidence), judge01, judged.confidence)
+    prediction = np.full(data.claim_ids.size, 0.5)
+    prediction[judged.position] = score
+    return prediction
+
+
+def active_audit_block(*, project: Project, data, report: dict, judged=None) -> dict | None:
+    """The report's `active_audit` block, or None when the project has no gold.
+
+    `data` is the report's `_Data`; `judged` the headline instrument's `_Judged` (None without
+    a judge). Keys other pages read: `design`, `forecast` ({"uniform": …, "<design>": …}, each
+    labels_total, labels_more, half_width_now, target_half_width), `progress`, `reached`.
+    """
+    gold_codes = data.claims["gold"].to_numpy()
+    gold = gold_codes >= 0
+    if not gold.any():
+        return None
+    inputs = _claim_inputs(project, data)
+    design = design_in_use(project, inputs["label_designs"])
+    target_set = project.target_half_width is not None
+    target = float(project.target_half_width) if target_set else DEFAULT_TARGET_HALF_WIDTH
+    y = (gold_codes == SUPPORTED).astype(float)
+    answer_ids = data.answer_ids()
+    prediction = _prediction(data, judged)
+    uniform = _uniform_headline(report)
+    labels_now = int(gold.sum())
+    block: dict = {"design": design, "target_half_width": target, "target_set": target_set}
+    active_inputs = None
+    if design == "active":
+        headline, active_inputs = _active_headline(
+            y, gold, prediction, inputs["pi"], inputs["claim_pi"], answer_ids
+        )
+        labels_now = int(active_inputs["labelled"].sum())
+    elif design == "stratified":
+        headline = _stratified_headline(y, gold, prediction, inputs["strata"], answer_ids)
+    else:
+        headline = uniform
+    headline["half_width"] = _half_width(headline["ci"])
+    block["headline"] = headline
+    block["labels_now"] = labels_now
+    forecast_inputs = _forecast_inputs(
+        design=design,
+        gold=gold,
+        prediction=prediction,
+        strata=inputs["strata"],
+        claim_pi=inputs["claim_pi"],
+        active_inputs=active_inputs,
+    )
+    entries, raw = _forecasts(
+        design=design,
+        target=target,
+        y=y,
+        answer_ids=answer_ids,
+        strata=inputs["strata"],
+        inputs=forecast_inputs,
+    )
+    block["forecast"] = entries
+    # The stop rule reads the interval the lead would quote: the headline's own.
+    now = headline["half_width"]
+    block["reached"] = bool(now is not None and now <= target)
+    block["progress"] = 1.0 if block["reached"] else _progress(entries[design], labels_now)
+    block["gain"] = _gain(design, raw)
+    block["confidence"] = None
+    block["selective"] = None
+    routed = int(inputs["routed"].sum())
+    block["routing"] = {
+        "on": bool(project.selective_judging),
+        "routed_claims": routed,
+        "text": ROUTED_TEXT.format(
+            n=routed,
+            s="s" if routed != 1 else "",
+            share=f"{100 * routed / gold.size:.0f}%" if gold.size else "0%",
+        )
+        if routed
+        else "",
+    }
+    if judged is not None and judged.n_audited:
+        audited = judged.audited
+        conf_verdict = _verdict_confidence(judged.judge_codes, judged.confidence)
+        agree = judged.gold_codes[audited] == judged.judge_codes[audited]
+        wrong = (judged.judge_codes[audited] == SUPPORTED) != (
+            judged.gold_codes[audited] == SUPPORTED
+        )
+        block["confidence"] = _confidence_block(conf_verdict[audited], wrong)
+        block["selective"] = _selective_block(
+            conf_audited=conf_verdict[audited],
+            agree=agree,
+            conf_all=conf_verdict,
+            target=DEFAULT_TARGET_AGREEMENT,
+            delta=DEFAULT_DELTA,
+            routed=routed,
+            total=int(gold.size),
+        )
+    block["method"] = _block_method(block)
+    return block
+
+
+def _block_method(block: dict) -> str:
+    """What the block's figures are and how routed claims are counted."""
+    design = block["design"]
+    target = block["target_half_width"]
+    text = {
+        "active": "Headline under the active design: ",
+        "stratified": "Headline under the stratified design: ",
+        "uniform": "Headline under uniform sampling: ",
+    }[design] + (block["headline"].get("method") or "")
+    text += (
+        f" Forecast: labels needed for a 95% half-width of ±{target:.3f}"
+        f"{' (the lead’s target)' if block['target_set'] else ' (default target, none set)'}"
+        ", from the current variance estimates (n = V₁·t²/(x² − t²·V∞): V₁ the variance one "
+        "label adds, V∞ what the judge's own error leaves however many labels); uniform "
+        "sampling shown beside it. Progress = labels so far / labels needed; the target is "
+        "reached when the headline's own 95% interval is within it."
+    )
+    if block["gain"] and block["gain"].get("text"):
+        text += " " + block["gain"]["text"]
+    routing = block["routing"]
+    if routing["routed_claims"]:
+        text += " " + routing["text"]
+    return text
+
+
+# ------------------------------------------------------------------------------------------
+# the lead's action: route claims to the judge, or stop routing
+
+
+class RoutingError(ValueError):
+    """Routing refused; the message names the field or the reason, nothing was written."""
+
+
+ROUTE_BATCH = 10_000
+
+
+def selective_judged_columns(*, project: Project, judge: Judge) -> dict:
+    """The judge's newest instrument (as the report's "judge"): per judged claim its id, its
+    confidence in its own verdict, and for gold claims whether it agrees with gold."""
+    verdicts = selectors.judge_verify_columns(judge=judge)
+    keys = _instrument_keys(verdicts)
+    if keys:
+        model, prompt_version = keys[0]
+        verdicts = verdicts[
+            (verdicts["model"] == model) & (verdicts["prompt_version"] == prompt_version)
+        ]
+    newest = _newest_per_claim(verdicts)
+    gold = selectors.gold_columns(project=project).set_index("claim_id")["verdict"]
+    claim_ids = newest["claim_id"].to_numpy(dtype=np.int64)
+    codes = _codes(newest["verdict"])
+    confidence = _verdict_confidence(codes, newest["confidence"].to_numpy(dtype=float))
+    gold_codes = _codes(gold.reindex(claim_ids))
+    return {
+        "claim_ids": claim_ids,
+        "confidence": confidence,
+        "audited": gold_codes >= 0,
+        "agree": gold_codes == codes,
+    }
+
+
+@transaction.atomic
+def selective_routing_apply(
+    *,
+    project: Project,
+    judge: Judge,
+    target: float = DEFAULT_TARGET_AGREEMENT,
+    delta: float = DEFAULT_DELTA,
+) -> dict:
+    """Route to the judge every claim whose newest verdict's confidence is at or above the
+    threshold certified on the audited claims (`stats.selective_threshold`), clear the others,
+    and turn the project's selective judging on: one transaction, bulk updates.
+
+    Raises `RoutingError` (nothing written) when the judge gives no confidences or no
+    threshold reaches the target agreement at level δ."""
+    if not 0.0 < target < 1.0:
+        raise RoutingError("target agreement must be between 0 and 1")
+    if not 0.0 < delta < 1.0:
+        raise RoutingError("delta must be between 0 and 1")
+    cols = selective_judged_columns(project=project, judge=judge)
+    audited = cols["audited"] & np.isfinite(cols["confidence"])
+    if not audited.any():
+        raise RoutingError(
+            "selective judging needs audited claims with the judge's confidence: this judge "
+            "gives no confidences or has no verdict on a gold claim"
+        )
+    result = stats.selective_threshold(
+        cols["confidence"][audited], cols["agree"][audited], target=target, delta=delta
+    )
+    threshold = _finite(result.threshold)
+    if threshold is None:
+        raise RoutingError(
+            f"no confidence threshold certifies {100 * target:.0f}% agreement with gold at "
+            f"δ = {delta:g} on the {int(audited.sum())} audited claims: nothing routed"
+        )
+    chosen = cols["claim_ids"][np.isfinite(cols["confidence"]) & (cols["confidence"] >= threshold)]
+    locked = Project.objects.select_for_update().get(pk=project.pk)
+    Claim.objects.filter(project=locked, routed_to_judge=True).update(routed_to_judge=False)
+    ids = chosen.tolist()
+    for start in range(0, len(ids), ROUTE_BATCH):
+        Claim.objects.filter(project=locked, pk__in=ids[start : start + ROUTE_BATCH]).update(
+            routed_to_judge=True
+        )
+    Project.objects.filter(pk=locked.pk).update(selective_judging=True)
+    project.selective_judging = True
+    return {"threshold": threshold, "routed": len(ids), "method": result.method}
+
+
+@transaction.atomic
+def selective_routing_clear(*, project: Project) -> int:
+    """Stop routing: every claim back to the analysts' queue, selective judging off."""
+    locked = Project.objects.select_for_update().get(pk=project.pk)
+    cleared = Claim.objects.filter(project=locked, routed_to_judge=True).update(
+        routed_to_judge=False
+    )
+    Project.objects.filter(pk=locked.pk).update(selective_judging=False)
+    project.selective_judging = False
+    return cleared
