@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from annotate.models import Role
 from metrics.glossary import GLOSSARY
+from metrics.models import ReportSnapshot
 from metrics.services import snapshot_compute, snapshot_create
 from tests.factories import PASSWORD, MembershipFactory, UserFactory
 from tests.metrics.factories_report import GOLD, JUDGE, build_planted_project
@@ -61,8 +62,30 @@ def test_dashboard_answers_first_with_the_judges_agreement_counted_by_hand(clien
     assert f'title="{GLOSSARY["kappa"][1]}"' in html.replace("&#x27;", "'")
     assert reverse("metrics:glossary") in html
     assert url("audit-card-page", planted) in html
-    # No forecast in this report (the active audit is another branch's): no next step.
+    # What to do next: the active audit's forecast, read from the stored report as it is.
+    report = ReportSnapshot.objects.get(project=planted.project, judge=planted.judge).data
+    active = report["active_audit"]
+    forecast = active["forecast"].get(active["design"]) or active["forecast"]["uniform"]
+    points = round(100 * forecast["target_half_width"])
+    if active["reached"]:
+        assert f"The audit has reached ±{points} points" in text
+    else:
+        more = forecast["labels_more"]
+        assert (
+            f"Label about {more} more claim{'s' if more != 1 else ''} to reach ±{points} " in text
+        )
+    assert html.index('data-testid="summary-next"') < html.index('id="active-audit-panel"')
+
+
+def test_dashboard_hides_the_next_step_of_a_report_without_an_active_audit(client, planted):
+    _compute(planted, planted.judge)
+    snapshot = ReportSnapshot.objects.get(project=planted.project, judge=planted.judge)
+    snapshot.data.pop("active_audit")  # a report stored before the active audit existed
+    snapshot.save(update_fields=["data"])
+    html = client.get(url("dashboard", planted), {"judge": planted.judge.pk}).content.decode()
+    assert 'data-testid="dashboard-summary"' in html
     assert 'data-testid="summary-next"' not in html
+    assert 'id="active-audit-panel"' not in html
 
 
 def test_dashboard_gold_only_summary_reads_the_gold_share(client, planted):
