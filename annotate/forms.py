@@ -36,3 +36,61 @@ class ProjectSettingsForm(forms.ModelForm):
 class MembershipForm(forms.Form):
     username = forms.CharField(max_length=150)
     role = forms.ChoiceField(choices=Role.choices)
+
+
+class AnswerFilterForm(forms.Form):
+    """The answers list's filters and sort (GET); the bulk actions post the same fields so
+    they act on exactly the answers listed. An unknown value is an error naming its field."""
+
+    HAS_GOLD = [("", "Any"), ("yes", "Every claim has gold"), ("no", "A claim lacks gold")]
+    SORTS = [
+        ("position", "Import order"),
+        ("id", "Id"),
+        ("question", "Question"),
+        ("risk", "Risk category"),
+        ("-claims", "Most claims first"),
+        ("claims", "Fewest claims first"),
+    ]
+    VERDICTS = [("", "Any")] + [(v, v) for v in ("SUPPORTED", "CONTRADICTED", "NOT_IN_PILE")]
+
+    q = forms.CharField(required=False, max_length=200, strip=True, label="Search")
+    risk = forms.ChoiceField(required=False, label="Risk category")
+    system = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="System")
+    gold = forms.ChoiceField(required=False, choices=HAS_GOLD, label="Has gold")
+    disagreement = forms.BooleanField(required=False, label="Analysts disagree")
+    review = forms.BooleanField(required=False, label="Needs review")
+    verdict = forms.ChoiceField(required=False, choices=VERDICTS, label="Judge verdict")
+    sort = forms.ChoiceField(required=False, choices=SORTS, label="Sort")
+
+    def __init__(self, *args, project, **kwargs):
+        from annotate.models import RiskCategory
+
+        super().__init__(*args, **kwargs)
+        self.fields["risk"].choices = [("", "Any"), *RiskCategory.choices]
+        self.fields["system"].choices = [("", "Any")] + [
+            (s.pk, str(s)) for s in project.systems.all()
+        ]
+
+    def filters(self) -> dict:
+        """The cleaned filters for `answers_filtered` (call after is_valid())."""
+        data = self.cleaned_data
+        return {
+            "search": data["q"],
+            "risk_category": data["risk"],
+            "system_id": data["system"],
+            "has_gold": data["gold"],
+            "disagreement": data["disagreement"],
+            "needs_review": data["review"],
+            "judge_verdict": data["verdict"],
+        }
+
+    def query(self) -> str:
+        """The filters and sort as a query string for links (pages, downloads)."""
+        from urllib.parse import urlencode
+
+        data = self.cleaned_data
+        pairs = [(name, data[name]) for name in ("q", "risk", "system", "gold", "verdict")]
+        pairs += [(name, "on") for name in ("disagreement", "review") if data[name]]
+        if data["sort"] and data["sort"] != "position":
+            pairs.append(("sort", data["sort"]))
+        return urlencode([(k, v) for k, v in pairs if v not in ("", None)])

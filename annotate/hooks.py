@@ -43,3 +43,9 @@ claims_verdicts_counting = Hook("claims_verdicts_counting", default=lambda *, cl
 # that run's verdicts correlated on the claim (OuterRef("pk")), for an Exists() filter.
 # `run_id` None: the judge's latest finished verify run in the project.
 judge_verdict_stratum = Hook("judge_verdict_stratum", default=_no_judges)
+
+# The ids of the project's answers with a claim that has a counting verdict `verdict` from
+# any judge (a values_list queryset, for `pk__in`); no judges app: no answer.
+answers_with_judge_verdict = Hook(
+    "answers_with_judge_verdict", default=lambda *, project, verdict: []
+)

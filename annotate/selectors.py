@@ -260,19 +260,84 @@ class _CountedPaginator(Paginator):
         return self._known_count
 
 
-def answers_page(
-    *, project: Project, page, per_page: int = 50, search: str = "", risk_category: str = ""
-):
-    """One page of the project's answers, each with `n_claims`; `search` (in the question,
-    the answer's text or its id) and `risk_category` narrow them (then counted, not stored).
+ANSWER_SORTS = {
+    "position": ("position", "id"),
+    "id": ("external_id", "id"),
+    "question": ("question", "id"),
+    "risk": ("risk_category", "position", "id"),
+    "-claims": ("-n_claims_sorted", "position", "id"),
+    "claims": ("n_claims_sorted", "position", "id"),
+}
 
-    Nothing here grows with the project: the total is the project's stored `answers_count`
-    (counting 250k answers took 70-90 ms), the page is read along the (project, position, id)
-    index, and claims are counted for the page's 50 answers only.
+
+def answers_filtered(
+    *,
+    project: Project,
+    search: str = "",
+    risk_category: str = "",
+    system_id: int | None = None,
+    has_gold: str = "",
+    disagreement: bool = False,
+    needs_review: bool = False,
+    judge_verdict: str = "",
+) -> QuerySet[Answer]:
+    """The project's answers narrowed by the answers list's filters (none: all of them).
+
+    `has_gold` "yes": every claim has gold (answers with claims only); "no": some claim lacks
+    it. `disagreement`: some claim's labels disagree (two verdicts or more) and it has no gold
+    yet. `needs_review`: some claim is flagged for a lead. `judge_verdict`: some claim has a
+    verdict, still counting, of that value from any judge (asked through annotate.hooks:
+    annotate knows nothing of judges)."""
+    from django.db.models import Exists, OuterRef, Q
+
+    from annotate.models import Label
+
+    answers = Answer.objects.filter(project=project)
+    if search:
+        answers = answers.filter(
+            Q(question__icontains=search)
+            | Q(text__icontains=search)
+            | Q(external_id__icontains=search)
+        )
+    if risk_category:
+        answers = answers.filter(risk_category=risk_category)
+    if system_id is not None:
+        answers = answers.filter(system_id=system_id)
+    claims = Claim.objects.filter(answer_id=OuterRef("pk"))
+    if has_gold == "yes":
+        answers = answers.filter(Exists(claims)).exclude(Exists(claims.filter(gold__isnull=True)))
+    elif has_gold == "no":
+        answers = answers.filter(Exists(claims.filter(gold__isnull=True)))
+    if disagreement:
+        split = (
+            Label.objects.filter(claim__answer_id=OuterRef("pk"), claim__gold__isnull=True)
+            .values("claim_id")
+            .annotate(verdicts=Count("verdict", distinct=True))
+            .filter(verdicts__gt=1)
+        )
+        answers = answers.filter(Exists(split))
+    if needs_review:
+        answers = answers.filter(Exists(claims.filter(needs_review=True)))
+    if judge_verdict:
+        answers = answers.filter(
+            pk__in=hooks.answers_with_judge_verdict(project=project, verdict=judge_verdict)
+        )
+    return answers
+
+
+def answers_page(*, project: Project, page, per_page: int = 50, sort: str = "position", **filters):
+    """One page of the project's answers (`answers_filtered`'s filters, `sort` one of
+    ANSWER_SORTS), each with `n_claims`.
+
+    Unfiltered in import order nothing here grows with the project: the total is the
+    project's stored `answers_count` (counting 250k answers took 70-90 ms), the page is read
+    along the (project, position, id) index, and claims are counted for the page's 50 answers
+    only. A filter or another sort counts (and sorts) what it selects.
     """
+    narrowed = any(value not in ("", None, False) for value in filters.values())
     answers = (
-        Answer.objects.filter(project=project)
-        .order_by("position", "id")
+        answers_filtered(project=project, **filters)
+        .select_related("system")
         .only(
             "id",
             "project_id",
@@ -282,19 +347,14 @@ def answers_page(
             "risk_category",
             "abstention",
             "abstention_suggested",
+            "system__name",
+            "system__version",
         )
     )
-    if search or risk_category:
-        from django.db.models import Q
-
-        if search:
-            answers = answers.filter(
-                Q(question__icontains=search)
-                | Q(text__icontains=search)
-                | Q(external_id__icontains=search)
-            )
-        if risk_category:
-            answers = answers.filter(risk_category=risk_category)
+    if sort in ("claims", "-claims"):
+        answers = answers.annotate(n_claims_sorted=Count("claims"))
+    answers = answers.order_by(*ANSWER_SORTS.get(sort, ANSWER_SORTS["position"]))
+    if narrowed:
         current = Paginator(answers, per_page).get_page(page)
     else:
         current = _CountedPaginator(answers, per_page, count=project.answers_count).get_page(page)

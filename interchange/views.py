@@ -16,7 +16,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
+from annotate.forms import AnswerFilterForm
 from annotate.models import ImportJob, Role
+from annotate.selectors import answers_filtered
 from interchange.importers import FORMATS as IMPORT_FORMATS
 from interchange.importers.systems import system_from_option
 from interchange.services.exports import FORMATS as EXPORT_FORMATS
@@ -207,6 +209,10 @@ def import_job_retry_view(request, project, membership, import_job_id: int):
     return redirect("annotate:import-job", project.slug, job.pk)
 
 
+# The answers list's filter fields (annotate.forms.AnswerFilterForm; "sort" orders, not filters).
+ANSWER_FILTERS = {"q", "risk", "system", "gold", "disagreement", "review", "verdict"}
+
+
 @require_GET
 @project_view(Role.LEAD)
 def export_claims_view(request, project, membership):
@@ -214,8 +220,19 @@ def export_claims_view(request, project, membership):
     if format not in EXPORT_FORMATS:
         context = {"project": project, "membership": membership, "unknown_format": format}
         return render(request, "annotate/export.html", context, status=400 if format else 200)
+    among = None
+    if set(request.GET) & ANSWER_FILTERS:  # from the answers list: its filtered set only
+        filters = AnswerFilterForm(request.GET, project=project)
+        if not filters.is_valid():
+            context = {
+                "project": project,
+                "membership": membership,
+                "filter_errors": filters.errors,
+            }
+            return render(request, "annotate/export.html", context, status=400)
+        among = answers_filtered(project=project, **filters.filters()).values("pk")
     response = StreamingHttpResponse(
-        claims_export_chunks(project=project, format=format),
+        claims_export_chunks(project=project, format=format, among=among),
         content_type=EXPORT_CONTENT_TYPES[format],
     )
     stamp = timezone.now().strftime("%Y%m%d-%H%M")

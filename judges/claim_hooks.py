@@ -48,8 +48,17 @@ def judge_verdict_stratum(
     return run_id, verdicts
 
 
+def answers_with_judge_verdict(*, project, verdict: str) -> QuerySet:
+    return (
+        JudgeVerdict.objects.filter(claim__project=project, verdict=verdict, stale=False)
+        .values_list("claim__answer_id", flat=True)
+        .distinct()
+    )
+
+
 def register() -> None:
     hooks.claim_judge_verdicts.register(claim_judge_verdicts)
     hooks.claim_verdicts_retire.register(claim_verdicts_retire)
     hooks.claims_verdicts_counting.register(claims_verdicts_counting)
     hooks.judge_verdict_stratum.register(judge_verdict_stratum)
+    hooks.answers_with_judge_verdict.register(answers_with_judge_verdict)

@@ -38,10 +38,12 @@ QUEUE_DOWN_SPLIT = (
 )
 
 
-def _answers_to_split(*, judge: Judge, answer: Answer | None, force: bool) -> list[int]:
+def _answers_to_split(*, judge: Judge, answer: Answer | None, force: bool, among=None) -> list[int]:
     if answer is not None:
         return [answer.pk]
     answers = Answer.objects.filter(project_id=judge.project_id)
+    if among is not None:
+        answers = answers.filter(pk__in=among)
     if not force:
         answers = answers.annotate(n=Count("claims")).filter(n=0)
     return list(answers.order_by("position", "id").values_list("pk", flat=True))
@@ -55,9 +57,11 @@ def split_job_start(
     answer: Answer | None = None,
     force: bool = False,
     enqueue: bool = True,
+    among=None,
 ) -> SplitJob:
     """Queue an LLM split of `answer` (or of the project's answers without claims; all of
-    them with `force`) through `judge`'s decompose prompt. Refused before anything is queued
+    them with `force`; `among`, a queryset or list of answer ids, narrows them to the answers
+    list's filtered set) through `judge`'s decompose prompt. Refused before anything is queued
     when the judge cannot call an endpoint, or the one answer already has claims and `force`
     is not given. `enqueue=False`: the caller runs it (`split_job_execute`)."""
     if judge.backend != Backend.OPENAI:
@@ -81,7 +85,14 @@ def split_job_start(
                     "re-split it only on purpose (tick “split again”)."
                 }
             )
-    answer_ids = _answers_to_split(judge=judge, answer=answer, force=force)
+    answer_ids = _answers_to_split(judge=judge, answer=answer, force=force, among=among)
+    if answer is None and among is not None and not answer_ids:
+        raise ValidationError(
+            {
+                "force": "Every answer listed already has claims: nothing to split (tick "
+                "“split again” to re-split them on purpose)."
+            }
+        )
     spec = judge_spec(judge)
     job = SplitJob.objects.create(
         project_id=judge.project_id,

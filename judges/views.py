@@ -5,12 +5,13 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
+from annotate.forms import AnswerFilterForm
 from annotate.models import Role
-from annotate.selectors import answer_get_for_project
+from annotate.selectors import answer_get_for_project, answers_filtered
 from judges import selectors, services
 from judges.endpoints import HOW_TO_DECLARE, endpoints_declared
 from judges.forms import (
@@ -321,6 +322,55 @@ def split_start(request, project, membership):
     return redirect("judges:split-job", project.slug, job.pk)
 
 
+def _split_bulk_answers(request, project, data):
+    """The answers list's filtered set (the same AnswerFilterForm as the list), or None with
+    the form's errors when a filter is unknown."""
+    form = AnswerFilterForm(data, project=project)
+    if not form.is_valid():
+        return form, None
+    return form, answers_filtered(project=project, **form.filters())
+
+
+@require_http_methods(["GET", "POST"])
+@project_view(Role.LEAD)
+def split_bulk(request, project, membership):
+    """Split the answers list's filtered answers (all of them with no filter) into claims by
+    LLM, as a split job with a progress bar (judges/split_jobs.py)."""
+    data = request.POST if request.method == "POST" else request.GET
+    filters, answers = _split_bulk_answers(request, project, data)
+    form = SplitStartForm(request.POST or None, project=project)
+    if answers is not None and request.method == "POST" and form.is_valid():
+        try:
+            job = split_job_start(
+                judge=form.cleaned_data["judge"],
+                user=request.user,
+                force=form.cleaned_data["force"],
+                among=answers.values("pk"),
+            )
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, f"Split job #{job.pk} queued: {job.total} answers.")
+            return redirect("judges:split-job", project.slug, job.pk)
+    judges = list(selectors.split_judges_for_project(project=project))
+    for judge in judges:
+        judge.problem = services.judge_endpoint_problem(judge)
+    context = {
+        "project": project,
+        "membership": membership,
+        "filter_form": filters,
+        "filters": filters.query() if answers is not None else "",
+        "count": answers.count() if answers is not None else 0,
+        "without_claims": answers.filter(claims__isnull=True).count() if answers is not None else 0,
+        "form": form,
+        "split_judges": judges,
+        "endpoints": endpoints_declared(),
+        "how_to_declare": HOW_TO_DECLARE,
+    }
+    status = 400 if (answers is None or (request.method == "POST" and form.errors)) else 200
+    return render(request, "judges/split_bulk.html", context, status=status)
+
+
 @require_GET
 @project_view(Role.LEAD)
 def split_job_detail(request, project, membership, split_job_id: int):
@@ -351,6 +401,7 @@ urlpatterns = [
     path("p/<slug:slug>/judges/runs/<int:run_id>/cancel/", run_cancel, name="run-cancel"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/resume/", run_resume, name="run-resume"),
     path("p/<slug:slug>/judges/split/", split_start, name="split-start"),
+    path("p/<slug:slug>/judges/split/answers/", split_bulk, name="split-bulk"),
     path("p/<slug:slug>/judges/splits/<int:split_job_id>/", split_job_detail, name="split-job"),
     path("p/<slug:slug>/answers/<int:answer_id>/split-by-llm/", split_panel, name="split-panel"),
     path("p/<slug:slug>/judges/canaries/", canary_list, name="canary-list"),

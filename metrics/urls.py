@@ -14,6 +14,8 @@ urlpatterns = [
     ),
     path("p/<slug:slug>/dashboard/report.json", views.report_download, name="report-download"),
     path("p/<slug:slug>/dashboard/audit-card/", views.audit_card_download, name="audit-card"),
+    path("p/<slug:slug>/dashboard/audit-card/page/", views.audit_card_page, name="audit-card-page"),
+    path("glossary/", views.glossary, name="glossary"),
     path("p/<slug:slug>/compare/", views.compare, name="compare"),
     path(
         "p/<slug:slug>/dashboard/selective-routing/",

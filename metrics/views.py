@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -33,12 +34,15 @@ class DashboardForm(forms.Form):
     judge = forms.CharField(required=False)
     alpha = forms.FloatField(required=False, min_value=0.001, max_value=0.999)
     instrument = forms.IntegerField(required=False, min_value=0)
+    open = forms.ChoiceField(choices=[("all", "every section")], required=False)
 
 
 class AuditCardForm(forms.Form):
     judge = forms.CharField(required=False)
     instrument = forms.IntegerField(required=False, min_value=0)
-    format = forms.ChoiceField(choices=[("json", "JSON"), ("csv", "CSV")], required=False)
+    format = forms.ChoiceField(
+        choices=[("json", "JSON"), ("csv", "CSV"), ("md", "Markdown")], required=False
+    )
 
 
 def _judge_from(project, value: str | None):
@@ -118,6 +122,25 @@ def _dashboard_context(project, judge, alpha: float | None, instrument: int) -> 
     return context
 
 
+def _dashboard_summary(context: dict) -> dict | None:
+    """The answer first (metrics.services.summary), or None before any report."""
+    if not context.get("report"):
+        return None
+    from metrics.services.summary import dashboard_summary
+
+    return dashboard_summary(report=context["report"], audit=context.get("audit"))
+
+
+@require_GET
+@login_required
+def glossary(request):
+    """Every term the dashboard and the audit card use, in plain words (metrics.glossary)."""
+    from metrics.glossary import GLOSSARY
+
+    entries = [(key, name, text) for key, (name, text) in GLOSSARY.items()]
+    return render(request, "metrics/glossary.html", {"entries": entries})
+
+
 @require_GET
 @project_view(Role.LEAD)
 def dashboard(request, project, membership):
@@ -136,6 +159,8 @@ def dashboard(request, project, membership):
             project, judge, form.cleaned_data["alpha"], form.cleaned_data["instrument"] or 0
         ),
     }
+    context["summary"] = _dashboard_summary(context)
+    context["open_all"] = form.cleaned_data["open"] == "all"
     template = "metrics/dashboard.html"
     if request.htmx and request.htmx.target == "crc":
         template += "#crc"
@@ -212,11 +237,10 @@ def report_download(request, project, membership):
     return response
 
 
-@require_GET
-@project_view(Role.LEAD)
-def audit_card_download(request, project, membership):
-    from metrics.services import audit_card, audit_card_rows
-    from metrics.services.audit_card import AUDIT_CARD_CSV_HEADER
+def _audit_card_for(request, project):
+    """(judge, report, card, instrument index) of the request's audit card, or a redirect to
+    the dashboard saying why there is none."""
+    from metrics.services import audit_card
 
     form = AuditCardForm(request.GET)
     if not form.is_valid():
@@ -232,20 +256,57 @@ def audit_card_download(request, project, membership):
     instruments = snapshot.data.get("instruments") or [snapshot.data["judge"]]
     index = min(form.cleaned_data["instrument"] or 0, len(instruments) - 1)
     card = audit_card(report=snapshot.data, instrument=index)
-    if (form.cleaned_data["format"] or "json") == "csv":
+    return judge, snapshot.data, card, index, form.cleaned_data["format"] or "json"
+
+
+@require_GET
+@project_view(Role.LEAD)
+def audit_card_download(request, project, membership):
+    from metrics.services import audit_card_rows
+    from metrics.services.audit_card import AUDIT_CARD_CSV_HEADER
+    from metrics.services.audit_card_text import audit_card_markdown, audit_card_readable
+
+    found = _audit_card_for(request, project)
+    if isinstance(found, HttpResponse):
+        return found
+    judge, report, card, _index, fmt = found
+    if fmt == "csv":
         buffer = io.StringIO()
         writer = NeutralCsvWriter(buffer)
         writer.writerow(AUDIT_CARD_CSV_HEADER)
         writer.writerows(audit_card_rows(card))
         response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-        extension = "csv"
+    elif fmt == "md":
+        readable = audit_card_readable(card=card, design=report.get("design"))
+        response = HttpResponse(
+            audit_card_markdown(readable), content_type="text/markdown; charset=utf-8"
+        )
     else:
         response = HttpResponse(
             json.dumps(card, indent=2, ensure_ascii=False), content_type="application/json"
         )
-        extension = "json"
-    response["Content-Disposition"] = _attachment(project, judge, "audit-card", extension)
+    response["Content-Disposition"] = _attachment(project, judge, "audit-card", fmt)
     return response
+
+
+@require_GET
+@project_view(Role.LEAD)
+def audit_card_page(request, project, membership):
+    """The audit card to read and print (a print stylesheet); the downloads link from it."""
+    from metrics.services.audit_card_text import audit_card_readable
+
+    found = _audit_card_for(request, project)
+    if isinstance(found, HttpResponse):
+        return found
+    judge, report, card, index, _fmt = found
+    context = {
+        "project": project,
+        "membership": membership,
+        "judge_param": _judge_param(judge),
+        "instrument_index": index,
+        "readable": audit_card_readable(card=card, design=report.get("design")),
+    }
+    return render(request, "metrics/audit_card.html", context)
 
 
 class CompareForm(forms.Form):

@@ -1,5 +1,3 @@
-from urllib.parse import urlencode
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -8,8 +6,13 @@ from django.urls import path
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotate.access import project_view
-from annotate.forms import MembershipForm, ProjectCreateForm, ProjectSettingsForm
-from annotate.models import Label, RiskCategory, Role
+from annotate.forms import (
+    AnswerFilterForm,
+    MembershipForm,
+    ProjectCreateForm,
+    ProjectSettingsForm,
+)
+from annotate.models import ROLE_RANK, Label, Role
 from annotate.selectors import (
     answer_claims_page,
     answer_get_for_project,
@@ -53,23 +56,37 @@ def project_new(request):
 @require_GET
 @project_view(Role.ANALYST)
 def project_detail(request, project, membership):
-    search = request.GET.get("q", "").strip()[:200]
-    risk = request.GET.get("risk", "")
-    risk = risk if risk in RiskCategory.values else ""
+    """The answers list: filters and sort (AnswerFilterForm), paginated on the server; a lead
+    acts on the listed answers in bulk (split into claims, export)."""
+    form = AnswerFilterForm(request.GET, project=project)
+    if not form.is_valid():
+        messages.error(request, _form_problem(form))
+        form = AnswerFilterForm({}, project=project)
+        form.is_valid()
     page = answers_page(
-        project=project, page=request.GET.get("page"), search=search, risk_category=risk
+        project=project,
+        page=request.GET.get("page"),
+        sort=form.cleaned_data["sort"] or "position",
+        **form.filters(),
     )
-    filters = urlencode({key: value for key, value in (("q", search), ("risk", risk)) if value})
     context = {
         "project": project,
         "membership": membership,
         "page": page,
-        "search": search,
-        "risk": risk,
-        "risks": RiskCategory.choices,
-        "filters": filters,
+        "form": form,
+        "filters": form.query(),
+        "is_lead": ROLE_RANK[Role(membership.role)] >= ROLE_RANK[Role.LEAD],
     }
     return render(request, "annotate/project_detail.html", context)
+
+
+def _form_problem(form) -> str:
+    return "; ".join(
+        f"{form.fields[name].label or name}: {' '.join(errors)}"
+        if name in form.fields
+        else " ".join(errors)
+        for name, errors in form.errors.items()
+    )
 
 
 @require_GET

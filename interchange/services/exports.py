@@ -30,6 +30,7 @@ from typing import TextIO
 
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
+from django.db.models import QuerySet
 
 # The formula-neutral CSV rule lives on the lowest floor; its names stay importable from here.
 from annotate.csv_safe import FORMULA_TRIGGERS
@@ -441,10 +442,17 @@ def _answer_record(answer: tuple, batch: _Batch, lookups: _Lookups) -> dict:
     return record
 
 
-def _jsonl(project: Project) -> Iterator[str]:
+def _answers_of(project: Project, among) -> QuerySet:
+    """The project's answers, or those of them in `among` (answer ids: the answers list's
+    filtered set)."""
+    answers = Answer.objects.filter(project=project)
+    return answers if among is None else answers.filter(pk__in=among)
+
+
+def _jsonl(project: Project, among=None) -> Iterator[str]:
     lookups = _Lookups(_project_runs(project), dict(_project_annotators(project)))
     answers = (
-        Answer.objects.filter(project=project)
+        _answers_of(project, among)
         .order_by("position", "id")
         .values_list(
             "id",
@@ -623,12 +631,12 @@ class _CsvLayout:
         return lines
 
 
-def _csv(project: Project) -> Iterator[str]:
+def _csv(project: Project, among=None) -> Iterator[str]:
     columns = _csv_columns(project)
     layout = _CsvLayout(columns, _Lookups(columns.runs, dict(columns.annotators)))
     yield ",".join(map(csv_cell, columns.header)) + "\r\n"
     answers = (
-        Answer.objects.filter(project=project)
+        _answers_of(project, among)
         .order_by("position", "id")
         .values_list("id", "external_id", "risk_category", "abstention")
     )
@@ -640,12 +648,13 @@ def _csv(project: Project) -> Iterator[str]:
             yield "\r\n".join(layout.lines(answer_batch, batch))
 
 
-def claims_export_chunks(*, project: Project, format: str) -> Iterator[str]:
-    """The export as successive text chunks (for a StreamingHttpResponse or a file)."""
+def claims_export_chunks(*, project: Project, format: str, among=None) -> Iterator[str]:
+    """The export as successive text chunks (for a StreamingHttpResponse or a file); `among`
+    (answer ids) keeps the claims of those answers only."""
     if format == "jsonl":
-        return _jsonl(project)
+        return _jsonl(project, among)
     if format == "csv":
-        return _csv(project)
+        return _csv(project, among)
     raise ValueError(f"Unknown export format {format!r}: use csv or jsonl.")
 
 

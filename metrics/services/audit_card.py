@@ -106,15 +106,15 @@ def audit_card(*, report: dict, instrument: int = 0) -> dict:
 
 
 AUDIT_CARD_CSV_HEADER = ("field", "value", "low", "high")
-# Decimals a float keeps in the CSV, for reading (the JSON card keeps full precision).
-CSV_DECIMALS = 4
 
 
-def _readable(value: Any) -> Any:
+def _cell(value: Any) -> Any:
+    """A CSV cell at full precision, like the JSON card (the page and the Markdown round for
+    reading: metrics/services/audit_card_text.py); None is an empty cell."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return round(value, CSV_DECIMALS)
+        return repr(value)
     return value
 
 
@@ -126,7 +126,8 @@ def _is_interval(key: str, value: list) -> bool:
 def audit_card_rows(card: dict) -> list[tuple[str, Any, Any, Any]]:
     """The card flattened to (field, value, low, high) rows for CSV: nested keys joined by
     dots; an interval is one row with its two ends as numbers in `low` and `high` (value empty),
-    every other row has only a value; floats rounded to CSV_DECIMALS decimals."""
+    every other row has only a value; floats at full precision (their shortest repr, which
+    reads back to the same float)."""
     rows: list[tuple[str, Any, Any, Any]] = []
 
     def walk(prefix: str, value: Any) -> None:
@@ -134,11 +135,11 @@ def audit_card_rows(card: dict) -> list[tuple[str, Any, Any, Any]]:
             for key, item in value.items():
                 walk(f"{prefix}.{key}" if prefix else key, item)
         elif isinstance(value, list) and _is_interval(prefix, value):
-            rows.append((prefix, "", _readable(value[0]), _readable(value[1])))
+            rows.append((prefix, "", _cell(value[0]), _cell(value[1])))
         elif isinstance(value, list):
             rows.append((prefix, " – ".join("" if v is None else f"{v}" for v in value), "", ""))
         else:
-            rows.append((prefix, _readable(value), "", ""))
+            rows.append((prefix, _cell(value), "", ""))
 
     walk("", card)
     return rows

@@ -53,3 +53,23 @@ def get(mapping, key):
         return mapping[int(key)]
     except (TypeError, ValueError, IndexError, KeyError):
         return None
+
+
+@register.simple_tag
+def term(key: str, shown: str = ""):
+    """`{% term "kappa" %}` → the term with its one-line definition on hover (metrics.glossary,
+    the glossary page's source too; not a link, so it may sit inside a <summary>); `shown`
+    replaces the term's own wording."""
+    from django.utils.html import format_html
+
+    from metrics.glossary import GLOSSARY
+
+    if key not in GLOSSARY:
+        raise template.TemplateSyntaxError(f"No glossary entry {key!r} (metrics/glossary.py).")
+    name, definition = GLOSSARY[key]
+    return format_html(
+        '<abbr class="term" data-term="{}" title="{}">{}</abbr>',
+        key,
+        definition,
+        shown or name,
+    )

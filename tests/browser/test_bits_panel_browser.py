@@ -27,7 +27,7 @@ def test_bits_panel_histogram_zero_line_and_table(browser_page, screenshot):
     snapshot = snapshot_create(project=built.project, judge=built.judge)
     snapshot_compute(snapshot_id=snapshot.pk)
     page = browser_page(built.lead)
-    page.goto(f"{page.base_url}/p/{built.project.slug}/dashboard/?judge={built.judge.pk}")
+    page.goto(f"{page.base_url}/p/{built.project.slug}/dashboard/?judge={built.judge.pk}&open=all")
     panel = page.get_by_test_id("bits-panel")
     expect(panel).to_be_visible()
     expect(panel.get_by_role("heading", name="Grounding bits: grounding bits")).to_be_visible()

@@ -22,6 +22,8 @@ def test_dashboard_charts_recompute_and_audit_card_download(browser_page, screen
     page.goto(f"{page.base_url}/p/{planted.project.slug}/")
     page.get_by_role("link", name="Dashboard").click()
     expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    page.get_by_role("link", name="open every section").click()
+    expect(page.locator("details#sec-frontier")).to_have_attribute("open", "")
 
     faith = f"{100 * GOLD.count('SUPPORTED') / 40:.1f}%"
     expect(page.locator("[data-figure=faithfulness]")).to_have_text(faith)
@@ -96,6 +98,7 @@ def test_dashboard_design_panel_shows_strata_design_effects_and_labels_left_out(
     report = ReportSnapshot.objects.get(pk=snapshot.pk).data
     page = browser_page(planted.lead)
     page.goto(f"{page.base_url}/p/{planted.project.slug}/dashboard/")
+    page.get_by_text("Design: how the audited claims were sampled").click()  # open the section
     panel = page.locator("#design-panel")
     expect(panel.get_by_role("heading", name="Audit design")).to_be_visible()
     whole = panel.locator("tr[data-stratum='whole project'] td")

@@ -20,7 +20,7 @@ def test_dashboard_shows_the_per_category_correction(browser_page, screenshot):
     snapshot = snapshot_create(project=project, judge=judge)
     snapshot_compute(snapshot_id=snapshot.pk)
     page = browser_page(lead)
-    page.goto(f"{page.base_url}/p/{project.slug}/dashboard/?judge={judge.pk}")
+    page.goto(f"{page.base_url}/p/{project.slug}/dashboard/?judge={judge.pk}&open=all")
     panel = page.get_by_test_id("jaudit-by-category")
     expect(panel).to_be_visible()
     expect(page.get_by_test_id("by-category-note")).to_contain_text(

@@ -1,8 +1,8 @@
 """Every page a lead and an analyst can reach, in Chromium at 800 px wide: nothing scrolls
 the page sideways (a wide table scrolls inside its own box); and axe-core, vendored from the
 npm registry (tests/browser/vendor/, its licence beside it), finds no serious or critical
-accessibility violation on the labelling screen and the dashboard (the audit card has no
-page yet)."""
+accessibility violation on the labelling screen, the dashboard (every section open) and the
+audit card page."""
 
 import io
 import re
@@ -72,7 +72,7 @@ def axe_serious(page) -> list[dict]:
     return result
 
 
-def test_axe_finds_nothing_serious_on_the_labelling_screen_and_the_dashboard(
+def test_axe_finds_nothing_serious_on_the_labelling_screen_the_dashboard_and_the_audit_card(
     browser_page, demo, screenshot
 ):
     assert demo["lead"].memberships.get(project__slug="demo").role == Role.OWNER
@@ -81,7 +81,11 @@ def test_axe_finds_nothing_serious_on_the_labelling_screen_and_the_dashboard(
     ana.goto(ana.base_url + practice)
     assert axe_serious(ana) == []
     lead = browser_page(demo["lead"], width=1280, height=720)
-    for path in ("/p/demo/dashboard/",):
+    for path in (
+        "/p/demo/dashboard/",
+        "/p/demo/dashboard/?open=all",
+        "/p/demo/dashboard/audit-card/page/",
+    ):
         lead.goto(lead.base_url + path)
         assert axe_serious(lead) == [], path
 

@@ -8,12 +8,14 @@ Normalised before comparing, and only these, because they change from run to run
 data: the report's `computed_at` and the card's `date` (the clock), and `labels_at_compute`
 (the newest label-history row id, which depends on what the database created before). A float
 in the JSON may differ from the golden one in its last bits only (relative 1e-12: BLAS and
-numpy sums round differently on different CPUs); anything else is a difference.
+numpy sums round differently on different CPUs), and so may a float in the card's CSV, which
+keeps full precision too; anything else is a difference.
 
 To regenerate after an intended change of the report: `FA_UPDATE_GOLDEN=1 pytest <this file>`,
 then review the diff of tests/metrics/golden/ like code.
 """
 
+import csv
 import difflib
 import io
 import json
@@ -73,7 +75,10 @@ def _normalise_csv(text: str) -> str:
     lines = text.splitlines(keepends=True)
     dated = [i for i, line in enumerate(lines) if line.startswith("date,")]
     assert len(dated) == 1, "the card CSV has one date row"
-    lines[dated[0]] = f"date,{CLOCK}\r\n" if lines[dated[0]].endswith("\r\n") else f"date,{CLOCK}\n"
+    # The date row keeps the CSV's four columns (field, value, low, high).
+    assert lines[dated[0]].rstrip("\r\n").count(",") == 3, lines[dated[0]]
+    ending = "\r\n" if lines[dated[0]].endswith("\r\n") else "\n"
+    lines[dated[0]] = f"date,{CLOCK},,{ending}"
     return "".join(lines)
 
 
@@ -93,7 +98,22 @@ def _close(a, b) -> bool:
     return a == b
 
 
+def _csv_cells(text: str) -> list:
+    """The CSV's cells, a cell that reads as a float as that float (the card's CSV keeps
+    full precision, so its floats may differ in their last bits as the JSON's do)."""
+
+    def cell(value: str):
+        try:
+            return float(value) if "." in value or "e" in value else value
+        except ValueError:
+            return value
+
+    return [[cell(value) for value in row] for row in csv.reader(io.StringIO(text))]
+
+
 def _same_but_last_bits(name: str, text: str, expected: str) -> bool:
+    if name.endswith(".csv"):
+        return _close(_csv_cells(text), _csv_cells(expected))
     if not name.endswith(".json"):
         return False
     return _close(json.loads(text), json.loads(expected))
@@ -167,3 +187,19 @@ def test_only_a_floats_last_bits_may_differ(now, same):
     expected = '{"a": 0.8128518342546482, "b": [1, "x"]}'
     assert _same_but_last_bits("x.json", now, expected) is same
     assert _same_but_last_bits("x.csv", now, expected) is False
+
+
+@pytest.mark.parametrize(
+    ("now", "same"),
+    [
+        ("f,v,lo,hi\r\nd,0.8128518342546481,,\r\n", True),  # the last bits: the same
+        ("f,v,lo,hi\r\nd,0.8128518342,,\r\n", False),  # a figure moved in digit 11
+        ("f,v,lo,hi\r\nd,0.8128518342546482,\r\n", False),  # a column fewer
+        ("f,v,lo,hi\r\ne,0.8128518342546482,,\r\n", False),  # a field's name
+        ("f,v,lo,hi\r\nd,1,,\r\n", False),  # a float became an integer
+    ],
+)
+@pytest.mark.django_db(False)
+def test_only_a_floats_last_bits_may_differ_in_the_card_csv(now, same):
+    expected = "f,v,lo,hi\r\nd,0.8128518342546482,,\r\n"
+    assert _same_but_last_bits("x.csv", now, expected) is same

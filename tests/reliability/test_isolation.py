@@ -62,7 +62,12 @@ def test_no_page_or_download_of_a_shows_b(two_projects, figures):
     extra = {
         "annotate:export": ["?format=csv", "?format=jsonl"],
         "metrics:report-download": [f"?judge={a.judge.pk}"],
-        "metrics:audit-card": [f"?judge={a.judge.pk}", f"?judge={a.judge.pk}&format=csv"],
+        "metrics:audit-card": [
+            f"?judge={a.judge.pk}",
+            f"?judge={a.judge.pk}&format=csv",
+            f"?judge={a.judge.pk}&format=md",
+        ],
+        "metrics:audit-card-page": [f"?judge={a.judge.pk}"],
         "metrics:dashboard": ["", f"?judge={a.judge.pk}"],
     }
     seen, pages = [], 0
@@ -84,6 +89,8 @@ def test_no_page_or_download_of_a_shows_b(two_projects, figures):
         "annotate:export?format=csv",
         "annotate:export?format=jsonl",
         f"metrics:audit-card?judge={a.judge.pk}",
+        f"metrics:audit-card?judge={a.judge.pk}&format=md",
+        f"metrics:audit-card-page?judge={a.judge.pk}",
     } <= with_a
     figures.add("isolation", pages=pages)
 

@@ -62,6 +62,7 @@ EXPECTED_ROLE = {
     "judges:canary-add": "lead",
     "judges:canary-transplant": "lead",
     "judges:split-start": "lead",
+    "judges:split-bulk": "lead",
     "judges:split-job": "lead",
     "judges:split-panel": "lead",
     "metrics:dashboard": "lead",
@@ -69,6 +70,7 @@ EXPECTED_ROLE = {
     "metrics:snapshot-progress": "lead",
     "metrics:report-download": "lead",
     "metrics:audit-card": "lead",
+    "metrics:audit-card-page": "lead",
     "metrics:compare": "lead",
     "metrics:queue-design": "lead",
     "metrics:selective-routing": "lead",
@@ -167,8 +169,12 @@ def test_every_project_url_has_a_role_from_design():
 
 
 # Downloads that need a computed report to be more than a 404 "nothing computed yet".
-NEEDS_REPORT = {"metrics:report-download", "metrics:audit-card"}
-QUERY = {"metrics:audit-card": "?judge={judge_id}", "metrics:report-download": "?judge={judge_id}"}
+NEEDS_REPORT = {"metrics:report-download", "metrics:audit-card", "metrics:audit-card-page"}
+QUERY = {
+    "metrics:audit-card": "?judge={judge_id}",
+    "metrics:audit-card-page": "?judge={judge_id}",
+    "metrics:report-download": "?judge={judge_id}",
+}
 
 
 def _world_for(name: str, n: int):
