@@ -129,7 +129,10 @@ def test_a_right_password_clears_earlier_failures():
 def test_a_signed_in_user_changes_their_password_with_the_old_one(client):
     user = UserFactory()
     client.force_login(user)
-    assert reverse("password_change") in client.get("/").content.decode()  # the header link
+    # The header's "Account" link, then the account page's "Change your password".
+    account = reverse("api-pages:tokens")
+    assert f'href="{account}"' in client.get("/").content.decode()
+    assert reverse("password_change") in client.get(account).content.decode()
     url = reverse("password_change")
     new = "a brand new passphrase 42"
     refused = client.post(url, {"old_password": WRONG, "new_password1": new, "new_password2": new})

@@ -99,5 +99,19 @@ def test_a_leads_navigation_fits_one_line_at_1280_px(browser_page, demo, screens
     )
     assert len(middles) >= 12  # brand, nine project links, password, log out
     assert max(middles) - min(middles) <= 6, middles  # one line, not two
+    # ...and nothing in it overlaps or wraps inside itself ("Contradictions" ran into the
+    # user's name, "Log out" broke over two lines, when a tenth link came in).
+    boxes = page.eval_on_selector_all(
+        ".topbar a, .topbar button, .topbar .user > span",
+        "els => els.filter(e => e.getClientRects().length).map(e => {"
+        " const b = e.getBoundingClientRect(); const lines = e.getClientRects().length;"
+        " return [b.left, b.right, b.height, e.textContent.trim(), lines]; })",
+    )
+    boxes.sort()
+    for (_, right, _, name, _), (left, _, _, after, _) in zip(boxes, boxes[1:], strict=False):
+        assert right <= left + 1, f"{name!r} overlaps {after!r}"
+    lowest = min(height for _, _, height, _, _ in boxes)
+    for _, _, height, name, _ in boxes:
+        assert height <= 1.6 * lowest, f"{name!r} wraps onto two lines"
     assert page.evaluate(WIDE)[0] <= 1280
     screenshot(page, "screens-nav-1280.png", full_page=False)
