@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Callable
 
 from bench.env import OUT
+from bench.runner.audit_efficiency import bench_audit_efficiency
 from bench.runner.bits import bench_bits
 from bench.runner.common import SIZES, Context, Row, _why
 from bench.runner.export import bench_export
@@ -19,9 +20,22 @@ from bench.runner.report import bench_report
 from bench.runner.save_next import bench_save_next
 from bench.runner.stats_core import bench_stats
 
-MEASUREMENTS = ("save_next", "import", "report", "judge", "export", "pages", "stats", "bits")
+MEASUREMENTS = (
+    "save_next",
+    "import",
+    "report",
+    "judge",
+    "export",
+    "pages",
+    "stats",
+    "bits",
+    "audit_efficiency",
+)
+# Measurements that need no database: with only these chosen, Django is not set up.
+NO_DJANGO = ("audit_efficiency",)
 
-# Each measurement's function (ctx) -> rows, by its `--only` name; stats also takes `write`.
+# Each measurement's function (ctx) -> rows, by its `--only` name; stats and audit_efficiency
+# also take `write` (each maintains its own section of bench/RESULTS.md).
 MEASURE: dict[str, Callable[[Context], list[Row]]] = {
     "save_next": bench_save_next,
     "import": bench_import,
@@ -36,7 +50,9 @@ MEASURE: dict[str, Callable[[Context], list[Row]]] = {
 def run_all(*, size: str, only: list[str], runs: int, write: bool) -> tuple[list[Row], Context]:
     from bench.env import django_setup
 
-    django_setup(migrate=True)
+    chosen = [m for m in MEASUREMENTS if not only or m in only]
+    if any(m not in NO_DJANGO for m in chosen):
+        django_setup(migrate=True)
     started = time.perf_counter()
 
     def say(message: str) -> None:
@@ -44,7 +60,6 @@ def run_all(*, size: str, only: list[str], runs: int, write: bool) -> tuple[list
 
     ctx = Context(size=size, cfg=SIZES[size], runs=runs, say=say)
     OUT.mkdir(parents=True, exist_ok=True)
-    chosen = [m for m in MEASUREMENTS if not only or m in only]
     rows: list[Row] = []
     loads = []
     for name in chosen:
@@ -54,6 +69,9 @@ def run_all(*, size: str, only: list[str], runs: int, write: bool) -> tuple[list
         try:
             if name == "stats":
                 rows += bench_stats(ctx, write)
+            elif name == "audit_efficiency":
+                # its own section of RESULTS.md: with --write, or whenever asked for by --only
+                rows += bench_audit_efficiency(ctx, write or name in only)
             else:
                 rows += MEASURE[name](ctx)
         except Exception as error:

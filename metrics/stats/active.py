@@ -83,16 +83,24 @@ def inclusion_probabilities(error_sd: Iterable[float], budget: float, floor: flo
     if mean <= 0.0:
         return np.full(n, b / n)
     s = np.maximum(sd, fl * mean)
+    # Water-filling by rounds: cap at 1 whatever c·s reaches 1, rescale the rest; each round is
+    # O(N) and real data need a handful. Pathological sizes fall back to the exact sort.
+    capped = np.zeros(n, bool)
+    for _ in range(64):
+        c = (b - np.count_nonzero(capped)) / float(s[~capped].sum())
+        new = ~capped & (c * s >= 1.0)
+        if not new.any():
+            pi = np.minimum(c * s, 1.0)
+            pi[capped] = 1.0
+            return pi
+        capped |= new
     order = np.argsort(-s, kind="stable")
     desc = s[order]
     # k = number of capped claims; c_k = (b − k) / Σ_{j ≥ k} desc_j; valid when c_k·desc_k ≤ 1
     suffix = np.cumsum(desc[::-1])[::-1]
-    k = np.arange(n)
-    c = (b - k) / suffix
-    ok = c * desc <= 1.0 + 1e-12
-    first = int(np.argmax(ok))  # ok is monotone (False … False True … True); k < b ≤ n
-    cval = c[first]
-    pi = np.minimum(1.0, cval * s)
+    c_k = (b - np.arange(n)) / suffix
+    first = int(np.argmax(c_k * desc <= 1.0 + 1e-12))  # monotone: False … False True … True
+    pi = np.minimum(1.0, c_k[first] * s)
     pi[order[:first]] = 1.0
     return pi
 
@@ -183,16 +191,21 @@ def active_ppi_mean(
     if ids is not None and ids.size != big_n:
         raise ValueError(f"cluster has {ids.size} entries for {big_n} claims")
     n = int(lab.sum())
-    if n == 0:
+    if n < 2:
+        # one label has no spread to measure: no interval (never a zero-width one)
         return DesignEstimate(
-            value=NAN,
+            value=float(yl[0]) if n == 1 and f is None else NAN,
             low=NAN,
             high=NAN,
-            method="No labelled claim yet: nothing to estimate from.",
+            method=(
+                "No labelled claim yet: nothing to estimate from."
+                if n == 0
+                else "One labelled claim: too few to estimate a variance; label more."
+            ),
             design_effect=NAN,
-            n_clusters=0,
-            n=0,
-            extra={"labelled": 0, "N": big_n},
+            n_clusters=n,
+            n=n,
+            extra={"labelled": n, "N": big_n},
         )
     if ids is None:
         cl, g_all = np.arange(big_n), big_n
@@ -529,7 +542,9 @@ def labels_needed(
     deff_· is the clustering design effect of the weighted mean (CR1 by answer over independent,
     never below 1); λ for the PPI designs is the value in [0, 1] (grid of 0.05) that needs the
     fewest labels. Then n* = V₁ t²/(x² − t² V_∞) with t the Student quantile at the labelled
-    answers' df (≥ z): no design is promised fewer labels than its own variance formula gives.
+    answers' df (≥ z), and, when n* is below the labels so far, at the df of the answers
+    expected among n* labels: no design is promised fewer labels than its own variance formula
+    gives.
     The finite-population correction is left out (the forecast errs on the side of more labels).
     With fewer than `MIN_LABELS` labels the forecast is "n/a" (None).
     Source: Cochran (1977) §4.4 (sample size for a given precision), §5.5 (Neyman);
@@ -636,11 +651,23 @@ def labels_needed(
                 best = (need, u, fl_v, deff, float(lam_try))
         _, unit, floor_v, deff, lam = best
         extra = {"lambda": lam}
+    now = float(t * np.sqrt(unit / n + floor_v))
     room = x**2 - t**2 * floor_v
     total = int(np.ceil(unit * t**2 / room)) if room > 0 and unit > 0 else None
-    if unit == 0.0 and room > 0:
+    # Fewer labels than now means fewer answers, so a larger t: the quantile at the answers
+    # expected among n* labels (g/n of them), never below today's (a fixed point in a few steps)
+    for _ in range(5):
+        if total is None or total >= n:
+            break
+        df_star = float(max(round(total * g_lab / n) - 1, 1))
+        t_star = float(student_t.ppf(0.5 + confidence / 2.0, df_star))
+        room = x**2 - t_star**2 * floor_v
+        new = int(np.ceil(unit * t_star**2 / room)) if room > 0 else None
+        if new == total:
+            break
+        total = new if new is None else max(new, total)
+    if unit == 0.0 and x**2 - t**2 * floor_v > 0:
         total = n  # no variation seen in the labels: nothing to forecast beyond what is done
-    now = float(t * np.sqrt(unit / n + floor_v))
     more = None if total is None else max(total - n, 0)
     lam_text = "" if lam is None else f", λ={lam:.2f}"
     if total is None:

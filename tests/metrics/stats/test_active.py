@@ -44,6 +44,17 @@ def test_inclusion_probabilities_match_brute_force_water_filling(budget):
     assert pi.min() > 0.0
 
 
+def test_inclusion_probabilities_exact_for_pathological_sizes():
+    # sizes 10^0 … 10^299 cap about one claim per water-filling round: past 64 rounds the
+    # function switches to its sort; both must give the brute-force answer
+    sd = 10.0 ** np.arange(300, dtype=float)
+    for budget in (150, 290):
+        pi = stats.inclusion_probabilities(sd, budget, floor=1e-300)
+        s = np.maximum(sd, 1e-300 * sd.mean())
+        np.testing.assert_allclose(pi, _water_fill(s, budget), rtol=1e-9, atol=1e-12)
+        assert pi.sum() == pytest.approx(budget, rel=1e-9)
+
+
 def test_inclusion_probabilities_proportional_to_sd_and_floored():
     sd = np.array([0.0, 0.01, 0.1, 0.2, 0.4, 0.5])
     pi = stats.inclusion_probabilities(sd, 2.0, floor=0.2)
@@ -234,6 +245,12 @@ def test_active_ppi_no_label_and_bad_input():
     out = stats.active_ppi_mean([np.nan] * 3, [False] * 3, [0.5] * 3, [0.5] * 3)
     assert np.isnan(out.value)
     assert out.n == 0
+    one = stats.active_ppi_mean(
+        [1, np.nan, np.nan], [True, False, False], [0.9, 0.5, 0.2], [0.5] * 3
+    )
+    assert np.isnan(one.low)
+    assert np.isnan(one.high)
+    assert "too few" in one.method
     with pytest.raises(ValueError, match="pi"):
         stats.active_ppi_mean([1, 0], [True, True], None, [0.5, 0.0])
     with pytest.raises(ValueError, match="pi"):
@@ -514,3 +531,19 @@ def test_neyman_allocation_with_a_minimum_per_stratum():
     )
     with pytest.raises(ValueError, match="minimum"):
         stats.neyman_allocation([50, 50], [0.1, 0.3], 3, minimum=2)
+
+
+def test_forecast_below_the_labels_so_far_uses_the_smaller_df():
+    # 500 labels, p = 0.5 exactly, x = 0.2: z²·0.25/0.04 ≈ 24 labels, but with 24 labels the
+    # design's own t has ~23 df: n* solves n = 0.25·t²_{n−1}/0.04 by hand (fixed point)
+    from scipy.stats import t as student_t
+
+    y = np.tile([1.0, 0.0], 500)
+    lab = np.zeros(1000, bool)
+    lab[:500] = True
+    fc = stats.labels_needed(0.2, "uniform_gold", y, lab)
+    n = 25
+    for _ in range(20):
+        n = int(np.ceil(0.25 * student_t.ppf(0.975, n - 1) ** 2 / 0.04))
+    assert fc.labels_total == n
+    assert fc.labels_total > int(np.ceil(0.25 * student_t.ppf(0.975, 499) ** 2 / 0.04))
