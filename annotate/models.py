@@ -376,9 +376,10 @@ class Claim(models.Model):
                 condition=Q(label_count__lt=F("labels_required")),
                 name="claim_open_queue_idx",
             ),
-            # The stratified design: the first open claim of one stratum in queue order.
+            # The stratified design: the first open claim of one stratum in queue order (id
+            # too: the queue orders by (queue_key, id), so LIMIT 1 reads one index entry).
             models.Index(
-                fields=["project", "active_stratum", "queue_key"],
+                fields=["project", "active_stratum", "queue_key", "id"],
                 condition=Q(label_count__lt=F("labels_required")),
                 name="claim_open_stratum_idx",
             ),

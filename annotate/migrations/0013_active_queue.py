@@ -83,7 +83,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='claim',
-            index=models.Index(condition=models.Q(('label_count__lt', models.F('labels_required'))), fields=['project', 'active_stratum', 'queue_key'], name='claim_open_stratum_idx'),
+            index=models.Index(condition=models.Q(('label_count__lt', models.F('labels_required'))), fields=['project', 'active_stratum', 'queue_key', 'id'], name='claim_open_stratum_idx'),
         ),
         migrations.AddConstraint(
             model_name='project',

@@ -41,6 +41,9 @@ def bench_save_next(ctx: Context) -> list[Row]:
             try:
                 started = time.perf_counter()
                 _design_set(slug, design)
+                from bench.datagen import tables_vacuum
+
+                tables_vacuum()  # as before the uniform runs: autovacuum is off here
                 ctx.say(
                     f"save_next: {design} design stored on {human(claims)} claims in "
                     f"{time.perf_counter() - started:.1f} s (untimed)"

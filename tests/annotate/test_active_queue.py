@@ -242,6 +242,19 @@ def test_an_answer_at_a_time_shares_the_answers_pi_and_keeps_reading_order():
     order = [block[0][0] for block in blocks]
     ext = {row[0]: row[2] for row in served}
     assert order == sorted(order, key=lambda a: u_answer(ext[a]) / answer_pi[a])
+    # back to uniform: the import's answer-at-a-time keys, exactly
+    claims_design_store(project=project, design="uniform")
+    for claim in Claim.objects.filter(project=project).select_related("answer"):
+        fresh, _ = claim_queue_fields(
+            seed=project.queue_seed,
+            answer_external_id=claim.answer.external_id,
+            position=claim.position,
+            text=claim.text,
+            by_answer=True,
+            analysts_per_claim=1,
+            double_share=0.0,
+        )
+        assert claim.queue_key == fresh
 
 
 def test_changing_the_order_under_the_active_design_is_refused():
