@@ -504,6 +504,9 @@ def system_claim_columns(*, project: Project, system_ids: list[int]) -> pd.DataF
         Claim.objects.filter(project=project, answer__system_id__in=system_ids).order_by("id"),
         {"id": "claim_id", "answer_id": "answer_id", "gold__verdict": "gold"},
     )
+    # Integer ids even when there is no claim (an empty column is untyped), so merges on
+    # them work for systems with answers but no claims yet.
+    frame = frame.astype({"claim_id": "int64", "answer_id": "int64"})
     return _text(frame, "gold")
 
 

@@ -100,15 +100,21 @@ def system_resolve(*, project: Project, ref: str) -> System:
 # -- reading ------------------------------------------------------------------------------------
 
 
+def _no_verdicts() -> pd.DataFrame:
+    # Integer ids, as the claims' (an untyped empty column is float, and pandas refuses to
+    # merge it with the claims' ids).
+    return pd.DataFrame({"claim_id": pd.Series([], dtype="int64"), "judge": []})
+
+
 def _judge_verdicts(judge: Judge | None) -> tuple[pd.DataFrame, str, str]:
     """The newest instrument's newest parseable verdict per claim (claim_id, judge), its name
     and its model."""
     if judge is None:
-        return pd.DataFrame({"claim_id": [], "judge": []}), "", ""
+        return _no_verdicts(), "", ""
     verdicts = selectors.judge_verify_columns(judge=judge)
     keys = _instrument_keys(verdicts)
     if not keys:
-        return pd.DataFrame({"claim_id": [], "judge": []}), judge.name, judge.model
+        return _no_verdicts(), judge.name, judge.model
     model, prompt_version = keys[0]
     part = verdicts[(verdicts["model"] == model) & (verdicts["prompt_version"] == prompt_version)]
     newest = _newest_per_claim(part)[["claim_id", "verdict"]].rename(columns={"verdict": "judge"})
