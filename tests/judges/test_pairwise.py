@@ -371,3 +371,42 @@ def test_compare_page_shows_the_pairwise_block(
     assert f"prefers whichever answer comes first in {share}%" in html
     assert f"rag@2 (B) is preferred to rag@1 (A) in {preferred}%" in html
     assert f"{N_QUESTIONS} pairs judged in both orders" in html
+
+
+@pytest.mark.worker
+def test_a_real_worker_runs_the_registered_pairwise_task(llm_endpoints, celery_worker):
+    """Through Redis to a worker process: the task is registered as judges.tasks.run_pairwise
+    and the run it executes stores both orders of every pair."""
+    import time
+
+    from config.celery import app
+    from tests.factories import JudgeFactory, ProjectFactory
+    from tests.llm_server import start_server
+
+    assert "judges.tasks.run_pairwise" in app.tasks
+    base_url, ctl = start_server()
+    llm_endpoints(loopback=base_url)
+    try:
+        project = ProjectFactory()
+        a, b = _systems(project, n=10)
+        judge = JudgeFactory(
+            project=project,
+            backend="openai",
+            model="loopback",
+            endpoint="loopback",
+            max_concurrency=2,
+            timeout_seconds=5,
+            max_retries=1,
+            verify_prompt="",
+        )
+        run = pairwise_run_start(judge=judge, a=a, b=b)  # committed at once
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            run.refresh_from_db()
+            if run.status not in ("pending", "running"):
+                break
+            time.sleep(0.2)
+        assert (run.status, run.done, run.total) == ("done", 20, 20)
+        assert sum(1 for c in ctl.log if c.kind == "pairwise") == 20
+    finally:
+        ctl.stop()
