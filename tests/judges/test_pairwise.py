@@ -32,10 +32,11 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from scipy import stats
 
+from annotate.models import Answer, Passage, Project, System
 from judges.models import JudgeRun, PairwiseVerdict
 from judges.services import pairwise_run_start
 from metrics.services.compare import systems_compare
-from tests.factories import PASSWORD, AnswerFactory, PassageFactory
+from tests.factories import PASSWORD
 from tests.judges.conftest import PILE
 
 pytestmark = pytest.mark.django_db
@@ -46,20 +47,25 @@ KEY = "sk-test-Pw9rT2yUq81ZxM0n"
 
 
 def _systems(project, n=N_QUESTIONS):
-    from annotate.models import System
-
+    """Systems rag@1 (A) and rag@2 (B), each answering the same `n` questions, every answer
+    with a one-passage pile (bulk-created: 2n answers in two queries)."""
     a = System.objects.create(project=project, name="rag", version="1")
     b = System.objects.create(project=project, name="rag", version="2")
-    for i in range(n):
-        for system in (a, b):
-            answer = AnswerFactory(
-                project=project,
-                system=system,
-                question_id=f"q{i:03d}",
-                question=f"How long do refunds take, case {i}?",
-                text=f"Answer of system {system.version} to case {i}: refunds take 14 days.",
-            )
-            PassageFactory(answer=answer, rank=1, text=PILE)
+    answers = Answer.objects.bulk_create(
+        Answer(
+            project=project,
+            external_id=f"{system.version}:{i}",
+            position=2 * i + k,
+            system=system,
+            question_id=f"q{i:03d}",
+            question=f"How long do refunds take, case {i}?",
+            text=f"Answer of system {system.version} to case {i}: refunds take 14 days.",
+        )
+        for i in range(n)
+        for k, system in enumerate((a, b))
+    )
+    Passage.objects.bulk_create(Passage(answer=answer, rank=1, text=PILE) for answer in answers)
+    Project.objects.filter(pk=project.pk).update(answers_count=len(answers))
     return a, b
 
 
@@ -106,6 +112,15 @@ class Planted:
 @pytest.fixture
 def pair_judge(project, openai_judge):
     a, b = _systems(project)
+    return openai_judge, a, b
+
+
+N_SMALL = 40  # where the figures' precision is not the point
+
+
+@pytest.fixture
+def small(project, openai_judge):
+    a, b = _systems(project, n=N_SMALL)
     return openai_judge, a, b
 
 
@@ -195,9 +210,9 @@ def test_b_truly_better_with_a_first_position_bias(
 
 
 def test_compare_in_the_other_orientation_swaps_the_orders(
-    pair_judge, project, llm, django_capture_on_commit_callbacks
+    small, project, llm, django_capture_on_commit_callbacks
 ):
-    judge, a, b = pair_judge
+    judge, a, b = small
     _, ctl = llm
     ctl.script = Planted(pf=0.4, c=0.9)
     _run(judge, a, b, django_capture_on_commit_callbacks)
@@ -207,10 +222,8 @@ def test_compare_in_the_other_orientation_swaps_the_orders(
     _close(backward["position_bias"]["value"], forward["position_bias"]["value"])
 
 
-def test_rerun_asks_only_for_what_is_not_stored(
-    pair_judge, llm, django_capture_on_commit_callbacks
-):
-    judge, a, b = pair_judge
+def test_rerun_asks_only_for_what_is_not_stored(small, llm, django_capture_on_commit_callbacks):
+    judge, a, b = small
     _, ctl = llm
     judge.max_retries = 0
     judge.save()
@@ -218,16 +231,16 @@ def test_rerun_asks_only_for_what_is_not_stored(
     broken = "How long do refunds take, case 7?"
     ctl.fail("500", claim=broken, times=2)  # both orders of one pair fail once
     first = _run(judge, a, b, django_capture_on_commit_callbacks)
-    assert (first.status, first.done, first.failed) == ("done", 2 * N_QUESTIONS - 2, 2)
+    assert (first.status, first.done, first.failed) == ("done", 2 * N_SMALL - 2, 2)
     calls = ctl.total_calls
     again = _run(judge, a, b, django_capture_on_commit_callbacks)
     assert again.pk == first.pk
     assert ctl.total_calls == calls + 2  # only the two failed items were asked again
-    assert (again.done, again.failed) == (2 * N_QUESTIONS, 0)
+    assert (again.done, again.failed) == (2 * N_SMALL, 0)
     third = _run(judge, a, b, django_capture_on_commit_callbacks)
     assert ctl.total_calls == calls + 2  # nothing left to ask
-    assert third.done == 2 * N_QUESTIONS
-    assert PairwiseVerdict.objects.filter(run=first).count() == 2 * N_QUESTIONS
+    assert third.done == 2 * N_SMALL
+    assert PairwiseVerdict.objects.filter(run=first).count() == 2 * N_SMALL
 
 
 @pytest.fixture
@@ -354,9 +367,9 @@ def test_command_runs_the_job_and_names_bad_arguments(few, project, llm):
 
 
 def test_compare_page_shows_the_pairwise_block(
-    client, lead, pair_judge, project, llm, django_capture_on_commit_callbacks
+    client, lead, small, project, llm, django_capture_on_commit_callbacks
 ):
-    judge, a, b = pair_judge
+    judge, a, b = small
     _, ctl = llm
     ctl.script = Planted(pf=0.4, c=0.5)
     _run(judge, a, b, django_capture_on_commit_callbacks)
@@ -370,7 +383,7 @@ def test_compare_page_shows_the_pairwise_block(
     preferred = f"{100 * pw['preference_b']['value']:.0f}"
     assert f"prefers whichever answer comes first in {share}%" in html
     assert f"rag@2 (B) is preferred to rag@1 (A) in {preferred}%" in html
-    assert f"{N_QUESTIONS} pairs judged in both orders" in html
+    assert f"{N_SMALL} pairs judged in both orders" in html
 
 
 @pytest.mark.worker
