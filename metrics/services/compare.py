@@ -511,8 +511,7 @@ def _pairwise_block(
         "asked in both orders and averaged; position bias = share of first-position wins "
         "− 50%, over both orders of every pair; t intervals over pairs, 95%; "
         f"{unparseable} unparseable repl{'y' if unparseable == 1 else 'ies'} counted apart "
-        "and a pair counts only when both its orders have a verdict. "
-        f"({both['method']}.)"
+        "and a pair counts only when both its orders have a verdict; ties count half."
     )
     return block
 
