@@ -384,6 +384,11 @@ def test_compare_page_shows_the_pairwise_block(
     assert f"prefers whichever answer comes first in {share}%" in html
     assert f"rag@2 (B) is preferred to rag@1 (A) in {preferred}%" in html
     assert f"{N_SMALL} pairs judged in both orders" in html
+    # The run's own page shows its progress, as any run's.
+    run = PairwiseVerdict.objects.first().run
+    detail = client.get(reverse("judges:run-detail", args=[project.slug, run.pk]))
+    assert detail.status_code == 200
+    assert f"{2 * N_SMALL}" in detail.content.decode()
 
 
 @pytest.mark.worker
