@@ -340,6 +340,24 @@ def test_command_runs_the_job_and_names_bad_arguments(few, project, llm):
     )
     assert "6/6 asked — done 6" in out.getvalue()
     assert set(PairwiseVerdict.objects.values_list("verdict", flat=True)) == {"second"}
+    # compare's text output carries the pairwise finding. Always SECOND: the first position
+    # never wins (0%), and each system wins the order where it comes second, so B 50%.
+    text = io.StringIO()
+    call_command(
+        "compare",
+        "--project",
+        project.slug,
+        "--a",
+        "rag@1",
+        "--b",
+        "rag@2",
+        "--format",
+        "text",
+        stdout=text,
+    )
+    assert "Pairwise judge, both orders:" in text.getvalue()
+    assert "comes first in 0% " in text.getvalue()
+    assert "is preferred to rag@1 (A) in 50% [50, 50] of 3 pairs" in text.getvalue()
     with pytest.raises(CommandError, match="--a 'rag' names several versions"):
         call_command(
             "pairwise_judge",
