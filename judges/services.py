@@ -18,6 +18,7 @@ from judges.backends.baseline import BASELINE_DESCRIPTION, Analysis
 from judges.backends.bits_backend import instrument_text as bits_instrument_text
 from judges.endpoints import HOW_TO_DECLARE, EndpointNotDeclared, endpoint_get, endpoints_declared
 from judges.models import Backend, Canary, Judge, JudgeFailure, JudgeRun, prompt_version
+from judges.pairwise_runner import shared_pairs
 from judges.prompts import DEFAULT_DECOMPOSE_PROMPT, DEFAULT_PAIRWISE_PROMPT, DEFAULT_VERIFY_PROMPT
 from judges.runner import lease_seconds
 from judges.selectors import claims_in_scope
@@ -292,6 +293,11 @@ def pairwise_run_start(
     problem = judge_endpoint_problem(judge)
     if problem:
         raise ValidationError({"endpoint": problem})
+    shared = len(shared_pairs(system_a_id=a.pk, system_b_id=b.pk))
+    if not shared:
+        raise ValidationError(
+            {"system": f"{a} and {b} answered no question in common (the same question_id)."}
+        )
     spec = judge_spec(judge)
     spec.pop("verify_prompt")
     spec.pop("decompose_prompt")
@@ -338,6 +344,8 @@ def pairwise_run_start(
             parameters=parameters,
             created_by=user if user is not None and user.is_authenticated else None,
         )
+    run.total = 2 * shared  # both orders of every pair; counted again when it executes
+    run.save(update_fields=["total"])
     if enqueue:
         _enqueue(run.pk, run.kind)
     return run

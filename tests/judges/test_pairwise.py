@@ -319,6 +319,12 @@ def test_bad_requests_are_refused_naming_the_field(few, project):
     with pytest.raises(ValidationError) as baseline:
         pairwise_run_start(judge=judge, a=a, b=_)
     assert "backend" in baseline.value.message_dict
+    judge.backend = "openai"
+    judge.save()
+    other = System.objects.create(project=project, name="other")
+    with pytest.raises(ValidationError) as nothing_shared:
+        pairwise_run_start(judge=judge, a=a, b=other)
+    assert "answered no question in common" in nothing_shared.value.message_dict["system"][0]
     assert not JudgeRun.objects.exists()
 
 
