@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotate.models import Answer, Claim, Project
+from annotate.models import Answer, Claim, Project, System
 
 
 def prompt_version(text: str) -> str:
@@ -80,6 +80,7 @@ class JudgeRun(models.Model):
         VERIFY = "verify", "Verify claims against the pile"
         CITATION = "citation", "Verify claims against their cited passages"
         CANARY = "canary", "Leniency canary"
+        PAIRWISE = "pairwise", "Pairwise: two systems' answers, both orders"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -243,6 +244,58 @@ class JudgeVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verdict} on claim {self.claim_id} (run {self.run_id})"
+
+
+class PairwiseVerdict(models.Model):
+    """A judge's verdict on one pair (one question, the answers of systems A and B) shown in one
+    order. Every pair is asked in both orders (seed 004); `verdict` names a position, not a
+    system: "first" under order "b_first" is a win for B. UNPARSEABLE keeps its `reason` and
+    counts nowhere (metrics.services.compare counts it apart)."""
+
+    class Order(models.TextChoices):
+        A_FIRST = "a_first", "A's answer first"
+        B_FIRST = "b_first", "B's answer first"
+
+    class Choice(models.TextChoices):
+        FIRST = "first", "First"
+        SECOND = "second", "Second"
+        TIE = "tie", "Tie"
+        UNPARSEABLE = "UNPARSEABLE", "Unparseable"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="pairwise_verdicts")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="pairwise_verdicts")
+    question_id = models.CharField(max_length=200, help_text="The pair's question key.")
+    system_a = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+")
+    system_b = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=8, choices=Order.choices)
+    verdict = models.CharField(max_length=12, choices=Choice.choices)
+    reason = models.CharField(max_length=200, blank=True, help_text="Why it is UNPARSEABLE.")
+    raw_response = models.TextField(blank=True, help_text="The reply, truncated.")
+    latency_ms = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "question_id", "order"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "question_id", "order"], name="pairwise_one_per_run_pair_order"
+            ),
+            models.CheckConstraint(
+                condition=Q(order__in=["a_first", "b_first"]), name="pairwise_order_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(verdict__in=["first", "second", "tie", "UNPARSEABLE"]),
+                name="pairwise_verdict_valid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(system_a=models.F("system_b")), name="pairwise_two_systems"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on {self.question_id} ({self.order}, run {self.run_id})"
 
 
 class JudgeFailure(models.Model):

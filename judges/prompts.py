@@ -7,6 +7,7 @@ prompt makes a new instrument, audited afresh.
 import re
 
 _PLACEHOLDER = re.compile(r"\{(context|claim|answer)\}")
+_PAIRWISE_PLACEHOLDER = re.compile(r"\{(question|answer_1|pile_1|answer_2|pile_2)\}")
 
 DEFAULT_VERIFY_PROMPT = """Context:
 {context}
@@ -21,6 +22,29 @@ DEFAULT_DECOMPOSE_PROMPT = """Split the answer into atomic factual claims.
 One claim per line, each independently verifiable, no commentary.
 
 Answer: {answer}"""
+
+# Pairwise judging (judges/pairwise_runner.py): one question, two answers each with its own pile;
+# asked twice per pair, once in each order. Its version is the hash of its text, as any prompt's.
+DEFAULT_PAIRWISE_PROMPT = """Two answers to one question follow, each with the passages it was
+generated from (its pile). Which answer is more faithful to its own pile: every statement it
+makes is supported by its passages, none contradicts them, nothing is added from elsewhere?
+
+Question: {question}
+
+Answer 1:
+{answer_1}
+
+Pile of answer 1:
+{pile_1}
+
+Answer 2:
+{answer_2}
+
+Pile of answer 2:
+{pile_2}
+
+Reply with exactly one word: FIRST if answer 1 is more faithful to its pile, SECOND if
+answer 2 is, TIE if they are equally faithful. Judge only against each answer's own pile."""
 
 
 def context_render(passages) -> str:
@@ -46,3 +70,17 @@ def verify_prompt_render(template: str, *, claim: str, passages) -> str:
 
 def decompose_prompt_render(template: str, *, answer: str) -> str:
     return _fill(template, {"answer": answer})
+
+
+def pairwise_prompt_render(
+    template: str, *, question: str, answer_1: str, pile_1, answer_2: str, pile_2
+) -> str:
+    values = {
+        "question": question,
+        "answer_1": answer_1,
+        "pile_1": context_render(pile_1) or "(no passages)",
+        "answer_2": answer_2,
+        "pile_2": context_render(pile_2) or "(no passages)",
+    }
+    # One pass, as `_fill`: an answer that contains "{pile_2}" is not filled in.
+    return _PAIRWISE_PLACEHOLDER.sub(lambda m: values[m.group(1)], template)

@@ -13,12 +13,13 @@ from django.db.models import Max
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from annotate.models import Answer, Claim, Passage, Project, Verdict
+from annotate.models import Answer, Claim, Passage, Project, System, Verdict
 from judges.backends.baseline import BASELINE_DESCRIPTION, Analysis
 from judges.backends.bits_backend import instrument_text as bits_instrument_text
 from judges.endpoints import HOW_TO_DECLARE, EndpointNotDeclared, endpoint_get, endpoints_declared
 from judges.models import Backend, Canary, Judge, JudgeFailure, JudgeRun, prompt_version
-from judges.prompts import DEFAULT_DECOMPOSE_PROMPT, DEFAULT_VERIFY_PROMPT
+from judges.pairwise_runner import shared_pairs
+from judges.prompts import DEFAULT_DECOMPOSE_PROMPT, DEFAULT_PAIRWISE_PROMPT, DEFAULT_VERIFY_PROMPT
 from judges.runner import lease_seconds
 from judges.selectors import claims_in_scope
 
@@ -217,9 +218,12 @@ def judge_run_start(
     The set of items is frozen as an id bound: claims (or canaries) imported after the start
     are not part of this run.
     """
-    if kind not in JudgeRun.Kind.values:
+    if kind not in JudgeRun.Kind.values or kind == JudgeRun.Kind.PAIRWISE:
         raise ValidationError(
-            {"kind": f"Unknown run kind {kind!r}: use verify, citation or canary."}
+            {
+                "kind": f"Unknown run kind {kind!r}: use verify, citation or canary "
+                "(pairwise runs start with pairwise_run_start: manage.py pairwise_judge)."
+            }
         )
     if scope not in JudgeRun.Scope.values:
         raise ValidationError(
@@ -266,15 +270,98 @@ def judge_run_start(
     return run
 
 
+@transaction.atomic
+def pairwise_run_start(
+    *, judge: Judge, a: System, b: System, user=None, enqueue: bool = True
+) -> JudgeRun:
+    """Judge every question systems `a` and `b` both answered, in both orders
+    (judges/pairwise_runner.py), and enqueue the work once this transaction commits.
+
+    Idempotent: the judge's earlier pairwise run of the same two systems with the same model
+    and prompt is carried on (only its (question, order) items without a stored verdict are
+    asked); a live one is returned as it is. Another model or prompt is a new instrument and a
+    new run.
+    """
+    if a.project_id != judge.project_id or b.project_id != judge.project_id:
+        raise ValidationError({"system": "Both systems must belong to the judge's project."})
+    if a.pk == b.pk:
+        raise ValidationError({"system": "Choose two different systems (A and B)."})
+    if judge.backend != Backend.OPENAI:
+        raise ValidationError(
+            {"backend": "Pairwise judging needs an OpenAI-compatible judge (backend openai)."}
+        )
+    problem = judge_endpoint_problem(judge)
+    if problem:
+        raise ValidationError({"endpoint": problem})
+    shared = len(shared_pairs(system_a_id=a.pk, system_b_id=b.pk))
+    if not shared:
+        raise ValidationError(
+            {"system": f"{a} and {b} answered no question in common (the same question_id)."}
+        )
+    spec = judge_spec(judge)
+    spec.pop("verify_prompt")
+    spec.pop("decompose_prompt")
+    prompt_text = (judge.parameters or {}).get("pairwise_prompt") or DEFAULT_PAIRWISE_PROMPT
+    version = prompt_version(prompt_text)
+    existing = (
+        JudgeRun.objects.select_for_update()
+        .filter(
+            judge=judge,
+            kind=JudgeRun.Kind.PAIRWISE,
+            model=judge.model,
+            prompt_version=version,
+            parameters__system_a=a.pk,
+            parameters__system_b=b.pk,
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if existing is not None and existing.status in (
+        JudgeRun.Status.PENDING,
+        JudgeRun.Status.RUNNING,
+    ):
+        return existing
+    parameters = {**spec, "pairwise_prompt": prompt_text, "system_a": a.pk, "system_b": b.pk}
+    if existing is not None:
+        existing.status = JudgeRun.Status.PENDING
+        existing.error = ""
+        existing.finished_at = None
+        existing.lease_owner = ""
+        existing.parameters = parameters
+        existing.save(update_fields=["status", "error", "finished_at", "lease_owner", "parameters"])
+        run = existing
+    else:
+        run = JudgeRun.objects.create(
+            judge=judge,
+            project=judge.project,
+            kind=JudgeRun.Kind.PAIRWISE,
+            scope=JudgeRun.Scope.ALL,
+            status=JudgeRun.Status.PENDING,
+            backend=judge.backend,
+            model=judge.model,
+            prompt_text=prompt_text,
+            prompt_version=version,
+            parameters=parameters,
+            created_by=user if user is not None and user.is_authenticated else None,
+        )
+    run.total = 2 * shared  # both orders of every pair; counted again when it executes
+    run.save(update_fields=["total"])
+    if enqueue:
+        _enqueue(run.pk, run.kind)
+    return run
+
+
 def task(name: str):
     """A task of judges/tasks.py by its registered name. The task module imports this one, so
     services never import it; JudgesConfig.ready registers the tasks in every process."""
     return current_app.tasks[f"judges.tasks.{name}"]
 
 
-def _enqueue(run_id: int) -> None:
+def _enqueue(run_id: int, kind: str = "") -> None:
+    name = "run_pairwise" if kind == JudgeRun.Kind.PAIRWISE else "run_judge"
+
     def send() -> None:
-        task("run_judge").delay(run_id)
+        task(name).delay(run_id)
         if not current_app.conf.task_always_eager:
             # Resumes the run if its worker dies (judges.tasks.watch_run_schedule's countdown).
             task("watch_run").apply_async(args=[run_id], countdown=lease_seconds() + 1)
@@ -341,7 +428,7 @@ def judge_run_resume(*, run: JudgeRun) -> bool:
         locked.save(update_fields=["status", "error", "finished_at", "lease_owner", "failed"])
     elif not run_is_stale(locked):
         return False
-    _enqueue(locked.pk)
+    _enqueue(locked.pk, locked.kind)
     run.refresh_from_db()
     return True
 

@@ -29,7 +29,18 @@ from judges.runner import LIVE, lease_seconds, run_execute
 def run_judge(run_id: int) -> str:
     """Judge the remaining items of run `run_id`; safe to deliver more than once. A delivery
     that finds another execution's live lease returns "busy" and leaves the run to it."""
+    if JudgeRun.objects.filter(pk=run_id, kind=JudgeRun.Kind.PAIRWISE).exists():
+        return run_pairwise(run_id)  # a resume that named the generic task
     return run_execute(run_id, owner=uuid.uuid4().hex)
+
+
+@shared_task(name="judges.tasks.run_pairwise", acks_late=True, reject_on_worker_lost=True)
+def run_pairwise(run_id: int) -> str:
+    """Judge the remaining (question, order) items of pairwise run `run_id`
+    (judges/pairwise_runner.py); safe to deliver more than once, as `run_judge`."""
+    from judges.pairwise_runner import pairwise_execute
+
+    return pairwise_execute(run_id, owner=uuid.uuid4().hex)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

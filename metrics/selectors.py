@@ -30,7 +30,7 @@ from annotate.models import (
     System,
     imported_name,
 )
-from judges.models import Judge, JudgeRun, JudgeVerdict
+from judges.models import Judge, JudgeRun, JudgeVerdict, PairwiseVerdict
 from metrics.models import ReportSnapshot
 from metrics.sql import rows_as_csv_text
 
@@ -510,6 +510,9 @@ def system_claim_columns(*, project: Project, system_ids: list[int]) -> pd.DataF
         Claim.objects.filter(project=project, answer__system_id__in=system_ids).order_by("id"),
         {"id": "claim_id", "answer_id": "answer_id", "gold__verdict": "gold"},
     )
+    # Integer ids even when there is no claim (an empty column is untyped), so merges on
+    # them work for systems with answers but no claims yet.
+    frame = frame.astype({"claim_id": "int64", "answer_id": "int64"})
     return _text(frame, "gold")
 
 
@@ -564,3 +567,25 @@ def snapshot_active_audit(*, project: Project, judge: Judge | None) -> dict | No
         .first()
     )
     return row or None
+
+
+def pairwise_verdict_rows(*, a: System, b: System, judge: Judge | None = None) -> dict:
+    """The newest pairwise run on systems `a` and `b` (in either orientation; of `judge` when
+    given): {"run": run or None, "swapped": the run's A is `b`, "rows": [(question_id, order,
+    verdict)]}."""
+    runs = JudgeRun.objects.filter(kind=JudgeRun.Kind.PAIRWISE, pairwise_verdicts__isnull=False)
+    runs = runs.filter(
+        Q(parameters__system_a=a.pk, parameters__system_b=b.pk)
+        | Q(parameters__system_a=b.pk, parameters__system_b=a.pk)
+    )
+    if judge is not None:
+        runs = runs.filter(judge=judge)
+    run = runs.select_related("judge").order_by("-created_at", "-id").first()
+    if run is None:
+        return {"run": None, "swapped": False, "rows": []}
+    rows = list(
+        PairwiseVerdict.objects.filter(run=run)
+        .order_by("question_id", "order")
+        .values_list("question_id", "order", "verdict")
+    )
+    return {"run": run, "swapped": int(run.parameters.get("system_a")) == b.pk, "rows": rows}

@@ -20,7 +20,11 @@ default VERIFY prompt (`Context:\\n...\\n\\nClaim: ...\\n`):
 - NOT_MENTIONED otherwise.
 
 `script` may override this: a dict {claim text: verdict or reply text} or a callable
-`(claim, context) -> str | None` (None falls back to the rule). A verdict's reply carries
+`(claim, context) -> str | None` (None falls back to the rule). A pairwise prompt (a
+`Question:` line, then `Answer 1:` and `Answer 2:` blocks, as judges/prompts.py's
+DEFAULT_PAIRWISE_PROMPT) is recorded with kind "pairwise" and the question as its claim (so
+faults queue per question); the callable gets `(question, (answer 1 text, answer 2 text))` and
+its reply is sent as is ("TIE" when there is no script or it says None). A verdict's reply carries
 `logprobs.content[0].top_logprobs` for its first token: the chosen verdict's token gets
 probability `ctl.p_chosen` (0.8 by default), the two others 0.08 and 0.05, and a stray token
 ("The") the rest; `ctl.expected_confidence(verdict)` is P(SUPPORTED) renormalised over the
@@ -68,6 +72,14 @@ FAULTS = ("429", "500", "401", "slow", "garbage", "no_logprobs", "refuse_logprob
 _CLAIM_RE = re.compile(r"^Claim:\s*(.*?)\s*$", re.MULTILINE)
 _CONTEXT_RE = re.compile(r"Context:\s*\n(.*?)\n\s*Claim:", re.DOTALL)
 _ANSWER_RE = re.compile(r"Answer:\s*(.*)\Z", re.DOTALL)
+# A pairwise prompt (judges/prompts.py DEFAULT_PAIRWISE_PROMPT): its question, then two answers.
+_PAIR_RE = re.compile(
+    r"^Question:\s*(.*?)\s*$(?=.*^Answer 1:.*^Answer 2:)", re.MULTILINE | re.DOTALL
+)
+_PAIR_ANSWERS_RE = re.compile(
+    r"^Answer 1:\s*\n(.*?)\n\s*\nPile of answer 1:.*?^Answer 2:\s*\n(.*?)\n\s*\nPile of answer 2:",
+    re.MULTILINE | re.DOTALL,
+)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'_-]*")
 
 
@@ -192,6 +204,17 @@ class Controller:
                 return queue.popleft()
             return self._forever.get(answer)
 
+    def decide_pair(self, question: str, prompt: str) -> str:
+        """A pairwise reply: `script(question, (answer 1, answer 2))` when it is callable and
+        says something, else "TIE"."""
+        if callable(self.script):
+            found = _PAIR_ANSWERS_RE.search(prompt)
+            answers = (found.group(1).strip(), found.group(2).strip()) if found else ("", "")
+            scripted = self.script(question, answers)
+            if scripted is not None:
+                return scripted
+        return "TIE"
+
     def decide(self, claim: str, context: str) -> str:
         if self.script is not None:
             scripted = (
@@ -263,8 +286,11 @@ def _respond(ctl: Controller, method: str, path: str, headers, raw: bytes) -> Re
     model = body.get("model", "loopback")
     claim_match = _CLAIM_RE.search(prompt)
     auth = headers.get("Authorization", "")
+    pair_match = _PAIR_RE.search(prompt)
     if "Split the answer into atomic factual claims" in prompt:
         kind, claim = "decompose", None
+    elif pair_match:
+        kind, claim = "pairwise", pair_match.group(1)
     elif claim_match:
         kind, claim = "verify", claim_match.group(1)
     else:
@@ -273,7 +299,7 @@ def _respond(ctl: Controller, method: str, path: str, headers, raw: bytes) -> Re
     answer_text = None
     if kind == "decompose":
         answer_text = (_ANSWER_RE.search(prompt) or re.match(r"(.*)", prompt)).group(1).strip()
-    if kind == "verify":
+    if kind in ("verify", "pairwise"):
         fault = ctl._next_fault(claim)
     elif answer_text is not None:
         fault = ctl._decompose_fault(answer_text)
@@ -317,12 +343,15 @@ def _respond(ctl: Controller, method: str, path: str, headers, raw: bytes) -> Re
         sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", answer) if s.strip()]
         text = "\n".join(sentences)
         return Reply(200, _completion(text, model=model, logprobs=None, prompt=prompt), delay=delay)
-    if kind != "verify":
+    if kind not in ("verify", "pairwise"):
         return Reply(200, _completion("OK", model=model, logprobs=None, prompt=prompt), delay=delay)
 
     if fault and fault.kind == "garbage":
         completion = _completion(fault.text, model=model, logprobs=None, prompt=prompt)
         return Reply(200, completion, delay=delay)
+    if kind == "pairwise":
+        text = ctl.decide_pair(claim, prompt)
+        return Reply(200, _completion(text, model=model, logprobs=None, prompt=prompt), delay=delay)
     context_match = _CONTEXT_RE.search(prompt)
     reply = ctl.decide(claim, context_match.group(1) if context_match else "")
     want_logprobs = bool(body.get("logprobs")) and not (fault and fault.kind == "no_logprobs")

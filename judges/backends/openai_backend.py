@@ -41,8 +41,10 @@ from judges.backends.base import JudgeCallFailed, JudgeConfigError, VerifyResult
 from judges.endpoints import Endpoint, url_check
 from judges.prompts import (
     DEFAULT_DECOMPOSE_PROMPT,
+    DEFAULT_PAIRWISE_PROMPT,
     DEFAULT_VERIFY_PROMPT,
     decompose_prompt_render,
+    pairwise_prompt_render,
     verify_prompt_render,
 )
 
@@ -95,6 +97,35 @@ def verdict_parse(text: str) -> str | None:
     """The verdict in a reply of exactly one verdict word (case, quotes, a full stop tolerated)."""
     cleaned = _THINK.sub("", text or "").strip().strip(" \t\r\n.!*`'\"").upper()
     return ANSWER_WORDS.get(re.sub(r"\s+", "_", cleaned))
+
+
+# Words a pairwise reply may be (judges/pairwise_runner.py), and the verdict each is stored as.
+PAIRWISE_WORDS = {"FIRST": "first", "SECOND": "second", "TIE": "tie"}
+
+
+def pairwise_parse(text: str) -> tuple[str, str]:
+    """(verdict, reason) of a pairwise reply: "first", "second" or "tie" for a reply of exactly
+    one of FIRST / SECOND / TIE (case, quotes, a full stop, a <think> block tolerated), else
+    ("UNPARSEABLE", why)."""
+    cleaned = _THINK.sub("", text or "").strip().strip(" \t\r\n.!*`'\"").upper()
+    if not cleaned:
+        return "UNPARSEABLE", "empty reply"
+    verdict = PAIRWISE_WORDS.get(cleaned)
+    if verdict is not None:
+        return verdict, ""
+    return "UNPARSEABLE", "the reply is not one of FIRST, SECOND or TIE"
+
+
+@dataclass(frozen=True)
+class PairwiseResult:
+    """One pairwise verdict: "first", "second", "tie" or "UNPARSEABLE" (with `reason`)."""
+
+    verdict: str
+    reason: str
+    raw: str
+    latency_ms: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 def verdict_for_token(token: str) -> str | None:
@@ -169,6 +200,7 @@ class OpenAISpec:
     max_retries: int = 5
     verify_prompt: str = DEFAULT_VERIFY_PROMPT
     decompose_prompt: str = DEFAULT_DECOMPOSE_PROMPT
+    pairwise_prompt: str = DEFAULT_PAIRWISE_PROMPT
     max_tokens: int = 8
     top_logprobs: int = 5
     backoff_base_s: float = 0.5
@@ -474,6 +506,33 @@ class OpenAIBackend:
             latency_ms,
             prompt_tokens,
             completion_tokens,
+        )
+
+    def pairwise(
+        self, *, question: str, answer_1: str, pile_1, answer_2: str, pile_2
+    ) -> PairwiseResult:
+        """Which of two answers is more faithful to its own pile, through the same request,
+        caps, retries and errors as `verify` (no logprobs asked for)."""
+        prompt = pairwise_prompt_render(
+            self.spec.pairwise_prompt,
+            question=question,
+            answer_1=answer_1,
+            pile_1=pile_1,
+            answer_2=answer_2,
+            pile_2=pile_2,
+        )
+        response, latency_ms = self._create(prompt, max_tokens=self.spec.max_tokens, logprobs=False)
+        choice = response.choices[0] if response.choices else None
+        raw = (choice.message.content or "") if choice is not None else ""
+        usage = getattr(response, "usage", None)
+        verdict, reason = pairwise_parse(raw)
+        return PairwiseResult(
+            verdict,
+            reason,
+            raw,
+            latency_ms,
+            getattr(usage, "prompt_tokens", 0) or 0,
+            getattr(usage, "completion_tokens", 0) or 0,
         )
 
     def decompose(self, answer_text: str) -> list[str]:

@@ -67,6 +67,12 @@ def compare_text(result: dict) -> str:
             )
         lines.append("  " + audit["equality"])
         lines.extend("  " + warning for warning in audit["self_preference"])
+    pairwise = result.get("pairwise")
+    if pairwise:
+        lines.append("")
+        lines.append("Pairwise judge, both orders:")
+        lines.append("  " + pairwise["finding"])
+        lines.append("  Method: " + pairwise["method"])
     worse = [row for row in result["worst_questions"] if row["delta"] < 0]
     lines.append("")
     lines.append(f"Questions B got worse on: {len(worse)}")

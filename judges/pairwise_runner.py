@@ -1,0 +1,202 @@
+"""Executing a pairwise run: every shared question of two systems, asked in both orders.
+
+A pair is one question key (an answer's `question_id`, else its question text) that both
+systems answered; when a system answered a question twice, its first answer (lowest id) is
+the one shown. Each pair is asked twice, A's answer first ("a_first") and B's first
+("b_first"), through the judge's OpenAI-compatible backend (`OpenAIBackend.pairwise`: the same
+endpoint, caps, retries and key handling as a verify run). A verdict is written as it comes;
+a rerun or a resumed run asks only for the (question, order) items with no stored verdict, and
+an item whose call failed is asked again by the next execution (a failure is never a verdict).
+
+The run holds the same lease as a verify run (judges/runner.py); a 401/403/404 fails the
+whole run at once with the backend's scrubbed message.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from django.db.models import F
+from django.utils import timezone
+
+from annotate.models import Answer, Passage
+from judges.backends import JudgeCallFailed, JudgeConfigError, backend_for_spec
+from judges.models import JudgeRun, PairwiseVerdict
+from judges.runner import LIVE, lease_acquire, lease_touch
+
+logger = logging.getLogger(__name__)
+
+ORDERS = (PairwiseVerdict.Order.A_FIRST, PairwiseVerdict.Order.B_FIRST)
+RAW_KEPT = 500  # characters of a reply kept
+TOUCH_EVERY = 16  # items between lease renewals
+
+
+@dataclass(frozen=True)
+class Side:
+    answer_id: int
+    question: str
+    text: str
+
+
+def question_key(answer: dict) -> str:
+    return answer["question_id"] or answer["question"]
+
+
+def shared_pairs(*, system_a_id: int, system_b_id: int) -> dict[str, tuple[Side, Side]]:
+    """{question key: (A's answer, B's answer)} for every question both systems answered."""
+    sides: dict[int, dict[str, Side]] = {system_a_id: {}, system_b_id: {}}
+    rows = (
+        Answer.objects.filter(system_id__in=[system_a_id, system_b_id])
+        .order_by("id")
+        .values("id", "system_id", "question_id", "question", "text")
+    )
+    for row in rows:
+        sides[row["system_id"]].setdefault(
+            question_key(row), Side(row["id"], row["question"], row["text"])
+        )
+    a, b = sides[system_a_id], sides[system_b_id]
+    return {key: (a[key], b[key]) for key in sorted(a.keys() & b.keys())}
+
+
+def _piles(answer_ids: list[int]) -> dict[int, list[Passage]]:
+    piles: dict[int, list[Passage]] = {}
+    for passage in Passage.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "rank"):
+        piles.setdefault(passage.answer_id, []).append(passage)
+    return piles
+
+
+def pending_items(run: JudgeRun, pairs: dict) -> list[tuple[str, str]]:
+    """(question key, order) items of `pairs` with no stored verdict in `run`."""
+    stored = set(PairwiseVerdict.objects.filter(run=run).values_list("question_id", "order"))
+    return [(key, order) for key in pairs for order in ORDERS if (key, order) not in stored]
+
+
+def _finish(run_id: int, owner: str, status: str, error: str = "") -> None:
+    JudgeRun.objects.filter(pk=run_id, lease_owner=owner, status=JudgeRun.Status.RUNNING).update(
+        status=status, finished_at=timezone.now(), lease_owner="", error=error
+    )
+
+
+def pairwise_execute(run_id: int, *, owner: str) -> str:
+    """Work on pairwise run `run_id` until every item has a verdict or a failure. Returns
+    "done", "failed", "cancelled", "lost", "busy" or "finished" (as `runner.run_execute`)."""
+    run = JudgeRun.objects.select_related("judge").filter(pk=run_id).first()
+    if run is None or run.status not in LIVE or run.kind != JudgeRun.Kind.PAIRWISE:
+        return "finished"
+    if not lease_acquire(run_id, owner):
+        run.refresh_from_db()
+        return "busy" if run.status in LIVE else "finished"
+    try:
+        backend = backend_for_spec({**run.parameters, "backend": run.backend, "model": run.model})
+        if not hasattr(backend, "pairwise"):
+            raise JudgeConfigError(
+                f"backend {run.backend!r} cannot judge pairs: use an OpenAI-compatible endpoint"
+            )
+    except JudgeConfigError as exc:
+        _finish(run_id, owner, JudgeRun.Status.FAILED, str(exc))
+        return "failed"
+    a_id, b_id = int(run.parameters["system_a"]), int(run.parameters["system_b"])
+    pairs = shared_pairs(system_a_id=a_id, system_b_id=b_id)
+    items = pending_items(run, pairs)
+    piles = _piles([side.answer_id for pair in pairs.values() for side in pair])
+    stored = PairwiseVerdict.objects.filter(run=run)
+    JudgeRun.objects.filter(pk=run_id).update(
+        total=2 * len(pairs),
+        done=stored.exclude(verdict=PairwiseVerdict.Choice.UNPARSEABLE).count(),
+        unparseable=stored.filter(verdict=PairwiseVerdict.Choice.UNPARSEABLE).count(),
+        failed=0,
+    )
+    concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
+    concurrency = min(concurrency, backend.endpoint.max_concurrency)
+
+    def ask(key: str, order: str):
+        a, b = pairs[key]
+        first, second = (a, b) if order == PairwiseVerdict.Order.A_FIRST else (b, a)
+        return backend.pairwise(
+            question=a.question,
+            answer_1=first.text,
+            pile_1=piles.get(first.answer_id, []),
+            answer_2=second.text,
+            pile_2=piles.get(second.answer_id, []),
+        )
+
+    fatal = ""
+    stopped = False
+    written = 0
+    try:
+        with ThreadPoolExecutor(concurrency, thread_name_prefix=f"pairwise-{run_id}") as pool:
+            queue = iter(items)
+            flying = {}
+
+            def top_up() -> None:
+                while len(flying) < 2 * concurrency:
+                    item = next(queue, None)
+                    if item is None:
+                        return
+                    flying[pool.submit(ask, *item)] = item
+
+            top_up()
+            while flying:
+                finished, _ = wait(flying, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    key, order = flying.pop(future)
+                    try:
+                        result = future.result()
+                    except JudgeConfigError as exc:
+                        fatal = str(exc)
+                        continue
+                    except JudgeCallFailed as exc:
+                        logger.info("pairwise run %s: %s %s failed: %s", run_id, key, order, exc)
+                        JudgeRun.objects.filter(pk=run_id).update(failed=F("failed") + 1)
+                        continue
+                    _, created = PairwiseVerdict.objects.get_or_create(
+                        run=run,
+                        question_id=key,
+                        order=order,
+                        defaults={
+                            "judge_id": run.judge_id,
+                            "system_a_id": a_id,
+                            "system_b_id": b_id,
+                            "verdict": result.verdict,
+                            "reason": result.reason[:200],
+                            "raw_response": result.raw[:RAW_KEPT],
+                            "latency_ms": result.latency_ms,
+                            "prompt_tokens": result.prompt_tokens,
+                            "completion_tokens": result.completion_tokens,
+                        },
+                    )
+                    if created:
+                        counter = (
+                            "unparseable"
+                            if result.verdict == PairwiseVerdict.Choice.UNPARSEABLE
+                            else "done"
+                        )
+                        JudgeRun.objects.filter(pk=run_id).update(
+                            **{counter: F(counter) + 1},
+                            prompt_tokens=F("prompt_tokens") + result.prompt_tokens,
+                            completion_tokens=F("completion_tokens") + result.completion_tokens,
+                            latency_ms_total=F("latency_ms_total") + result.latency_ms,
+                        )
+                    written += 1
+                    if written % TOUCH_EVERY == 0 and not lease_touch(run_id, owner):
+                        stopped = True
+                if fatal or stopped:
+                    for future in flying:
+                        future.cancel()
+                    flying.clear()
+                    break
+                top_up()
+    except Exception as exc:
+        logger.exception("pairwise run %s failed", run_id)
+        _finish(run_id, owner, JudgeRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+        raise
+    if fatal:
+        _finish(run_id, owner, JudgeRun.Status.FAILED, fatal)
+        return "failed"
+    if stopped:
+        run.refresh_from_db()
+        return "cancelled" if run.status == JudgeRun.Status.CANCELLED else "lost"
+    _finish(run_id, owner, JudgeRun.Status.DONE)
+    return "done"
