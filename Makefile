@@ -37,7 +37,7 @@ format: install
 test: lint
 	$(BIN)/lint-imports
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 bench: install
 	$(BIN)/python -m bench --size $(SIZE)

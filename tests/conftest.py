@@ -12,17 +12,6 @@ from tests.services import REASONS, require
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def pytest_collection_modifyitems(config, items):
-    """`make test` runs on two processes (pytest-xdist, `--dist loadgroup`): the tests that use
-    Redis (its queues are one per database number, and a worker test purges them) run one after
-    another in one process, everything else anywhere."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if item.get_closest_marker("worker") or item.get_closest_marker("redis"):
-            item.add_marker(pytest.mark.xdist_group("redis"))
-
-
 def pytest_runtest_setup(item):
     for marker in REASONS:
         if item.get_closest_marker(marker):
