@@ -1,0 +1,131 @@
+"""Tests written for the survivors of the sixth mutation session (tests/MUTATION.md): each pins
+a figure derived by hand or by an independent library (ppi_py, scipy), never by the product's
+own function. Fast (one small import, no report), so in mutmut's test selection."""
+
+import math
+
+import numpy as np
+import pytest
+from kombu.exceptions import OperationalError
+
+from judges.models import Judge
+from metrics.models import ReportSnapshot
+from metrics.services import snapshots
+from metrics.services.gate import gate_check
+from metrics.services.trend import systems_trend
+from tests.compare.builders import answer_record, import_records
+from tests.factories import ProjectFactory
+from tests.metrics import independent as ref
+
+S, N = "SUPPORTED", "NOT_IN_PILE"
+
+
+# --- metrics.services.gate: the method a gate reports is the judge block's own -------------
+
+
+def test_gate_on_the_judges_headline_reports_that_estimates_method_and_interval():
+    report = {
+        "project": {"slug": "p"},
+        "judge": {
+            "name": "j",
+            "headline_estimate": "ppi",
+            "ppi": {"value": 0.91, "ci": [0.88, 0.94], "method": "PPI++ clustered by answer"},
+        },
+        "faithfulness": {"pooled": {"value": 0.5, "ci": [0.4, 0.6]}},
+    }
+    result = gate_check(report, metric="faithfulness", minimum=0.9, on="lower")
+    assert result["method"] == "PPI++ clustered by answer"
+    assert result["figure"] == 0.91
+    assert result["interval"] == [0.88, 0.94]
+    assert result["judged_value"] == 0.88
+    assert result["pass"] is False
+    assert result["reason"] == "lower 0.8800 is below the minimum 0.9"
+
+
+def test_gate_on_a_judge_block_without_method_names_the_estimate():
+    report = {"judge": {"headline_estimate": "rogan_gladen", "rogan_gladen": {"value": 0.8}}}
+    result = gate_check(report, metric="faithfulness", minimum=0.7, on="value")
+    assert result["method"] == "rogan_gladen"
+    assert result["pass"] is True
+    assert result["reason"] == "value end 0.8000 meets the threshold"
+
+
+# --- metrics.services.snapshots: the broker down fails the snapshot with its message --------
+
+
+@pytest.mark.django_db
+def test_enqueue_with_the_broker_down_fails_the_pending_snapshot_with_the_message(monkeypatch):
+    def broker_down(snapshot_id):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(snapshots, "_enqueue", broker_down)
+    snapshot = ReportSnapshot.objects.create(project=ProjectFactory())
+    snapshots._enqueue_or_fail(snapshot.pk)
+    snapshot.refresh_from_db()
+    assert snapshot.status == ReportSnapshot.Status.FAILED
+    assert snapshot.error == (
+        "the task queue (Redis) could not be reached; press Recompute once it is back"
+    )
+
+
+# --- metrics.services.trend: the PPI branch of a system's trend row ------------------------
+
+
+def _cr1_mean_variance(x, answer_ids) -> float:
+    """CR1 variance of a claim mean clustered by answer, by hand: G/(G−1)·Σ_g (Σ_i (x_i − x̄))²/n²."""
+    x = np.asarray(x, dtype=float)
+    sums: dict = {}
+    for value, answer in zip(x - x.mean(), answer_ids, strict=True):
+        sums[answer] = sums.get(answer, 0.0) + value
+    g = len(sums)
+    return g / (g - 1) * sum(v**2 for v in sums.values()) / x.size**2
+
+
+# 12 answers of 2 claims each; answers 0–7 are audited (gold on both claims), 8–11 are not.
+# The judge judged every claim; it errs on a few audited ones.
+GOLD = [(S, S), (S, N), (N, N), (S, S), (S, S), (N, S), (S, S), (S, N)]
+JUDGE = [(S, S), (S, S), (N, N), (S, S), (S, N), (N, S), (S, S), (S, N)] + [
+    (S, S),
+    (N, S),
+    (S, S),
+    (S, N),
+]
+
+
+@pytest.mark.django_db
+def test_trend_row_with_audited_and_unaudited_judged_claims_carries_the_ppi_estimate():
+    project = ProjectFactory()
+    records = []
+    for i, said in enumerate(JUDGE):
+        gold = GOLD[i] if i < len(GOLD) else (None, None)
+        records.append(answer_record(f"q{i}", "rag@1", list(zip(gold, said, strict=True))))
+    import_records(project, records)
+    rows = systems_trend(project=project, judge=Judge.objects.get(name="j"))
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["claims"] == 24
+    assert row["gold_claims"] == 16
+
+    y = np.array([v == S for pair in GOLD for v in pair], dtype=float)
+    fg = np.array([v == S for pair in JUDGE[:8] for v in pair], dtype=float)
+    fr = np.array([v == S for pair in JUDGE[8:] for v in pair], dtype=float)
+    ids, rest_ids = np.arange(16) // 2, 8 + np.arange(8) // 2
+    # By hand: 11 of 16 gold supported, the judge says 11 of 16 on them (agreeing on 14) and
+    # 6 of 8 on the rest.
+    assert (y.sum(), fg.sum(), fr.sum()) == (11, 11, 6)
+    theta, _, lam = ref.ppi(y, fg, fr)  # ppi_py's point estimate and λ
+    from scipy.stats import t as student_t
+
+    var = _cr1_mean_variance(y - lam * fg, ids) + lam**2 * _cr1_mean_variance(fr, rest_ids)
+    half = student_t.ppf(0.975, 8 - 1) * math.sqrt(var)
+    ppi = row["ppi"]
+    assert ppi is not None
+    assert ppi["value"] == pytest.approx(theta, abs=1e-9)
+    assert ppi["ci"] == [
+        pytest.approx(max(theta - half, 0.0), abs=1e-9),
+        pytest.approx(min(theta + half, 1.0), abs=1e-9),
+    ]
+    assert row["gold_only"]["value"] == pytest.approx(11 / 16)
+    # The headline is the narrower of the two valid intervals.
+    widths = {k: row[k]["ci"][1] - row[k]["ci"][0] for k in ("gold_only", "ppi")}
+    assert row["headline"]["choice"] == min(widths, key=widths.get)
