@@ -129,3 +129,22 @@ def test_trend_row_with_audited_and_unaudited_judged_claims_carries_the_ppi_esti
     # The headline is the narrower of the two valid intervals.
     widths = {k: row[k]["ci"][1] - row[k]["ci"][0] for k in ("gold_only", "ppi")}
     assert row["headline"]["choice"] == min(widths, key=widths.get)
+
+
+# --- metrics.stats.design.cluster_bootstrap: the default number of resamples --------------
+
+
+def test_cluster_bootstrap_draws_2000_resamples_by_default():
+    from metrics.stats.design import cluster_bootstrap
+
+    y = [1, 0, 1, 1, 0, 1, 0]
+    ids = [0, 0, 1, 1, 2, 2, 2]
+    default = cluster_bootstrap(y, answer_ids=ids)
+    assert default.method.startswith("Answer-level bootstrap, 2000 resamples of 3 answers,")
+    explicit = cluster_bootstrap(y, answer_ids=ids, n_boot=2000)
+    assert (default.low, default.high, default.std_error) == (
+        explicit.low,
+        explicit.high,
+        explicit.std_error,
+    )
+    assert default.value == pytest.approx(4 / 7)
