@@ -171,3 +171,49 @@ def test_krippendorff_alpha_of_binary_codes_matches_the_krippendorff_package():
     # values has o_00 = 2, o_11 = 4, o_01 = o_10 = 1, so n_0 = 3, n_1 = 5, n = 8 and
     # α = 1 − (n − 1)·o_01 / (n_0·n_1) = 1 − 7·1/15 = 8/15.
     assert krippendorff_alpha([[0, 1, 1, 1], [0, 1, 1, 0]]) == pytest.approx(8 / 15)
+
+
+# --- metrics.stats.calibration: Platt on more than 100,000 claims (the subsample start) ----
+
+
+def test_platt_on_120k_claims_matches_scikit_learn():
+    from metrics.stats.calibration import platt_calibrator
+
+    rng = np.random.default_rng(3)
+    c = rng.random(120_000)
+    y = (rng.random(c.size) < 0.2 + 0.6 * c).astype(float)
+    grid = np.linspace(0.0, 1.0, 11)
+    expected = ref.platt_fit(c, y)(grid)  # scikit-learn's logistic regression, Platt's targets
+    np.testing.assert_allclose(platt_calibrator(c, y)(grid), expected, atol=1e-6)
+
+
+# --- metrics.stats.conformal_splits.crc_splits: a calibration half whose loss fits the budget
+
+
+def test_crc_splits_keeps_every_claim_when_the_calibration_loss_is_within_budget():
+    from metrics.stats.conformal_splits import crc_splits
+
+    # 10 answers of 2 claims; one unsupported claim (answer 3, confidence 0.5): loss 1/2.
+    answer = np.repeat(np.arange(10), 2)
+    conf = 0.05 + 0.09 * answer + np.tile([0.0, 0.03], 10)
+    conf[7] = 0.5
+    supported = np.ones(20, dtype=bool)
+    supported[7] = False
+    out = crc_splits(conf, supported, answer, 0.2, n_splits=40, seed=1, return_masks=True)
+    # All answers: Σ loss = 1/2 ≤ (10 + 1)·0.2 − 1 = 1.2, so every claim is kept: λ̂ = min(0, ·) = 0.
+    assert out["lambda_hat_full"] == 0.0
+    cal = out["calibration"]
+    with_3 = cal[:, 3]
+    assert 0 < with_3.sum() < 40
+    # A half without answer 3 has loss 0 ≤ (5 + 1)·0.2 − 1 = 0.2: keep all; the test half holds
+    # answer 3, realized loss (1/2)/5 = 0.1.
+    np.testing.assert_array_equal(out["lambda_hat"][~with_3], 0.0)
+    np.testing.assert_array_equal(out["retained_share"][~with_3], 1.0)
+    np.testing.assert_allclose(out["realized"][~with_3], 0.1)
+    # A half with answer 3 has loss 1/2 > 0.2: the cut is just above 0.5, and the test half keeps
+    # its claims above 0.5 (no unsupported claim left to realize).
+    np.testing.assert_array_equal(out["lambda_hat"][with_3], np.nextafter(0.5, 1.0))
+    np.testing.assert_array_equal(out["realized"][with_3], 0.0)
+    for row in np.flatnonzero(with_3):
+        test_claims = ~cal[row][answer]
+        assert out["retained_share"][row] == pytest.approx(np.mean(conf[test_claims] > 0.5))
