@@ -217,3 +217,22 @@ def test_crc_splits_keeps_every_claim_when_the_calibration_loss_is_within_budget
     for row in np.flatnonzero(with_3):
         test_claims = ~cal[row][answer]
         assert out["retained_share"][row] == pytest.approx(np.mean(conf[test_claims] > 0.5))
+
+
+# --- metrics.stats.conformal.crc_evaluate: a claim whose confidence equals λ̂ is kept -------
+
+
+def test_crc_evaluate_keeps_a_claim_at_exactly_the_cut():
+    from metrics.stats.conformal import crc_evaluate
+
+    confidences = [np.array([0.3, 0.5, 0.7]), np.array([0.5, 0.2])]
+    supported = [np.array([1, 0, 1]), np.array([1, 1])]
+    out = crc_evaluate(confidences, supported, 0.5)
+    # Kept (conf ≥ 0.5): 0.5 (unsupported) and 0.7 of answer 0, 0.5 of answer 1.
+    assert out["claims_retained"] == 3
+    assert out["supported_retained"] == 2
+    assert out["retained_share"] == pytest.approx(3 / 5)
+    assert out["faithfulness_retained"] == pytest.approx(2 / 3)
+    # Loss: answer 0 keeps 1 unsupported of its 3 claims, answer 1 none: (1/3 + 0) / 2.
+    assert out["false_claim_rate"] == pytest.approx(1 / 6)
+    assert out["answers_abstaining"] == 0
