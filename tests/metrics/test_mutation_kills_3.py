@@ -236,3 +236,47 @@ def test_crc_evaluate_keeps_a_claim_at_exactly_the_cut():
     # Loss: answer 0 keeps 1 unsupported of its 3 claims, answer 1 none: (1/3 + 0) / 2.
     assert out["false_claim_rate"] == pytest.approx(1 / 6)
     assert out["answers_abstaining"] == 0
+
+
+# --- metrics.stats.design.design_kappa: two claims are enough ------------------------------
+
+
+def test_design_kappa_of_two_claims_matches_scikit_learn():
+    from sklearn.metrics import cohen_kappa_score
+
+    from metrics.stats.design import design_kappa
+
+    gold, judge = [S, N], [S, N]
+    assert design_kappa(gold, judge).value == pytest.approx(cohen_kappa_score(gold, judge))
+    assert design_kappa(gold, judge).value == pytest.approx(1.0)  # p_o = 1, p_e = 1/2
+    swapped = [N, S]
+    assert design_kappa(gold, swapped).value == pytest.approx(cohen_kappa_score(gold, swapped))
+    assert design_kappa(gold, swapped).value == pytest.approx(-1.0)  # p_o = 0, p_e = 1/2
+
+
+# --- metrics.stats.design.design_ppi_mean: strata weights renormalised over strata with gold
+
+
+def test_stratified_ppi_weights_the_strata_with_gold_by_their_claims_among_those():
+    from metrics.stats.design import design_ppi_mean
+
+    rng = np.random.default_rng(5)
+    sizes = {"A": (30, 60), "B": (20, 40), "C": (0, 50)}  # C has unaudited claims only
+    truth = {"A": 0.8, "B": 0.5, "C": 0.3}
+    y, fg, fr, s_g, s_r = [], [], [], [], []
+    for lab, (n_gold, n_rest) in sizes.items():
+        yy = (rng.random(n_gold + n_rest) < truth[lab]).astype(float)
+        said = np.where(rng.random(yy.size) < 0.85, yy, 1.0 - yy)
+        y += list(yy[:n_gold])
+        fg += list(said[:n_gold])
+        fr += list(said[n_gold:])
+        s_g += [lab] * n_gold
+        s_r += [lab] * n_rest
+    y, fg, fr, s_g, s_r = (np.array(v) for v in (y, fg, fr, s_g, s_r))
+    out = design_ppi_mean(y, fg, fr, strata_gold=s_g, strata_rest=s_r)
+    # By hand: W_A = 90/150, W_B = 60/150 (C, without gold, is left out and its share
+    # reported); θ̂_h is ppi_py's PPI++ point estimate within stratum h.
+    theta = {lab: ref.ppi(y[s_g == lab], fg[s_g == lab], fr[s_r == lab])[0] for lab in "AB"}
+    assert out.value == pytest.approx(0.6 * theta["A"] + 0.4 * theta["B"], abs=1e-12)
+    assert out.unseen_share == pytest.approx(50 / 200)
+    assert out.n_strata == 2
