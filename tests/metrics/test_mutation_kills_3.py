@@ -280,3 +280,12 @@ def test_stratified_ppi_weights_the_strata_with_gold_by_their_claims_among_those
     assert out.value == pytest.approx(0.6 * theta["A"] + 0.4 * theta["B"], abs=1e-12)
     assert out.unseen_share == pytest.approx(50 / 200)
     assert out.n_strata == 2
+    # The method sentence: the base, then the strata, then the uncovered share, nothing more.
+    assert out.method.startswith(
+        "PPI++ (power-tuned per stratum), rectifier clustered by answer (50 audited answers, "
+    )
+    assert out.method.endswith(
+        "t with 48 df; weighted over 2 strata by their share of the project (N_h/N); covers only "
+        "the strata with gold: 25% of the project (stratum C) has no audited claim and is not "
+        "estimated."
+    )
