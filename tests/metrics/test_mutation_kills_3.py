@@ -289,3 +289,70 @@ def test_stratified_ppi_weights_the_strata_with_gold_by_their_claims_among_those
         "the strata with gold: 25% of the project (stratum C) has no audited claim and is not "
         "estimated."
     )
+
+
+# --- metrics.services.trend.trend_points: the chart's points --------------------------------
+
+
+def test_trend_points_are_the_rows_with_a_headline():
+    from metrics.services.trend import trend_points
+
+    rows = [
+        {"system": "rag@1", "headline": {"choice": "gold_only", "value": 0.5, "ci": [0.3, 0.7]}},
+        {"system": "rag@2", "headline": {"choice": None, "value": None, "ci": [None, None]}},
+        {"system": "rag@3", "headline": {"choice": "ppi", "value": 0.8, "ci": [0.7, 0.9]}},
+    ]
+    assert trend_points(rows) == [("rag@1", 0.5, 0.3, 0.7), ("rag@3", 0.8, 0.7, 0.9)]
+
+
+# --- metrics.services.bits._bits_calibration: the block names its claim count --------------
+
+
+def test_bits_calibration_block_counts_its_claims_and_says_when_it_can_recalibrate():
+    import pandas as pd
+
+    from metrics.services.bits import _bits_calibration
+
+    conf = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    supported = np.array([True, True, False, True, False, False])
+    rows = pd.DataFrame({"confidence": conf, "answer_id": [1, 1, 2, 2, 3, 3]})
+    out = _bits_calibration(rows, supported)
+    assert out["n"] == 6
+    assert out["enough"] is True
+    # Raw ECE, 10 equal bins, by hand: every claim alone in its bin, so Σ|c − y|/6 =
+    # (0.1 + 0.2 + 0.3 + 0.4 + 0.2 + 0.7)/6 = 1.9/6.
+    assert out["ece"]["raw"] == pytest.approx(1.9 / 6)
+    assert out["ece"]["raw"] == pytest.approx(ref.ece(conf, supported.astype(float)))
+    one = _bits_calibration(rows.iloc[:2], supported[:2])  # one answer, both supported
+    assert (one["n"], one["enough"]) == (2, False)
+
+
+# --- metrics.services.audit_design._queue_condition: a queue by the judge's verdict --------
+
+
+@pytest.mark.django_db
+def test_queue_condition_by_a_runs_verdict_keeps_the_claims_that_run_gave_it():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from metrics.services.audit_design import _queue_condition
+    from tests.factories import AnswerFactory, ClaimFactory, JudgeRunFactory, JudgeVerdictFactory
+
+    project = ProjectFactory()
+    answer = AnswerFactory(project=project)
+    claims = [ClaimFactory(answer=answer) for _ in range(4)]
+    run = JudgeRunFactory(judge__project=project)
+    for claim, verdict in zip(claims, [S, N, S, "CONTRADICTED"], strict=True):
+        JudgeVerdictFactory(run=run, claim=claim, verdict=verdict)
+    data = SimpleNamespace(
+        claim_ids=np.array([c.pk for c in claims]),
+        claims=pd.DataFrame({"risk_category": ["none", "none", "high", "none"]}),
+    )
+    recorded = {"judge_verdict": S, "judge_run": run.pk}
+    assert _queue_condition(project, recorded, data).tolist() == [True, False, True, False]
+    recorded["risk_category"] = "none"
+    assert _queue_condition(project, recorded, data).tolist() == [True, False, False, False]
+    # A verdict without its run: which claims the queue could serve is unknown.
+    no_run = {"judge_verdict": S}
+    assert _queue_condition(project, no_run, data).tolist() == [False] * 4
