@@ -356,3 +356,40 @@ def test_queue_condition_by_a_runs_verdict_keeps_the_claims_that_run_gave_it():
     # A verdict without its run: which claims the queue could serve is unknown.
     no_run = {"judge_verdict": S}
     assert _queue_condition(project, no_run, data).tolist() == [False] * 4
+
+
+# --- metrics.services.calibration: which recalibration, and from how many claims -----------
+
+
+def test_lower_ece_picks_the_recalibration_with_the_smaller_ece():
+    from metrics.services.calibration import _lower_ece
+
+    assert _lower_ece({"raw": 0.2, "platt": 0.05, "isotonic": 0.1}) == "platt"
+    assert _lower_ece({"raw": 0.2, "platt": 0.1, "isotonic": 0.05}) == "isotonic"
+    assert _lower_ece({"raw": 0.2, "platt": math.nan, "isotonic": 0.3}) == "isotonic"
+    assert _lower_ece({"raw": 0.2, "platt": math.nan, "isotonic": None}) == "raw"
+
+
+def test_calibration_recalibrates_from_two_claims_in_two_answers_of_both_outcomes():
+    import pandas as pd
+
+    from metrics.services.calibration import _calibration
+
+    conf = np.array([0.8, 0.3])
+    block, _ = _calibration(
+        confidence=conf,
+        supported=np.array([1.0, 0.0]),
+        answer_ids=np.array([1, 2]),
+        claim_ids=np.array([10, 11]),
+        all_confidence=conf,
+        grounded_links=pd.DataFrame({"claim_id": [], "fact_id": []}),
+        facts=pd.DataFrame({"answer_id": [], "fact_id": []}),
+    )
+    detail = block["detail"]
+    # Two claims, two answers, one supported and one not: the rule's minimum, so enough, and
+    # the recalibrations are fitted (out of fold: each claim by a fit on the other alone).
+    assert (detail["n"], detail["answers"], detail["enough"]) == (2, 2, True)
+    assert math.isfinite(block["ece"]["isotonic"])
+    # Isotonic on one claim predicts its outcome: claim 0 gets 0, claim 1 gets 1, so the ECE
+    # is (|0 − 1| + |1 − 0|)/2 = 1.
+    assert block["ece"]["isotonic"] == pytest.approx(1.0)
