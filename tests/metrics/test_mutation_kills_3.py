@@ -393,3 +393,31 @@ def test_calibration_recalibrates_from_two_claims_in_two_answers_of_both_outcome
     # Isotonic on one claim predicts its outcome: claim 0 gets 0, claim 1 gets 1, so the ECE
     # is (|0 − 1| + |1 − 0|)/2 = 1.
     assert block["ece"]["isotonic"] == pytest.approx(1.0)
+
+
+# --- metrics.services.report / instruments: a report filtered to one system of two ---------
+
+
+@pytest.mark.django_db
+def test_report_of_one_system_names_it_and_audits_the_judge_on_its_claims_only():
+    from annotate.models import System
+    from metrics.services import report_compute
+
+    project = ProjectFactory()
+    records = []
+    for i in range(6):
+        # rag@1: two claims an answer, gold on both, the judge right on all but answer 0's second.
+        said = [S, N] if i == 0 else [S, S]
+        records.append(answer_record(f"q{i}", "rag@1", [(S, said[0]), (S, said[1])]))
+        # rag@2: three claims an answer, judged, no gold.
+        records.append(answer_record(f"q{i}", "rag@2", [(None, N), (None, N), (None, S)]))
+    import_records(project, records)
+    system = System.objects.get(project=project, name="rag", version="1")
+    report = report_compute(project=project, judge=Judge.objects.get(name="j"), system=system)
+    assert (report["system"]["name"], report["system"]["version"]) == ("rag", "1")
+    judge = report["judge"]
+    assert judge["n_judged"] == 12  # rag@1's 6 × 2 claims, not rag@2's 18
+    assert judge["n_audited"] == 12
+    assert judge["agreement"] == pytest.approx(11 / 12)
+    assert "agreement_design_effect" in judge
+    assert "stratified by" not in judge["method"]
