@@ -421,3 +421,25 @@ def test_report_of_one_system_names_it_and_audits_the_judge_on_its_claims_only()
     assert judge["agreement"] == pytest.approx(11 / 12)
     assert "agreement_design_effect" in judge
     assert "stratified by" not in judge["method"]
+
+
+@pytest.mark.django_db
+def test_report_of_one_system_lists_only_the_instruments_used_on_its_claims():
+    from annotate.models import Claim, System
+    from judges.models import JudgeVerdict
+    from metrics.services import report_compute
+    from tests.factories import JudgeRunFactory
+
+    project = ProjectFactory()
+    records = [answer_record(f"q{i}", "rag@1", [(S, S), (S, N if i == 0 else S)]) for i in range(4)]
+    records += [answer_record(f"q{i}", "rag@2", [(None, None)]) for i in range(4)]
+    import_records(project, records)
+    judge = Judge.objects.get(name="j")
+    # A second instrument (model m-2, prompt p-2), used on rag@2's claims only.
+    run = JudgeRunFactory(judge=judge, model="m-2", prompt_version="p-2")
+    for claim in Claim.objects.filter(answer__system__version="2"):
+        JudgeVerdict.objects.create(run=run, claim=claim, verdict=N, confidence=0.6)
+    system = System.objects.get(project=project, name="rag", version="1")
+    report = report_compute(project=project, judge=judge, system=system)
+    # rag@1 was judged by the imported instrument alone.
+    assert [block["prompt_version"] for block in report["instruments"]] == ["imported"]
