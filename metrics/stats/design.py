@@ -352,7 +352,7 @@ def _ratio(
         design_effect=deff,
         n_clusters=g_dom,
         n=n_claims,
-        std_error=float(np.sqrt(var)),
+        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         df=df,
         n_strata=int(d.weights.size),
         unseen_share=d.unseen_share,
@@ -615,7 +615,7 @@ def design_rogan_gladen(
         design_effect=deff,
         n_clusters=se.n_clusters,
         n=se.n + sp.n,
-        std_error=float(np.sqrt(var)),
+        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         df=df,
         n_strata=se.n_strata,
         unseen_share=se.unseen_share,
@@ -751,7 +751,7 @@ def design_ppi_mean(
         design_effect=deff,
         n_clusters=g_total,
         n=n,
-        std_error=float(np.sqrt(var)),
+        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         df=df,
         n_strata=h,
         unseen_share=unseen_share,
@@ -854,7 +854,7 @@ def design_kappa(
         design_effect=deff,
         n_clusters=int(g),
         n=int(n),
-        std_error=float(np.sqrt(var)),
+        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         df=df,
     )
 
@@ -929,6 +929,6 @@ def cluster_bootstrap(
         design_effect=deff,
         n_clusters=int(g),
         n=int(n),
-        std_error=float(np.sqrt(var)),
+        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         n_strata=1,
     )
