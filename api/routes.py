@@ -41,6 +41,7 @@ from judges.split_jobs import split_job_start
 from metrics import selectors as metric_selectors
 from metrics.models import ReportSnapshot
 from metrics.services import audit_card, report_compute, report_public, snapshot_request
+from metrics.services.compare import SystemNotFound, system_resolve, systems_compare
 from metrics.services.gate import GateError, gate_check
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -492,6 +493,24 @@ def gate(
         raise _invalid(str(error), str(error).split(":")[0]) from None
     report = report_compute(project=project, judge=found)
     return gate_check(report, metric=metric, minimum=min, maximum=max, on=on)
+
+
+@api.get("/projects/{slug}/compare", response={200: dict, **ERRORS}, tags=["reports"])
+def compare_read(request, slug: str, a: str, b: str, judge: str | None = None):
+    """Two systems compared on the questions both answered: the same JSON as `manage.py
+    compare --a A --b B [--judge NAME] --format json` (`a`, `b`: a system as `name@version`
+    or its name alone). Leads and owners, as the comparison page."""
+    project, _ = _project(request, slug, Role.LEAD)
+    found = _judge(project, judge)
+    systems = []
+    for field, ref in (("a", a), ("b", b)):
+        try:
+            systems.append(system_resolve(project=project, ref=ref))
+        except SystemNotFound as error:
+            raise _invalid(str(error), field, status=404) from None
+    if systems[0].pk == systems[1].pk:
+        raise _invalid("a and b name the same system", "b")
+    return systems_compare(project=project, a=systems[0], b=systems[1], judge=found)
 
 
 # -- judges and runs -----------------------------------------------------------------------

@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.models import Answer, Claim, Gold, Label, Membership, Project, Verdict
+from annotate.models import Answer, Claim, Gold, Label, Membership, Project, System, Verdict
 from api.models import ApiToken
 from api.routes import api
 from api.tokens import token_create
@@ -44,6 +44,7 @@ ROUTES = {
     ("GET", "/api/v1/projects/{slug}/report/snapshots/{snapshot_id}"): ("lead", None),
     ("GET", "/api/v1/projects/{slug}/audit-card"): ("lead", None),
     ("GET", "/api/v1/projects/{slug}/gate"): ("lead", None),
+    ("GET", "/api/v1/projects/{slug}/compare"): ("lead", None),
     ("GET", "/api/v1/projects/{slug}/judges"): ("lead", None),
     ("POST", "/api/v1/projects/{slug}/judges"): ("lead", {"name": "new-judge"}),
     ("GET", "/api/v1/projects/{slug}/judges/{name}/runs"): ("lead", None),
@@ -75,6 +76,7 @@ ROUTES = {
 QUERY = {
     "/api/v1/projects/{slug}/audit-card": "?judge=base",
     "/api/v1/projects/{slug}/gate": "?min=0.5",
+    "/api/v1/projects/{slug}/compare": "?a=rag@1&b=rag@2",
 }
 CALLERS = ("none", "revoked", "expired", "otherlead", "readonly", "analyst", "lead", "owner")
 RANK = {"analyst": 1, "lead": 2, "owner": 3}
@@ -107,6 +109,8 @@ def _seed(api_world):
     run = JudgeRunFactory(judge=judge)
     JudgeVerdictFactory(run=run, claim=claim, verdict=Verdict.CONTRADICTED, confidence=0.1)
     snapshot = ReportSnapshot.objects.create(project=project)
+    for version in ("1", "2"):  # two systems to compare (no shared question: a short result)
+        System.objects.create(project=project, name="rag", version=version)
     lead = api_world.people["lead"]
     expired = token_create(user=lead, name="old", expires_days=1)
     ApiToken.objects.filter(pk=expired.token.pk).update(

@@ -105,3 +105,59 @@ def test_analyst_cannot_read_figures(api_world):
     client = api_world.client("analyst")
     for path in ("report", "gate?min=0.5", "audit-card?judge=x"):
         assert client.get(f"/api/v1/projects/shop/{path}").status_code == 404
+
+
+def test_compare_is_the_commands_json_with_scipys_paired_interval(api_world):
+    """Two systems on 30 shared questions, one gold claim per answer: B − A is scipy's paired
+    t interval; the API answers what `manage.py compare --format json` prints."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    from tests.compare.builders import answer_record, import_records
+
+    rng = np.random.default_rng(8)
+    a = rng.random(30) < 0.5
+    b = np.where(rng.random(30) < 0.7, a, ~a) | (rng.random(30) < 0.3)
+    verdict = {True: "SUPPORTED", False: "NOT_IN_PILE"}
+    records = []
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        records.append(answer_record(f"q{i}", "rag@1", [(verdict[bool(x)], None)]))
+        records.append(answer_record(f"q{i}", "rag@2", [(verdict[bool(y)], None)]))
+    import_records(api_world.project, records)
+    lead = api_world.client("lead")
+    response = lead.get("/api/v1/projects/shop/compare", {"a": "rag@1", "b": "rag@2"})
+    assert response.status_code == 200
+    faith = response.json()["rates"]["faithfulness"]["gold_only"]
+    lo, hi = scipy_stats.ttest_rel(b.astype(float), a.astype(float)).confidence_interval()
+    assert faith["value"] == pytest.approx(b.mean() - a.mean())
+    assert faith["ci"] == [pytest.approx(lo), pytest.approx(hi)]
+    out = StringIO()
+    call_command(
+        "compare",
+        "--project",
+        "shop",
+        "--a",
+        "rag@1",
+        "--b",
+        "rag@2",
+        "--format",
+        "json",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    api, command = response.json(), json.loads(out.getvalue())
+    for result in (api, command):
+        result.pop("computed_at")
+    assert api == command
+
+    unknown = lead.get("/api/v1/projects/shop/compare", {"a": "rag@1", "b": "rag@9"})
+    assert unknown.status_code == 404
+    assert unknown.json()["errors"][0]["field"] == "b"
+    same = lead.get("/api/v1/projects/shop/compare", {"a": "rag@1", "b": "rag@1"})
+    assert same.status_code == 422
+    assert same.json()["errors"][0]["field"] == "b"
+    analyst = api_world.client("analyst")
+    assert (
+        analyst.get("/api/v1/projects/shop/compare", {"a": "rag@1", "b": "rag@2"}).status_code
+        == 404
+    )
