@@ -88,10 +88,17 @@ def _check_run(run, ctl, plan, n_claims, figures, label):
             "claim__text", flat=True
         )
     )
-    assert garbage == set(plan["garbage"]), "garbage must be UNPARSEABLE (and only garbage)"
+    # A garbage reply is UNPARSEABLE, and nothing else is. One exception, and only where the
+    # worker was killed: a garbage reply received by the killed worker whose chunk was never
+    # written is asked again after the restart (at least once, as a lost in-flight call must
+    # be) and gets the server's real verdict; such a claim shows two calls on the server.
+    asked_again = {text for text in plan["garbage"] if calls[text] >= 2}
+    assert garbage <= set(plan["garbage"]), "only garbage may be UNPARSEABLE"
+    assert set(plan["garbage"]) - asked_again <= garbage, "garbage must be UNPARSEABLE"
+    assert not asked_again or label == "worker", "garbage asked twice without a kill"
     assert (run.done, run.unparseable, run.failed) == (
-        n_claims - len(plan["garbage"]) - len(plan["always-500"]),
-        len(plan["garbage"]),
+        n_claims - len(garbage) - len(plan["always-500"]),
+        len(garbage),
         len(plan["always-500"]),
     )
     verify_calls = sum(calls.values())
