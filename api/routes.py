@@ -670,10 +670,10 @@ def _keyset_page(rows, after: int, limit: int, **renamed) -> dict:
     `renamed` taken from that column (or computed by that callable); `next` the cursor of the
     page after, None on the last page."""
     page = rows.filter(pk__gt=after).order_by("pk")[:limit]
+    sources = {source for source in renamed.values() if isinstance(source, str)}
     items = []
     for r in page:
         item = {"id": r["pk"]}
-        sources = {source for source in renamed.values() if isinstance(source, str)}
         item.update({k: v for k, v in r.items() if k != "pk" and k not in sources})
         for key, source in renamed.items():
             item[key] = source(r) if callable(source) else r[source]

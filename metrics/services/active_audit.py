@@ -344,10 +344,27 @@ def _claim_inputs(project: Project, data) -> dict:
     """Per report claim: the π its first label drawn under the active design recorded (NaN if
     none: a claim labelled under another design, outside the queue, or not at all), its active
     stratum, whether it is routed; and the designs the labels were drawn under."""
-    claims = selectors.active_claim_columns(project=project).set_index("claim_id")
-    claims = claims.reindex(data.claim_ids)
     labels = selectors.label_design_columns(project=project)
     labels = labels[labels["claim_id"].isin(data.claim_ids)]
+    if (
+        project.queue_design == Project.QueueDesign.UNIFORM
+        and not project.selective_judging
+        and not labels["design"].isin(["active", "stratified"]).any()
+    ):
+        # Never an active or stratified design nor routing here (most projects): every claim
+        # has no π, no active stratum and is not routed, so the report's hot path skips reading
+        # three more columns of every claim (about a second at 1M claims).
+        claims = pd.DataFrame(
+            {
+                "inclusion_probability": np.nan,
+                "active_stratum": "",
+                "routed_to_judge": False,
+            },
+            index=pd.Index(data.claim_ids, name="claim_id"),
+        )
+    else:
+        claims = selectors.active_claim_columns(project=project).set_index("claim_id")
+        claims = claims.reindex(data.claim_ids)
     active = labels[labels["design"] == "active"].dropna(subset=["inclusion_probability"])
     recorded = active.drop_duplicates("claim_id").set_index("claim_id")["inclusion_probability"]
     pi = recorded.reindex(data.claim_ids).to_numpy(dtype=float)
