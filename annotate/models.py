@@ -630,6 +630,13 @@ class Reservation(models.Model):
     claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="reservations")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     expires_at = models.DateTimeField()
+    ahead = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Taken for the screen the labelling page renders ahead (the claim the next "
+        "save-and-next will serve), not served yet: a label saved on it first, reached by j/k, "
+        "is outside the queue. Serving it clears this.",
+    )
 
     class Meta:
         constraints = [

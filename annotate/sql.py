@@ -385,7 +385,11 @@ def claim_locked_read_statement(
             (SELECT v.verdict FROM {reveals} v WHERE v.claim_id = c.id AND v.user_id = %s),
             g.id, g.verdict, g.source, g.reason,
             l.id, l.annotator_id, l.verdict, l.needs_review, l.changed_after_reveal,
-            c.inclusion_probability, c.active_stratum
+            c.inclusion_probability, c.active_stratum,
+            EXISTS (
+                SELECT 1 FROM {reservations} r
+                WHERE r.claim_id = c.id AND r.user_id = %s AND r.ahead
+            )
         FROM {claims} c
         LEFT JOIN {golds} g ON g.claim_id = c.id
         LEFT JOIN {labels} l ON l.claim_id = c.id
@@ -395,6 +399,7 @@ def claim_locked_read_statement(
         user_id,
         user_id,
         connection.ops.adapt_datetimefield_value(now),
+        user_id,
         user_id,
         claim_id,
         project_id,
@@ -611,10 +616,13 @@ def active_stratum_move(
     )
 
 
-def reservation_if_room_statement(*, claim_id: int, user_id: int, now, expires) -> tuple[str, list]:
+def reservation_if_room_statement(
+    *, claim_id: int, user_id: int, now, expires, ahead: bool = False
+) -> tuple[str, list]:
     """Reserve claim `claim_id` for the user until `expires` if its labels and other analysts'
     live reservations (at `now`) still leave room and the user has not labelled it; RETURNING
-    a row when it reserved. Run it holding the claim's row lock.
+    a row when it reserved. Run it holding the claim's row lock. `ahead`: taken for the screen
+    rendered ahead (`Reservation.ahead`); a reservation the queue served stays served.
 
     Why raw: correctness. The conditional INSERT … SELECT … ON CONFLICT re-checks the quota
     atomically with the reservation's upsert: a new statement reads with a fresh snapshot (READ
@@ -631,20 +639,22 @@ def reservation_if_room_statement(*, claim_id: int, user_id: int, now, expires) 
     )
     adapt = connection.ops.adapt_datetimefield_value
     statement = f"""
-        INSERT INTO {reservation} (claim_id, user_id, expires_at)
-        SELECT %s, %s, %s
+        INSERT INTO {reservation} (claim_id, user_id, expires_at, ahead)
+        SELECT %s, %s, %s, %s
         WHERE (
             SELECT COUNT(*) FROM {reservation}
             WHERE claim_id = %s AND user_id <> %s AND expires_at > %s
         ) < (SELECT labels_required - label_count FROM {claims} WHERE id = %s)
         AND NOT EXISTS (SELECT 1 FROM {label} WHERE claim_id = %s AND annotator_id = %s)
-        ON CONFLICT (claim_id, user_id) DO UPDATE SET expires_at = excluded.expires_at
+        ON CONFLICT (claim_id, user_id) DO UPDATE SET expires_at = excluded.expires_at,
+            ahead = {reservation}.ahead AND excluded.ahead
         RETURNING claim_id
     """
     params = [
         claim_id,
         user_id,
         adapt(expires),
+        ahead,
         claim_id,
         user_id,
         adapt(now),
