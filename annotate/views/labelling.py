@@ -8,7 +8,7 @@ Blind by default: the judge's verdicts and colleagues' labels reach the page onl
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.text import Truncator
@@ -177,6 +177,8 @@ def label_claim_following(request, project, membership, claim_id: int):
     fetches it once `claim_id` is shown and swaps it in the moment the analyst saves, while the
     save is posted. The claim is reserved for the analyst now (`claim_next_for_user(after=)`);
     204 when nothing would follow, so the last save of a queue waits for the server."""
+    if not Claim.objects.filter(project=project, pk=claim_id).exists():
+        raise Http404("No such claim in this project.")
     try:
         claim = claim_next_for_user(
             project=project, user=request.user, stratum=membership.queue_stratum, after=claim_id
