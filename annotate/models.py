@@ -371,8 +371,12 @@ class Claim(models.Model):
         ordering = ["answer_id", "position", "id"]
         indexes = [
             models.Index(fields=["project", "queue_key"], name="claim_queue_idx"),
+            # The queue's first open claim. With id, as the stratum's index below: the queue
+            # orders by (queue_key, id), and without it PostgreSQL's incremental sort read 32
+            # candidates (each with its label, skip and reservation checks) to return one
+            # (the search 0.69 → 0.22 ms at 100k claims, bench-profile-100k's EXPLAIN ANALYZE).
             models.Index(
-                fields=["project", "queue_key"],
+                fields=["project", "queue_key", "id"],
                 condition=Q(label_count__lt=F("labels_required")),
                 name="claim_open_queue_idx",
             ),

@@ -223,7 +223,23 @@ def claim_take_next(
                 for name, big_n, n, k, *rest in strata
             ]
         tries = [*strata_ranked(strata=list(strata)), None]
-    if may_hold_one:
+    if may_hold_one and not restricted:
+        # SKIP LOCKED (as below): in the caller's round trip, then reserved again (re-checked)
+        # with the screen's reads in one more, as a claim the search finds.
+        rows = before.run_then(
+            *sql.own_reservation_statement(
+                project_id=project.pk, user_id=user.pk, now=now, routed_out=routed_out
+            )
+        )
+        if rows:
+            batch = StatementBatch()
+            reserved = _reserve_if_room(batch, claim_id=rows[0][0], user=user, now=now, ahead=ahead)
+            batch.extend(after)
+            screen = _screen_reads(batch, claim_id=rows[0][0])
+            results = batch.run()
+            if results[reserved]:
+                return screen(results)
+    elif may_hold_one:
         before.run()
         # SKIP LOCKED: the claim may be locked by another tab of this user saving it (its
         # transaction holds this member's counter row we would wait for next: a deadlock).

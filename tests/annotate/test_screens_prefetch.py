@@ -3,6 +3,8 @@ the queue stays right: the claim rendered ahead is reserved for that analyst, th
 serves that very claim, and when it was lost meanwhile the save's own answer counts."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotate.models import Label, Reservation, Verdict
@@ -168,3 +170,29 @@ def test_a_claim_held_ahead_is_served_by_the_save_and_then_labelled_in_the_queue
     save(client, project, claims[1])
     assert Label.objects.get(claim=claims[0]).stratum == {}
     assert Label.objects.get(claim=claims[1]).stratum == {}
+
+
+def _save_statements(client, project, claim) -> tuple[int, int | None]:
+    """The statements (round trips) a save-and-next POST sends, and the claim it serves; the
+    test's own transaction makes the save's a savepoint, which is not counted."""
+    with CaptureQueriesContext(connection) as queries:
+        saved = save(client, project, claim)
+    sent = [q for q in queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+    return len(sent), shown_claim(saved.content.decode())
+
+
+def test_a_save_holding_the_claim_ahead_takes_no_more_statements_than_one_without(client):
+    project, ana, bob, claims = three_claims()
+    client = logged_in(client, ana)
+    client.get(reverse("annotate:label-next", args=[project.slug]), **HTMX)
+    without, served = _save_statements(client, project, claims[0])
+    assert served == claims[1].pk
+    # Now B is served and held; C is taken ahead of it, as label.js asks once B is shown.
+    client.get(following_url(project, claims[1]), **HTMX)
+    holding, served = _save_statements(client, project, claims[1])
+    assert served == claims[2].pk
+    assert holding == without
+    if connection.vendor == "postgresql":
+        # Session, user, member with project; the claim's lock and read; the label's writes
+        # with the queue's search; the reservation with the next screen's reads.
+        assert without == 6
