@@ -383,12 +383,14 @@ def run_bulk(request, project, membership):
     form = RunBulkForm(request.POST or None, project=project)
     if answers is not None and request.method == "POST" and form.is_valid():
         try:
+            described = filters.described()
             run = services.judge_run_start(
                 judge=form.cleaned_data["judge"],
                 scope=form.cleaned_data["scope"],
                 user=request.user,
-                among=answers.values("pk"),
-                among_described=filters.described(),
+                # No filter: every answer, as a run started from the judge's page (no ids kept).
+                among=answers.values("pk") if described else None,
+                among_described=described,
             )
         except ValidationError as exc:
             _form_errors(form, exc)

@@ -91,7 +91,7 @@ def test_an_unjudged_run_over_all_answers_leaves_out_the_filtered_runs_claims(
     with django_capture_on_commit_callbacks(execute=True):
         lead_client.post(url, {"judge": judge.pk, "scope": "unjudged"})
     second = JudgeRun.objects.latest("pk")
-    assert (second.total, second.answers_filter) == (3, "")
+    assert (second.total, second.answer_ids, second.answers_filter) == (3, None, "")
     judged = set(JudgeVerdict.objects.filter(run=second).values_list("claim_id", flat=True))
     assert judged == {c.pk for c in claims["l0"]}
 
