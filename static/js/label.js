@@ -324,16 +324,21 @@
 
   function busy() { return fetching || swapping || Boolean(saving); }
 
+  // Send what waited, in order; how many went (a form or link of a screen since replaced
+  // is dropped, as hx-sync drops a request of a replaced element).
   function release() {
     var waiting = held;
+    var sent = 0;
     held = [];
     waiting.forEach(function (el) {
       if (busy()) held.push(el);
       else if (!document.contains(el)) return;
-      else if (el.tagName === "FORM") submit(el);
-      else el.click();
+      else {
+        sent += 1;
+        if (el.tagName === "FORM") submit(el); else el.click();
+      }
     });
-    return waiting.length;
+    return sent;
   }
 
   document.body.addEventListener("htmx:beforeRequest", function (event) {
