@@ -152,3 +152,34 @@ def test_a_claim_ahead_lost_meanwhile_gives_way_to_the_servers_answer(browser_pa
     page.wait_for_selector(f'.last-saved[data-saved-claim="{claims[0].pk}"]')
     assert Label.objects.filter(annotator=membership.user, claim=claims[0]).exists()
     assert page.evaluate("document.activeElement.id") == "claim-heading"
+
+
+def test_a_save_asked_for_while_the_last_is_posted_goes_once_that_is_answered(browser_page):
+    project, membership, claims = project_of_three()
+    page = browser_page(membership.user, width=1280, height=720)
+    held = hold_saves(page)
+    page.goto(f"{page.base_url}/p/{project.slug}/label/")
+    ready_ahead(page, claims[0])
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "t => document.querySelector('[data-testid=claim-text]')?.innerText === t", arg=TEXTS[1]
+    )
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")  # the second claim's save, while the first's is still held
+    page.wait_for_timeout(300)
+    assert len(held) == 1  # it waits: one save at a time, in order
+    assert claim_text(page) == TEXTS[1]
+
+    held[0].continue_()
+    for _ in range(600):  # the second save is sent once the first is answered
+        if len(held) == 2:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 2
+    assert list(Label.objects.values_list("claim_id", flat=True)) == [claims[0].pk]
+    held[1].continue_()
+    page.wait_for_selector(f'.last-saved[data-saved-claim="{claims[1].pk}"]')
+    assert claim_text(page) == TEXTS[2]
+    assert set(Label.objects.values_list("claim_id", flat=True)) == {claims[0].pk, claims[1].pk}
+    assert page.get_by_test_id("my-count").inner_text() == "2"
