@@ -248,10 +248,15 @@ def _read_design(project: Project, claims: pd.DataFrame) -> dict[str, Any]:
             .reindex(claims["claim_id"])
             .to_numpy(dtype=float)
         )
-        no_pi = (gold != "").to_numpy() & ~np.isfinite(pi)
-        left_out_pi = int(no_pi.sum())
-        gold = gold.where(~no_pi, "")
-        weight = np.where(np.isfinite(pi), 1.0 / np.where(np.isfinite(pi), pi, 1.0), 1.0)
+        has_pi = np.isfinite(pi)
+        if (has_pi & (gold != "").to_numpy()).any():
+            # Only labels drawn under the design have a known π: the others are left out
+            # (as the report's active headline leaves them out); no gold claim with a π
+            # (gold imported, or labelled before the design) leaves the gold unweighted.
+            no_pi = (gold != "").to_numpy() & ~has_pi
+            left_out_pi = int(no_pi.sum())
+            gold = gold.where(~no_pi, "")
+            weight = np.where(has_pi, 1.0 / np.where(has_pi, pi, 1.0), 1.0)
     claims["gold"] = gold
     names = np.asarray(design.names, dtype=object)[design.stratum] if len(claims) else []
     has_gold = (gold != "").to_numpy()

@@ -152,3 +152,33 @@ def test_without_strata_the_page_says_the_gold_is_a_simple_random_sample():
     page = client.get(reverse("metrics:compare", args=["plain"]), {"a": a.pk, "b": b.pk})
     assert page.status_code == 200
     assert "The audit&#x27;s gold is a simple random sample here" in page.content.decode()
+
+
+def test_an_active_project_whose_gold_has_no_recorded_pi_counts_it_unweighted():
+    """Gold imported (no label drawn under the design): nothing to weigh it by, and leaving it
+    all out would leave no comparison; it is the paired t interval of scipy."""
+    from scipy import stats as scipy_stats
+
+    project = ProjectFactory(queue_design="active")
+    rng = np.random.default_rng(12)
+    a = rng.random(25) < 0.5
+    b = rng.random(25) < 0.7
+    verdict = {True: S, False: N}
+    import_records(
+        project,
+        [
+            answer_record(f"q{i}", system, [(verdict[bool(x)], None)])
+            for i, pair in enumerate(zip(a, b, strict=True))
+            for system, x in zip(("rag@1", "rag@2"), pair, strict=True)
+        ],
+    )
+    result = systems_compare(
+        project=project,
+        a=system_resolve(project=project, ref="rag@1"),
+        b=system_resolve(project=project, ref="rag@2"),
+    )
+    faith = result["rates"]["faithfulness"]["gold_only"]
+    lo, hi = scipy_stats.ttest_rel(b.astype(float), a.astype(float)).confidence_interval()
+    assert faith["ci"] == [pytest.approx(lo), pytest.approx(hi)]
+    assert result["design"]["kind"] == "simple"
+    assert result["design"]["gold_left_out"] == 0
