@@ -230,9 +230,10 @@ def _read_design(project: Project, claims: pd.DataFrame) -> dict[str, Any]:
     frame["stratum"] = own.reindex(frame["claim_id"]).fillna("").to_numpy(dtype=object)
     frame["risk_category"] = claims["risk_category"].to_numpy(dtype=object)
     frame["gold"] = _codes(frame["gold"].where(frame["gold"] != ""))
+    had_gold = frame["gold"].to_numpy() >= 0
     data = _DesignData(frame)
-    design = audit_design_read(project=project, data=data)
-    left_out_audit = int(((frame["gold"] >= 0) & (data.claims["gold"] < 0)).sum())
+    design = audit_design_read(project=project, data=data)  # replaces data.claims["gold"]
+    left_out_audit = int((had_gold & (data.claims["gold"].to_numpy() < 0)).sum())
     gold = claims["gold"].where(data.claims["gold"].to_numpy() >= 0, "")
     labels = selectors.label_design_columns(project=project)
     labels = labels[labels["claim_id"].isin(claims["claim_id"])]

@@ -182,3 +182,45 @@ def test_an_active_project_whose_gold_has_no_recorded_pi_counts_it_unweighted():
     assert faith["ci"] == [pytest.approx(lo), pytest.approx(hi)]
     assert result["design"]["kind"] == "simple"
     assert result["design"]["gold_left_out"] == 0
+
+
+def test_gold_labelled_only_outside_the_queue_is_left_out_as_in_the_report():
+    from scipy import stats as scipy_stats
+
+    project = ProjectFactory()
+    rng = np.random.default_rng(13)
+    a = rng.random(20) < 0.5
+    b = rng.random(20) < 0.7
+    verdict = {True: S, False: N}
+    import_records(
+        project,
+        [
+            answer_record(f"q{i}", system, [(verdict[bool(x)], None)])
+            for i, pair in enumerate(zip(a, b, strict=True))
+            for system, x in zip(("rag@1", "rag@2"), pair, strict=True)
+        ],
+    )
+    # q0 and q1: A's gold claim was labelled with j/k, outside the queue's random order.
+    analyst = UserFactory()
+    for question in ("q0", "q1"):
+        claim = Claim.objects.get(answer__external_id=f"rag@1:{question}")
+        Label.objects.create(
+            claim=claim,
+            annotator=analyst,
+            verdict=claim.gold.verdict,
+            stratum={"outside_queue": True},
+        )
+    result = systems_compare(
+        project=project,
+        a=system_resolve(project=project, ref="rag@1"),
+        b=system_resolve(project=project, ref="rag@2"),
+    )
+    faith = result["rates"]["faithfulness"]["gold_only"]
+    lo, hi = scipy_stats.ttest_rel(b[2:].astype(float), a[2:].astype(float)).confidence_interval()
+    assert faith["n_questions"] == 18
+    assert faith["ci"] == [pytest.approx(lo), pytest.approx(hi)]
+    assert result["design"]["gold_left_out"] == 2
+    assert (
+        "2 gold claims labelled only outside the queue left out, as in the report."
+        in (result["method"])
+    )
