@@ -541,16 +541,19 @@ def system_answer_columns(*, project: Project, system_ids: list[int]) -> pd.Data
 
 
 def system_claim_columns(*, project: Project, system_ids: list[int]) -> pd.DataFrame:
-    """claim_id, answer_id and the gold verdict ("" without gold) of the claims of the
-    answers of `system_ids`, by claim id."""
+    """claim_id, answer_id, the gold verdict ("" without gold) and the design stratum a file
+    gave the claim ("" if none) of the claims of the answers of `system_ids`, by claim id."""
     frame = _frame(
         Claim.objects.filter(project=project, answer__system_id__in=system_ids).order_by("id"),
-        {"id": "claim_id", "answer_id": "answer_id", "gold__verdict": "gold"},
+        {"id": "claim_id", "answer_id": "answer_id", "gold__verdict": "gold", "stratum": "stratum"},
+        quoted=("stratum",),
     )
     # Integer ids even when there is no claim (an empty column is untyped), so merges on
     # them work for systems with answers but no claims yet.
     frame = frame.astype({"claim_id": "int64", "answer_id": "int64"})
-    return _text(frame, "gold")
+    # Object columns: all empty on PostgreSQL they are read as float NaN.
+    frame = frame.astype({"gold": object, "stratum": object})
+    return _text(frame, "gold", "stratum")
 
 
 def systems_for_project(*, project: Project) -> QuerySet:

@@ -225,9 +225,7 @@ class _Pair:
 def _read_design(project: Project, claims: pd.DataFrame) -> dict[str, Any]:
     """The audit's design over the pair's claims (modifies `claims["gold"]`: gold left out of
     the audit becomes ""). kind "simple" (one stratum, no π), "stratified" or "weighted"."""
-    frame = claims[["claim_id", "answer_id", "gold"]].copy()
-    own = selectors.claim_columns(project=project).set_index("claim_id")["stratum"]
-    frame["stratum"] = own.reindex(frame["claim_id"]).fillna("").to_numpy(dtype=object)
+    frame = claims[["claim_id", "answer_id", "gold", "stratum"]].copy()
     frame["risk_category"] = claims["risk_category"].to_numpy(dtype=object)
     frame["gold"] = _codes(frame["gold"].where(frame["gold"] != ""))
     had_gold = frame["gold"].to_numpy() >= 0
