@@ -112,3 +112,21 @@ def test_blank_is_the_default_and_an_edit_changes_the_version(lead_client, proje
     assert judge.pairwise_prompt == CUSTOM
     # The verify prompt's version is untouched by the pairwise one.
     assert judge.prompt_version == sha12(judge.verify_prompt)
+
+
+def test_add_judge_takes_a_pairwise_prompt_file_and_names_a_missing_placeholder(
+    project, llm_endpoints, tmp_path
+):
+    from django.core.management import CommandError, call_command
+
+    llm_endpoints({"name": "local", "base_url": "http://127.0.0.1:9/v1", "models": ["gpt-x"]})
+    good, bad = tmp_path / "good.txt", tmp_path / "bad.txt"
+    good.write_text(CUSTOM, encoding="utf-8")
+    bad.write_text(CUSTOM.replace("{answer_2}", ""), encoding="utf-8")
+    options = {"project": project.slug, "backend": "openai", "endpoint": "local", "model": "gpt-x"}
+    with pytest.raises(
+        CommandError, match=r"pairwise_prompt: The pairwise prompt must contain \{answer_2\}"
+    ):
+        call_command("add_judge", name="bad", pairwise_prompt_file=str(bad), **options)
+    call_command("add_judge", name="good", pairwise_prompt_file=str(good), **options)
+    assert Judge.objects.get(name="good").pairwise_prompt_version == sha12(CUSTOM)
