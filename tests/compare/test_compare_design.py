@@ -224,3 +224,42 @@ def test_gold_labelled_only_outside_the_queue_is_left_out_as_in_the_report():
         "2 gold claims labelled only outside the queue left out, as in the report."
         in (result["method"])
     )
+
+
+def test_without_a_design_the_figures_are_todays_estimators_exactly():
+    """Regression: a project with no strata and no π gives, to the last bit, what the
+    unweighted paired estimators give on the same units (gold only and PPI++)."""
+    from metrics.stats.paired import paired_gold_difference, paired_ppi_difference
+
+    project = ProjectFactory()
+    rng = np.random.default_rng(21)
+    records, units = [], []
+    for i in range(60):
+        labelled = rng.random() < 0.4
+        for side, system in enumerate(("rag@1", "rag@2")):
+            claims = []
+            for _ in range(int(rng.integers(1, 4))):
+                y = rng.random() < 0.6 + 0.1 * side
+                judge = y if rng.random() < 0.85 else not y
+                claims.append(((S if y else N) if labelled else None, S if judge else N))
+                units.append((float(y) if labelled else np.nan, float(judge), side, f"q{i}"))
+            records.append(answer_record(f"q{i}", system, claims))
+    import_records(project, records)
+    result = systems_compare(
+        project=project,
+        a=system_resolve(project=project, ref="rag@1"),
+        b=system_resolve(project=project, ref="rag@2"),
+        judge=Judge.objects.get(name="j"),
+    )
+    gold, judge, side, question = (np.array(col) for col in zip(*units, strict=True))
+    side = side.astype(int)
+    has = ~np.isnan(gold)
+    today_gold = paired_gold_difference(gold[has], side[has], question[has])
+    today_ppi = paired_ppi_difference(gold, judge, side, question)
+    faith = result["rates"]["faithfulness"]
+    assert result["design"]["kind"] == "simple"
+    assert faith["gold_only"]["value"] == today_gold.value
+    assert faith["gold_only"]["ci"] == [today_gold.low, today_gold.high]
+    assert faith["ppi"]["value"] == today_ppi.value
+    assert faith["ppi"]["ci"] == [today_ppi.low, today_ppi.high]
+    assert faith["ppi"]["lambda"] == today_ppi.extra["lambda"]
