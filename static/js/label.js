@@ -176,6 +176,7 @@
   // more spans (hidden inputs per span, sent as more_passage, more_start_utf16 …).
   var SPANS_MAX = 5;
   var adding = false; // the next selection adds a span (the "a" key, "Add another span")
+  var lastTaken = ""; // the selection last taken ("passage:start:end")
   var active = 1; // the span a selection changes: 1, or the span just added
 
   function moreSpans() {
@@ -292,6 +293,7 @@
     li.tabIndex = 0;
     li.setAttribute("aria-describedby", "quote-span-keys");
     var badge = document.createElement("span");
+    badge.className = "span-number";
     badge.setAttribute("aria-hidden", "true");
     var name = document.createElement("span");
     name.className = "visually-hidden";
@@ -398,7 +400,10 @@
   // being selected (the first, or the one just added).
   function takeSelection(snap, adds) {
     var selection = document.getSelection();
-    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return;
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) {
+      lastTaken = "";
+      return;
+    }
     var range = selection.getRangeAt(0);
     var passage = passageOf(range.startContainer);
     if (!passage || passage !== passageOf(range.endContainer)) return;
@@ -419,6 +424,18 @@
     var quote = text.slice(start, end);
     if (!quote.trim()) return;
     var passageId = passage.getAttribute("data-passage-id");
+    // The selection a span already holds (the browser repeats a selection change after the
+    // snap): nothing changes, and "a" still waits for the next selection.
+    var same = allSpans().some(function (span) {
+      var place = spanPlace(span);
+      return place && span.passage === passageId && place.start === start && place.end === end;
+    });
+    // A selection change that repeats the last one taken (the browser's echo of the snap, after
+    // a span was refused or removed) changes nothing: only a drag or a new selection does.
+    var key = passageId + ":" + start + ":" + end;
+    if (!snap && key === lastTaken) return;
+    lastTaken = key;
+    if (same) return;
     if ((adds || adding) && f.quote.value) {
       adding = false;
       if (allSpans().length >= SPANS_MAX) {
@@ -440,7 +457,10 @@
     adding = false;
     if (active > 1 && moreSpans()[active - 2]) {
       var other = overlapping(passageId, start, end, active);
-      if (other) { spanStatus("That overlaps span " + other.number + "."); return; }
+      if (other) {
+        spanStatus("That overlaps span " + other.number + ".");
+        return;
+      }
       spanSet(moreSpans()[active - 2], passage, start, end, quote);
       paintQuote();
       return;
@@ -522,6 +542,7 @@
     if (!byId("screen")) return;
     adding = false;
     active = 1;
+    lastTaken = "";
     spanStatus("");
     paintQuote();
     showCorrectField();
