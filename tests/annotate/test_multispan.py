@@ -2,12 +2,19 @@
 passages or two places of one. The first span stays in the label's own columns; the others are
 `EvidenceSpan` rows, verified in code points like the first."""
 
+import csv
+import io
+import json
+
 import pytest
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from annotate.models import EvidenceSpan, Label, LabelHistory, Verdict
 from annotate.services.labels import LabelError, label_save, label_undo
+from interchange.importers.issues import ImportFailed
+from interchange.services.exports import claims_export
+from interchange.services.imports import answers_import
 from tests.factories import (
     AnswerFactory,
     ClaimFactory,
@@ -333,3 +340,141 @@ def test_undo_of_a_new_label_puts_both_spans_back_in_the_form(client):
     assert not Label.objects.exists()
     assert 'name="more_quote" value="20 cents a day"' in html
     assert "Closed on Sunday</textarea>" in html
+
+
+# -- formats ------------------------------------------------------------------------------------
+
+
+def export(project, format):
+    out = io.StringIO()
+    claims_export(project=project, format=format, out=out)
+    return out.getvalue()
+
+
+def two_span_label():
+    membership, claim, hours, fees = pile()
+    membership.user.username = "ana"
+    membership.user.save()
+    label_save(
+        claim=claim, annotator=membership.user, verdict=Verdict.SUPPORTED,
+        **span(hours, "Closed on Sunday"),
+        more=[span(fees, "20 cents a day"), span(hours, "public holidays")],
+    )  # fmt: skip
+    return claim
+
+
+def test_jsonl_export_carries_more_quotes_and_a_round_trip_keeps_every_span(tmp_path):
+    claim = two_span_label()
+    hours, fees = claim.answer.passages.order_by("rank")
+    [record] = [json.loads(line) for line in export(claim.project, "jsonl").splitlines()]
+    [label] = record["claims"][0]["labels"]
+    # The pile's ids name the passages (unique source ids), offsets in code points: "public"
+    # after the emoji is at 54 in HOURS counted by hand (28 + "Closed on Sunday " 17 + "📚 " 2
+    # + "and on " 7; 55 in UTF-16).
+    ref = {hours.pk: hours.source_id, fees.pk: fees.source_id}
+    assert label["quote"] == {"passage": ref[hours.pk], "start": 28, "end": 44,
+                              "text": "Closed on Sunday"}  # fmt: skip
+    assert label["more_quotes"] == [
+        {"passage": ref[fees.pk], "start": 18, "end": 32, "text": "20 cents a day"},
+        {"passage": ref[hours.pk], "start": 54, "end": 69, "text": "public holidays"},
+    ]
+    path = tmp_path / "two-spans.jsonl"
+    path.write_text(export(claim.project, "jsonl"), encoding="utf-8")
+    fresh = MembershipFactory().project
+    result = answers_import(project=fresh, path_or_file=path)
+    assert result.labels == 1
+    imported = Label.objects.get(claim__project=fresh)
+    assert imported.evidence_quote == "Closed on Sunday"
+    assert [(s.number, s.passage.rank, s.start, s.end, s.quote) for s in
+            imported.more_spans.all()] == [
+        (2, 2, 18, 32, "20 cents a day"),
+        (3, 1, 54, 69, "public holidays"),
+    ]  # fmt: skip
+    [history] = LabelHistory.objects.filter(claim__project=fresh)
+    assert [span["quote"] for span in history.more_spans] == ["20 cents a day", "public holidays"]
+    # ... and exporting the import gives the same labels again
+    [again] = [json.loads(line) for line in export(fresh, "jsonl").splitlines()]
+    assert again["claims"][0]["labels"][0]["more_quotes"] == label["more_quotes"]
+
+
+def test_an_old_file_without_more_quotes_imports_single_span_labels_unchanged(tmp_path):
+    record = {
+        "id": "a1",
+        "question": "When?",
+        "answer": "Closed Sunday.",
+        "pile": [{"id": "hours", "text": HOURS}],
+        "claims": [
+            {
+                "text": "Closed Sunday.",
+                "labels": [
+                    {
+                        "annotator": "ana",
+                        "verdict": "SUPPORTED",
+                        "quote": {"passage": "hours", "start": 28, "end": 44},
+                    }
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    project = MembershipFactory().project
+    assert answers_import(project=project, path_or_file=path).labels == 1
+    label = Label.objects.get()
+    assert label.evidence_quote == "Closed on Sunday"
+    assert not EvidenceSpan.objects.exists()
+    [line] = export(project, "jsonl").splitlines()
+    assert "more_quotes" not in json.loads(line)["claims"][0]["labels"][0]
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        ([{"passage": "hours", "start": 38, "end": 44}], "overlaps span 1"),
+        ([{"passage": "hours", "start": 0, "end": 4, "text": "Shut"}], "not in the pile"),
+        ({"passage": "hours"}, "expected a list"),
+    ],
+)
+def test_a_wrong_more_quote_in_a_file_is_an_issue_naming_its_field(tmp_path, more, message):
+    record = {
+        "id": "a1",
+        "question": "When?",
+        "answer": "Closed Sunday.",
+        "pile": [{"id": "hours", "text": HOURS}],
+        "claims": [
+            {
+                "text": "Closed Sunday.",
+                "labels": [
+                    {
+                        "annotator": "ana",
+                        "verdict": "SUPPORTED",
+                        "quote": {"passage": "hours", "start": 28, "end": 44},
+                        "more_quotes": more,
+                    }
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(ImportFailed) as failed:
+        answers_import(project=MembershipFactory().project, path_or_file=path)
+    text = str(failed.value)
+    assert "claims[0].labels[0].more_quotes" in text
+    assert message in text
+    assert not Label.objects.exists()
+
+
+def test_csv_export_puts_the_more_spans_in_one_json_column_per_analyst():
+    claim = two_span_label()
+    hours, fees = claim.answer.passages.order_by("rank")
+    [row] = list(csv.DictReader(io.StringIO(export(claim.project, "csv"))))
+    assert row["label:ana:quote_text"] == "Closed on Sunday"
+    assert json.loads(row["label:ana:more_quotes"]) == [
+        {"passage": fees.source_id, "start": 18, "end": 32, "text": "20 cents a day"},
+        {"passage": hours.source_id, "start": 54, "end": 69, "text": "public holidays"},
+    ]
+    header = list(row)
+    assert (
+        header.index("label:ana:more_quotes") == header.index("label:ana:changed_after_reveal") + 1
+    )
