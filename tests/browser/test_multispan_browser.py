@@ -93,9 +93,7 @@ def test_two_spans_in_two_passages_are_dragged_marked_saved_and_marked_again(
     screenshot(page, "multispan-on-return.png", full_page=False)
 
 
-def test_spans_are_added_with_the_a_key_and_removed_by_keyboard_and_mouse(
-    browser_page, screenshot
-):
+def test_spans_are_added_with_the_a_key_and_removed_by_keyboard_and_mouse(browser_page, screenshot):
     project, user, claims = three_claim_project()
     page = browser_page(user, width=1280, height=720)
     page.goto(f"{page.base_url}/p/{project.slug}/label/")
