@@ -123,6 +123,7 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
         Label.objects.filter(claim=claim)
         .exclude(annotator=user)
         .select_related("annotator", "imported_annotator")
+        .prefetch_related("more_spans")
         .order_by("created_at", "id")
     )
     return {"judge_verdicts": judge_verdicts, "colleague_labels": list(colleagues)}

@@ -10,8 +10,9 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
-from annotate.models import EvidenceSpan, Label, LabelHistory, Verdict
+from annotate.models import EvidenceSpan, Fact, Label, LabelHistory, Role, Verdict
 from annotate.services.labels import LabelError, label_save, label_undo
+from annotate.services.review import facts_grounded_for_project
 from interchange.importers.issues import ImportFailed
 from interchange.services.exports import claims_export
 from interchange.services.imports import answers_import
@@ -478,3 +479,79 @@ def test_csv_export_puts_the_more_spans_in_one_json_column_per_analyst():
     assert (
         header.index("label:ana:more_quotes") == header.index("label:ana:changed_after_reveal") + 1
     )
+
+
+# -- the lead's pages and the reveal ------------------------------------------------------------
+
+
+def contradicted_with_two_spans():
+    """A claim ana marks CONTRADICTED with two spans and bo NOT_IN_PILE: waiting for a lead."""
+    membership, claim, hours, fees = pile()
+    claim.labels_required = 2
+    claim.save()
+    project = claim.project
+    ana = membership.user
+    bo = MembershipFactory(project=project).user
+    label_save(
+        claim=claim, annotator=ana, verdict=Verdict.CONTRADICTED,
+        **span(hours, "Closed on Sunday"), more=[span(fees, "20 cents a day")],
+        note="Two places decide it.",
+    )  # fmt: skip
+    label_save(claim=claim, annotator=bo, verdict=Verdict.NOT_IN_PILE)
+    lead = MembershipFactory(project=project, role=Role.LEAD).user
+    return claim, lead, bo
+
+
+def test_the_adjudication_card_marks_every_span_in_its_passage(client):
+    claim, lead, _ = contradicted_with_two_spans()
+    client.force_login(lead)
+    html = client.get(reverse("annotate:adjudicate", args=[claim.project.slug])).content.decode()
+    assert html.count('data-testid="quote-span"') == 2
+    assert 'Open Monday to Friday 9–17. <mark class="quote">Closed on Sunday</mark>' in html
+    assert 'Late returns cost <mark class="quote">20 cents a day</mark>.' in html
+    assert '<span class="visually-hidden"> of 2</span> from passage #2' in html
+
+
+def test_the_contradictions_page_and_its_csv_give_a_line_per_span(client):
+    claim, lead, _ = contradicted_with_two_spans()
+    client.force_login(lead)
+    url = reverse("annotate:contradictions", args=[claim.project.slug])
+    html = client.get(url).content.decode()
+    assert '<mark class="quote">Closed on Sunday</mark>' in html
+    assert '<mark class="quote">20 cents a day</mark>' in html
+    rows = list(csv.DictReader(io.StringIO(client.get(url, {"format": "csv"}).content.decode())))
+    assert [(row["passage_rank"], row["quote"]) for row in rows] == [
+        ("1", "Closed on Sunday"),
+        ("2", "20 cents a day"),
+    ]
+
+
+def test_a_colleague_sees_every_span_after_saving_when_the_project_reveals(client):
+    claim, _, bo = contradicted_with_two_spans()
+    project = claim.project
+    project.reveal_after_save = True
+    project.save()
+    client.force_login(bo)
+    html = client.get(reverse("annotate:label-claim", args=[project.slug, claim.pk]))
+    html = html.content.decode()
+    assert "“Closed on Sunday” · “20 cents a day”" in html
+
+
+def test_a_fact_quoted_only_by_a_second_span_counts_as_grounded():
+    membership, claim, hours, fees = pile()
+    label_save(
+        claim=claim, annotator=membership.user, verdict=Verdict.SUPPORTED,
+        **span(hours, "Closed on Sunday"), more=[span(fees, "20 cents a day")],
+    )  # fmt: skip
+    assert claim.gold.verdict == Verdict.SUPPORTED  # one label required: unanimous gold
+    cents = Fact.objects.create(
+        answer=claim.answer, passage=fees, start=21, end=26, text="cents"
+    )  # inside span 2 (18–32), counted by hand
+    lost = Fact.objects.create(
+        answer=claim.answer, passage=fees, start=34, end=44, text="Lost books"
+    )
+    assert FEES[21:26] == "cents"
+    assert FEES[34:44] == "Lost books"
+    grounded, every = facts_grounded_for_project(project=claim.project)
+    assert grounded == {cents.pk}
+    assert sorted(every) == sorted([cents.pk, lost.pk])
