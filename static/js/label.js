@@ -538,12 +538,16 @@
     if (event.target && event.target.name === "verdict") showCorrectField();
   });
 
-  document.body.addEventListener("htmx:afterSettle", function () {
+  document.body.addEventListener("htmx:afterSettle", function (event) {
     if (!byId("screen")) return;
-    adding = false;
-    active = 1;
-    lastTaken = "";
-    spanStatus("");
+    // A page of the pile came in: the spans being selected (and "a") carry on across pages.
+    var pileOnly = event.detail && event.detail.target && event.detail.target.id === "pile";
+    if (!pileOnly) {
+      adding = false;
+      active = 1;
+      lastTaken = "";
+      spanStatus("");
+    }
     paintQuote();
     showCorrectField();
   });

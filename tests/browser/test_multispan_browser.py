@@ -158,3 +158,36 @@ def test_spans_are_added_with_the_a_key_and_removed_by_keyboard_and_mouse(browse
     label = Label.objects.get(claim=claims[0], annotator=user)
     assert label.evidence_quote == "Monday to Friday"
     assert not label.more_spans.exists()
+
+
+def test_a_second_span_from_another_page_of_the_pile(browser_page, screenshot, settings):
+    from tests.browser.test_pile_paging_browser import long_pile_project
+
+    settings.FAITHAUDIT_PILE_PAGE_SIZE = 20
+    project, user, answer, claim = long_pile_project()
+    page = browser_page(user, width=1280, height=720)
+    page.goto(f"{page.base_url}/p/{project.slug}/label/")
+    first_text = "Section 3: the refund takes 3 days."
+    # From inside "refund" to inside "takes": "refund takes".
+    drag(page, first_text, first_text.index("fund"), first_text.index("takes") + 2)
+    page.wait_for_function("() => document.getElementById('quote-text').value === 'refund takes'")
+    page.keyboard.press("a")  # then page on: the next selection is still span 2
+    page.locator(".label-pile .pile-pager").first.get_by_text("Next passages").click()
+    page.wait_for_function(
+        "() => document.querySelector('.label-pile .passage-text')?.textContent"
+        ".startsWith('Section 21:')"
+    )
+    second_text = "Section 25: the refund takes 25 days."
+    drag(page, second_text, second_text.index("25 d"), second_text.index("days") + 1)
+    page.wait_for_function("() => document.querySelectorAll('.quote-span').length === 1")
+    assert "passage #25" in page.locator(".quote-span").inner_text()
+    # Span 1's passage is on the other page: only span 2 is marked here.
+    assert page.evaluate(PAINTED_ALL) == {"2": "25 days"}
+    screenshot(page, "multispan-other-page.png", full_page=False)
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".last-saved")
+    label = Label.objects.get(claim=claim, annotator=user)
+    assert (label.evidence_passage.rank, label.evidence_quote) == (3, "refund takes")
+    [extra] = label.more_spans.all()
+    assert (extra.passage.rank, extra.quote) == (25, "25 days")
