@@ -74,6 +74,7 @@ def test_two_spans_in_two_passages_are_dragged_marked_saved_and_marked_again(
     assert page.evaluate(PAINTED_ALL) == {"1": first, "2": second}
     assert axe_serious(page) == []
     screenshot(page, "multispan-two-spans.png", full_page=False)
+    screenshot(page, "multispan-two-spans-full.png")  # the list of spans under the quote
 
     page.keyboard.press("1")
     page.keyboard.press("Enter")
