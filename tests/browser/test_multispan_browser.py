@@ -6,6 +6,7 @@ removing one."""
 import pytest
 
 from annotate.models import Label
+from tests.browser.test_labelling_browser import SELECT_IN_PASSAGE
 from tests.browser.test_screens_evidence_browser import (
     CHAR_CENTRE,
     FEES,
@@ -143,13 +144,17 @@ def test_spans_are_added_with_the_a_key_and_removed_by_keyboard_and_mouse(browse
     assert page.evaluate(PAINTED_ALL) == {"1": "Monday to Friday"}
     assert page.locator("#quote-spans-box").is_hidden()
 
-    # "x" removes the last span; then Enter (from the page) saves the one-span label. (The
-    # mouse removal put focus in the quote box, where "a" is typed: leave it first.)
+    # A selection made without the mouse (caret browsing and Shift+arrows; set here by script,
+    # which the page sees the same way) after "a" is a span too; "x" removes the last span;
+    # then Enter (from the page) saves the one-span label. (The mouse removal put focus in the
+    # quote box, where "a" is typed: leave it first.)
     assert page.evaluate("document.activeElement.id") == "quote-text"
     page.locator("#claim-heading").focus()
     page.keyboard.press("a")
-    drag(page, FEES, FEES.index("Late"), FEES.index("Late") + 2)
+    page.evaluate(SELECT_IN_PASSAGE, [FEES, "Late returns"])
     page.wait_for_function("() => document.querySelectorAll('.quote-span').length === 1")
+    assert page.locator(".quote-span .span-quote").inner_text() == "Late returns"
+    page.locator("#claim-heading").focus()
     page.keyboard.press("x")
     assert page.locator(".quote-span").count() == 0
     screenshot(page, "multispan-removed.png", full_page=False)
