@@ -555,3 +555,18 @@ def test_a_fact_quoted_only_by_a_second_span_counts_as_grounded():
     grounded, every = facts_grounded_for_project(project=claim.project)
     assert grounded == {cents.pk}
     assert sorted(every) == sorted([cents.pk, lost.pk])
+
+
+def test_the_reports_coverage_counts_a_fact_quoted_by_the_second_span():
+    from metrics.services.report import report_compute
+
+    membership, claim, hours, fees = pile()
+    label_save(
+        claim=claim, annotator=membership.user, verdict=Verdict.SUPPORTED,
+        **span(hours, "Closed on Sunday"), more=[span(fees, "20 cents a day")],
+    )  # fmt: skip
+    Fact.objects.create(answer=claim.answer, passage=fees, start=21, end=26, text="cents")
+    Fact.objects.create(answer=claim.answer, passage=fees, start=34, end=44, text="Lost books")
+    coverage = report_compute(project=claim.project)["coverage"]
+    # 1 of the 2 facts is grounded, and only by span 2 (span 1 is in the other passage).
+    assert (coverage["numerator"], coverage["denominator"]) == (1, 2)
