@@ -20,11 +20,9 @@
     return false;
   }
 
-  function submit(form, button) {
+  function submit(form) {
     if (!form) return;
-    if (form.requestSubmit) form.requestSubmit(button || undefined);
-    else if (button) button.click();
-    else form.submit();
+    if (form.requestSubmit) form.requestSubmit(); else form.submit();
   }
 
   document.addEventListener("keydown", function (event) {
@@ -39,7 +37,8 @@
     if (Object.prototype.hasOwnProperty.call(CHOICE_KEYS, key)) {
       var form = byId("pairwise-form");
       var button = form && form.querySelector('button[data-key="' + CHOICE_KEYS[key] + '"]');
-      if (button) { event.preventDefault(); submit(form, button); }
+      // A click, not requestSubmit(button): htmx sends the clicked button's name and value.
+      if (button) { event.preventDefault(); button.click(); }
     } else if (key === "u") {
       event.preventDefault();
       submit(byId("pairwise-undo-form"));
