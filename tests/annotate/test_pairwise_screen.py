@@ -83,7 +83,8 @@ def test_pairwise_screen_names_no_system(client, world):
         lowered = page.text.lower()
         for word in SECRET_WORDS:
             assert word not in lowered, word
-    assert "Left" in pages[0].text and "Right" in pages[0].text
+    assert "Left" in pages[0].text
+    assert "Right" in pages[0].text
     # The queue exists and the page shows an answer and a pile on each side.
     left, right = _sides(pages[0].text)
     assert {world["texts"][left], world["texts"][right]} == {world["one"], world["two"]}
@@ -242,7 +243,8 @@ def test_pairwise_save_refuses_a_pair_not_of_the_queue(client, world):
         _url(world, "annotate:pairwise-save"),
         {"pair": f"{one_answer[0].pk}-{two_answer[0].pk}", "choice": "maybe"},
     )
-    assert response.status_code == 422 and "choice:" in response.text
+    assert response.status_code == 422
+    assert "choice:" in response.text
     assert not PairwisePreference.objects.exists()
 
 
@@ -262,7 +264,8 @@ def test_pairwise_index_lists_the_queue_with_progress_and_the_project_page_links
     slug = world["project"].slug
     page = client.get(reverse("annotate:pairwise-index", args=[slug])).text
     assert page.count('<th scope="row">Queue') == 1  # the lonely system shares no question
-    assert f"<td>{N}</td>" in page and _url(world) in page
+    assert f"<td>{N}</td>" in page
+    assert _url(world) in page
     detail = client.get(reverse("annotate:project-detail", args=[slug])).text
     assert reverse("annotate:pairwise-index", args=[slug]) in detail
 
@@ -273,5 +276,6 @@ def test_pairwise_last_pair_then_empty_queue(client, world):
     for _ in range(N):
         client.post(save, {"pair": _pair(client.get(_url(world)).text), "choice": "tie"})
     page = client.get(_url(world)).text
-    assert "No pair left to mark" in page and f"{N} of {N}</strong> pairs" in page
+    assert "No pair left to mark" in page
+    assert f"{N} of {N}</strong> pairs" in page
     assert PairwisePreference.objects.count() == N

@@ -66,7 +66,10 @@ def test_analyst_marks_three_pairs_by_keyboard_and_lead_sees_agreement(browser_p
     assert _no_horizontal_scroll(page)
     left, right = page.get_by_test_id("pairwise-left"), page.get_by_test_id("pairwise-right")
     box_l, box_r = left.bounding_box(), right.bounding_box()
-    assert box_l and box_r and abs(box_l["y"] - box_r["y"]) < 5 and box_r["x"] > box_l["x"]
+    assert box_l
+    assert box_r
+    assert abs(box_l["y"] - box_r["y"]) < 5
+    assert box_r["x"] > box_l["x"]
     screenshot(page, "pairwise_marking.png")
 
     page.keyboard.press("a")

@@ -192,7 +192,8 @@ def test_pairwise_human_block_says_when_the_judge_has_not_run_or_no_one_marked(w
     assert empty["pairwise_human"]["finding"].startswith("No analyst has marked pairs")
     _mark_all(world)
     block = systems_compare(project=world["project"], a=world["a"], b=world["b"])["pairwise_human"]
-    assert block["agreement"] is None and block["judge"] is None
+    assert block["agreement"] is None
+    assert block["judge"] is None
     assert "The pairwise judge has not judged these two systems" in block["finding"]
 
 

@@ -70,12 +70,15 @@ def test_clustered_mean_with_one_value_per_cluster_is_the_t_interval():
     # Near 1 the interval is clipped to the scale of a share.
     y = np.array([1, 0.5, 0, 1, 1, 0.5, 1, 0, 1, 1])
     low, high = stats.t.interval(0.95, 9, loc=y.mean(), scale=stats.sem(y))
-    assert high > 1 and clustered_mean(y, np.arange(10))["ci"] == pytest.approx((low, 1.0))
+    assert high > 1
+    assert clustered_mean(y, np.arange(10))["ci"] == pytest.approx((low, 1.0))
 
 
 def test_clustered_mean_without_two_clusters_has_no_interval():
     got = clustered_mean([1.0, 0.0], ["q", "q"])
-    assert got["value"] == 0.5 and np.isnan(got["ci"][0]) and np.isnan(got["ci"][1])
+    assert got["value"] == 0.5
+    assert np.isnan(got["ci"][0])
+    assert np.isnan(got["ci"][1])
 
 
 def test_clustered_share_hand_worked_clusters_then_wilson_at_the_effective_size():
@@ -99,15 +102,14 @@ def test_clustered_share_of_independent_outcomes_is_wilson_at_n_minus_one():
     x = [1] * 14 + [0] * 6
     got = clustered_share(x, range(20))
     assert got["n_effective"] == pytest.approx(19)
-    assert got["ci"] == pytest.approx(
-        proportion_confint(0.7 * 19, 19, alpha=0.05, method="wilson")
-    )
+    assert got["ci"] == pytest.approx(proportion_confint(0.7 * 19, 19, alpha=0.05, method="wilson"))
 
 
 def test_clustered_share_all_agree_counts_each_question_once():
     got = clustered_share([1, 1, 1, 1, 1, 1], ["a", "a", "b", "b", "c", "c"])
     low, high = proportion_confint(3, 3, alpha=0.05, method="wilson")
-    assert got["value"] == 1.0 and got["ci"] == pytest.approx((low, 1.0))
+    assert got["value"] == 1.0
+    assert got["ci"] == pytest.approx((low, 1.0))
 
 
 def test_human_preference_scores_ties_half_and_counts():
@@ -127,4 +129,5 @@ def test_human_judge_agreement_share_kappa_and_table():
     assert got["kappa"] == pytest.approx(cohen_kappa_score(human, judge))
     # Rows the analysts, columns the judge, order B, A, tie: counted by hand.
     assert got["confusion"]["counts"] == [[3, 1, 1], [0, 3, 0], [1, 0, 1]]
-    assert got["n"] == 10 and got["share"]["n_clusters"] == 9
+    assert got["n"] == 10
+    assert got["share"]["n_clusters"] == 9
