@@ -279,3 +279,22 @@ def test_pairwise_last_pair_then_empty_queue(client, world):
     assert "No pair left to mark" in page
     assert f"{N} of {N}</strong> pairs" in page
     assert PairwisePreference.objects.count() == N
+
+
+def test_demo_analyst_opens_the_pairwise_queue(client):
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("demo_load", stdout=out)
+    assert "http://127.0.0.1:8000/p/demo/pairwise/" in out.getvalue()
+    a, b = System.objects.filter(project__slug="demo").order_by("id")
+    client.force_login(UserFactory(username="ana"))
+    index = client.get(reverse("annotate:pairwise-index", args=["demo"])).text
+    queue = reverse("annotate:pairwise", args=["demo", a.pk, b.pk])
+    assert queue in index
+    page = client.get(queue).text
+    assert "0 of 9</strong> pairs" in page
+    for word in ("assistant", "2024-06", "2024-07", "bm25", "llama"):
+        assert word not in page

@@ -249,3 +249,22 @@ def test_compare_page_shows_the_analysts_block_and_the_queue_link(client, world)
     assert f"{_expected()['kappa']:.2f}" in page
     queue = reverse("annotate:pairwise", args=["pairs", world["a"].pk, world["b"].pk])
     assert f'href="{queue}"' in page
+
+
+def test_api_compare_json_carries_the_analysts_block(client, world):
+    from api.tokens import token_create
+
+    _mark_all(world)
+    _judge(world, system_a=world["a"], system_b=world["b"])
+    token = token_create(user=world["lead"], name="ci").secret
+    response = client.get(
+        "/api/v1/projects/pairs/compare",
+        {"a": "rag@1", "b": "rag@2", "judge": "pj"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 200
+    block = response.json()["pairwise_human"]
+    expected = _expected()
+    assert block["preference_b"]["ci"] == pytest.approx(list(expected["ci"]))
+    assert block["agreement"]["share"]["value"] == pytest.approx(expected["share"])
+    assert block["agreement"]["kappa"] == pytest.approx(expected["kappa"])
