@@ -8,6 +8,7 @@ systems' ids, which a lead copies from the compare page.
 
 from django import forms
 from django.contrib import messages
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -92,11 +93,15 @@ def pairwise_save(request, project, membership, a: int, b: int):
             note=form.cleaned_data["note"],
         )
     except PairwiseError as error:
-        token = request.POST.get("pair") if not str(error).startswith("pair:") else None
+        # The same pair again when it is one of the queue's (a missing choice), else the next.
+        token = request.POST.get("pair") or None
         status = 200 if request.htmx else 422
-        return _screen(
-            request, project, membership, systems, token=token, error=str(error), status=status
-        )
+        try:
+            return _screen(
+                request, project, membership, systems, token=token, error=str(error), status=status
+            )
+        except Http404:
+            return _screen(request, project, membership, systems, error=str(error), status=status)
     if not request.htmx:
         messages.success(request, f"Saved: {saved.get_choice_display()}.")
         return redirect("annotate:pairwise", slug=project.slug, a=a, b=b)

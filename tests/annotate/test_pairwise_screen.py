@@ -245,6 +245,11 @@ def test_pairwise_save_refuses_a_pair_not_of_the_queue(client, world):
     )
     assert response.status_code == 422
     assert "choice:" in response.text
+    response = client.post(
+        _url(world, "annotate:pairwise-save"), {"pair": mismatched, "choice": "maybe"}
+    )
+    assert response.status_code == 422
+    assert "choice:" in response.text
     assert not PairwisePreference.objects.exists()
 
 

@@ -54,7 +54,7 @@ def test_analyst_marks_three_pairs_by_keyboard_and_lead_sees_agreement(browser_p
 
     page = browser_page(users.get(username="ana"), width=1280, height=720)
     page.goto(f"{page.base_url}/p/demo/")
-    page.get_by_role("link", name="Compare answers in pairs").click()
+    page.get_by_role("link", name="Mark answers in pairs").click()
     page.get_by_role("link", name="Start").click()
     progress = page.get_by_test_id("pairwise-progress")
     expect(progress).to_contain_text(f"0 of {len(keys)} pairs")
