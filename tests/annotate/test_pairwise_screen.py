@@ -303,3 +303,39 @@ def test_demo_analyst_opens_the_pairwise_queue(client):
     assert "0 of 9</strong> pairs" in page
     for word in ("assistant", "2024-06", "2024-07", "bm25", "llama"):
         assert word not in page
+
+
+def test_pairwise_queue_pairs_are_the_pairwise_judges_pairs(world):
+    """The analysts and the judge must look at the same two answers of a question for their
+    agreement to mean anything: a system answering a question twice (its first answer counts)
+    and a question keyed by its text (no question_id) give the same pairs in both."""
+    from annotate.selectors import pairwise_pairs
+    from judges.pairwise_runner import shared_pairs
+
+    project, one, two = world["project"], world["one"], world["two"]
+    Answer.objects.create(
+        project=project,
+        external_id="dup",
+        question="Question number 3?",
+        question_id="q03",
+        text="A later answer of the first system to q03.",
+        system=one,
+    )
+    for system, word in ((one, "x"), (two, "y")):
+        Answer.objects.create(
+            project=project,
+            external_id=f"textkey-{word}",
+            question="Keyed by its text?",
+            text=f"answer {word}",
+            system=system,
+        )
+    ours = {
+        p.key: (p.answer_1, p.answer_2)
+        for p in pairwise_pairs(project=project, system_1=one, system_2=two)
+    }
+    judges = {
+        key: (a.answer_id, b.answer_id)
+        for key, (a, b) in shared_pairs(system_a_id=one.pk, system_b_id=two.pk).items()
+    }
+    assert ours == judges
+    assert len(ours) == N + 1
