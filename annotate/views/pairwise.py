@@ -44,16 +44,16 @@ class PreferenceForm(forms.Form):
 
 
 def _screen(request, project, membership, systems, *, token=None, status=200, **extra):
+    """The screen at pair `token` (else the next unmarked pair). After a refused save the
+    token is whatever was posted: not one of the queue's, the screen shows the next pair."""
     context = {"project": project, "membership": membership, **extra}
-    context.update(
-        pairwise_screen_get(
-            project=project,
-            user=request.user,
-            system_1=systems[0],
-            system_2=systems[1],
-            token=token,
-        )
-    )
+    get = {"project": project, "user": request.user, "system_1": systems[0], "system_2": systems[1]}
+    try:
+        context.update(pairwise_screen_get(**get, token=token))
+    except Http404:
+        if "error" not in extra:
+            raise
+        context.update(pairwise_screen_get(**get))
     context["pair_systems"] = (systems[0].pk, systems[1].pk)
     template = "annotate/pairwise.html" + ("#pairwise-screen" if request.htmx else "")
     return render(request, template, context, status=status)
@@ -93,15 +93,10 @@ def pairwise_save(request, project, membership, a: int, b: int):
             note=form.cleaned_data["note"],
         )
     except PairwiseError as error:
-        # The same pair again when it is one of the queue's (a missing choice), else the next.
-        token = request.POST.get("pair") or None
-        status = 200 if request.htmx else 422
-        try:
-            return _screen(
-                request, project, membership, systems, token=token, error=str(error), status=status
-            )
-        except Http404:
-            return _screen(request, project, membership, systems, error=str(error), status=status)
+        token, status = request.POST.get("pair") or None, 200 if request.htmx else 422
+        return _screen(
+            request, project, membership, systems, token=token, error=str(error), status=status
+        )
     if not request.htmx:
         messages.success(request, f"Saved: {saved.get_choice_display()}.")
         return redirect("annotate:pairwise", slug=project.slug, a=a, b=b)
