@@ -27,6 +27,7 @@ from annotate.models import (
     ImportedAnnotator,
     Label,
     LabelHistory,
+    PairwisePreference,
     Project,
     System,
     imported_name,
@@ -596,3 +597,15 @@ def pairwise_verdict_rows(*, a: System, b: System, judge: Judge | None = None) -
         .values_list("question_id", "order", "verdict")
     )
     return {"run": run, "swapped": int(run.parameters.get("system_a")) == b.pk, "rows": rows}
+
+
+def pairwise_preference_rows(*, a: System, b: System) -> list[tuple[str, int, str]]:
+    """The analysts' pairwise preferences between systems `a` and `b` (`annotate`'s blind
+    pairwise screen): [(question key, analyst id, "B" | "A" | "tie")], B and A as named here
+    whichever system has the lower id."""
+    low, high = sorted((a.pk, b.pk))
+    rows = PairwisePreference.objects.filter(system_1_id=low, system_2_id=high).values_list(
+        "question_key", "analyst_id", "preferred_system_id"
+    )
+    side = {b.pk: "B", a.pk: "A", None: "tie"}
+    return [(key, analyst, side[preferred]) for key, analyst, preferred in rows.order_by("id")]
