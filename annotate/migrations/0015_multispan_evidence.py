@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotate", "0013_active_queue"),
+        ("annotate", "0014_pairwise_preference"),
     ]
 
     operations = [
