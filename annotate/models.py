@@ -566,6 +566,44 @@ class Label(models.Model):
         return self.annotator.get_username() if self.annotator_id is not None else ""
 
 
+# A label quotes at most this many spans: its own columns hold the first, `EvidenceSpan` the rest.
+EVIDENCE_SPANS_MAX = 5
+
+
+class EvidenceSpan(models.Model):
+    """A label's second, third … evidence span, when the decision needs more than one sentence
+    (two passages, or two places in one). The first span stays in the label's own columns, so a
+    reader that knows one quote sees the first; `number` is the span's number on the screen
+    (2 for the second). Like the first, each is verified against its passage text in code
+    points by `annotate.services.labels`, which also refuses spans overlapping in a passage.
+    """
+
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="more_spans")
+    number = models.PositiveSmallIntegerField(help_text="2 for the label's second span, …")
+    passage = models.ForeignKey(Passage, on_delete=models.PROTECT, related_name="+")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    quote = models.TextField()
+
+    class Meta:
+        ordering = ["label_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["label", "number"], name="evidence_span_unique"),
+            models.CheckConstraint(
+                condition=Q(number__gte=2, number__lte=EVIDENCE_SPANS_MAX),
+                name="evidence_span_number_valid",
+            ),
+            # As the label's first span: not empty, and as long as its quote.
+            models.CheckConstraint(
+                condition=~Q(quote="") & Q(end=F("start") + Length("quote")),
+                name="evidence_span_consistent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"span {self.number} of label {self.label_id}"
+
+
 class LabelHistory(models.Model):
     """Every change to a label, in order: what it was after the change."""
 
@@ -589,6 +627,12 @@ class LabelHistory(models.Model):
     evidence_start = models.PositiveIntegerField(null=True, blank=True)
     evidence_end = models.PositiveIntegerField(null=True, blank=True)
     evidence_quote = models.TextField(blank=True)
+    more_spans = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='The label\'s spans after the first, as [{"passage_id", "start", "end", '
+        '"quote"}] in order (none: a single span or none).',
+    )
     note = models.TextField(blank=True)
     correct = models.CharField(max_length=7, blank=True)
     changed_after_reveal = models.BooleanField(default=False)

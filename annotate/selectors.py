@@ -9,7 +9,7 @@ from collections import Counter
 
 from django.conf import settings
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
 from django.utils.functional import cached_property
 
@@ -125,7 +125,7 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
     Blind by default: only with `project.reveal_after_save`, and only once `user` has saved
     their own label on the claim. The one gate every labelling page goes through.
     """
-    from annotate.models import Label
+    from annotate.models import EvidenceSpan, Label
 
     if not project.reveal_after_save:
         return None
@@ -136,6 +136,9 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
         Label.objects.filter(claim=claim)
         .exclude(annotator=user)
         .select_related("annotator", "imported_annotator")
+        .prefetch_related(
+            Prefetch("more_spans", queryset=EvidenceSpan.objects.select_related("passage"))
+        )
         .order_by("created_at", "id")
     )
     return {"judge_verdicts": judge_verdicts, "colleague_labels": list(colleagues)}

@@ -21,6 +21,7 @@ from django.http import Http404
 from annotate.models import (
     Answer,
     Claim,
+    EvidenceSpan,
     Fact,
     Gold,
     ImportedAnnotator,
@@ -204,8 +205,9 @@ def label_columns(*, project: Project) -> pd.DataFrame:
 
 
 def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
-    """The evidence quotes of SUPPORTED labels: claim, passage, start, end (for coverage)."""
-    return _frame(
+    """The evidence quotes of SUPPORTED labels: claim, passage, start, end (for coverage), one
+    row per span (a label's spans after the first are `EvidenceSpan` rows)."""
+    first = _frame(
         Label.objects.filter(
             claim__project=project, verdict="SUPPORTED", evidence_passage__isnull=False
         ),
@@ -216,6 +218,11 @@ def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
             "evidence_end": "end",
         },
     )
+    more = _frame(
+        EvidenceSpan.objects.filter(label__claim__project=project, label__verdict="SUPPORTED"),
+        {"label__claim_id": "claim_id", "passage_id": "passage_id", "start": "start", "end": "end"},
+    )
+    return first if more.empty else pd.concat([first, more], ignore_index=True)
 
 
 def annotator_names(*, user_ids) -> dict[int, str]:
