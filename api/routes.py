@@ -10,11 +10,12 @@ import re
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError
+from django.db.models import Prefetch
 from django.http import Http404, StreamingHttpResponse
 from ninja import NinjaAPI, Query, Status
 from ninja.security import HttpBearer
 
-from annotate.models import Answer, Claim, Gold, Label, Membership, Project, Role
+from annotate.models import Answer, Claim, EvidenceSpan, Gold, Label, Membership, Project, Role
 from annotate.selectors import (
     claim_get_for_project,
     claim_reveal_for_user,
@@ -800,6 +801,9 @@ def claims_edit(request, slug: str, claim_id: int, payload: s.ClaimIn):
     return _claim_out(claim)
 
 
+_SPANS = Prefetch("more_spans", queryset=EvidenceSpan.objects.select_related("passage"))
+
+
 def _label_out(label: Label) -> dict:
     return {
         "annotator": str(
@@ -808,6 +812,10 @@ def _label_out(label: Label) -> dict:
         "verdict": label.verdict,
         "quote": label.evidence_quote or "",
         "passage_rank": label.evidence_passage.rank if label.evidence_passage_id else None,
+        "more_quotes": [
+            {"passage_rank": span.passage.rank, "quote": span.quote}
+            for span in label.more_spans.all()
+        ],
         "note": label.note,
         "updated_at": label.updated_at,
     }
@@ -827,6 +835,7 @@ def labels_read(request, slug: str, claim_id: int):
     own = (
         Label.objects.filter(claim=claim, annotator=request.user)
         .select_related("annotator", "imported_annotator", "evidence_passage")
+        .prefetch_related(_SPANS)
         .first()
     )
     out = {"own": _label_out(own) if own else None, "revealed": None, "all": None}
@@ -844,6 +853,7 @@ def labels_read(request, slug: str, claim_id: int):
             _label_out(label)
             for label in Label.objects.filter(claim=claim)
             .select_related("annotator", "imported_annotator", "evidence_passage")
+            .prefetch_related(_SPANS)
             .order_by("created_at", "id")
         ]
     return out
@@ -867,6 +877,23 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
                 f"The pile has no passage of rank {payload.passage_rank}.", "passage_rank"
             )
         passage_id = passage.pk
+    more = []
+    if payload.more_quotes:
+        ranks = dict(
+            claim.answer.passages.filter(
+                rank__in=[span.passage_rank for span in payload.more_quotes]
+            ).values_list("rank", "pk")
+        )
+        for index, span in enumerate(payload.more_quotes):
+            if span.passage_rank not in ranks:
+                raise _invalid(
+                    f"Span {index + 2}: the pile has no passage of rank {span.passage_rank}.",
+                    f"more_quotes[{index}].passage_rank",
+                )
+            more.append(
+                {"passage_id": ranks[span.passage_rank], "start_utf16": None,
+                 "end_utf16": None, "quote": span.quote}
+            )  # fmt: skip
     try:
         label_save_and_next(
             project=project,
@@ -876,19 +903,29 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
             verdict=payload.verdict,
             passage_id=passage_id,
             quote=payload.quote,
+            more=more,
             note=payload.note,
             correct=payload.correct if payload.verdict != "SUPPORTED" else "",
         )
     except (LabelError, QueueError) as error:
-        raise _invalid(
-            str(error), "verdict" if "verdict" in str(error).lower() else "quote"
-        ) from None
+        raise _invalid(str(error), _label_error_field(str(error))) from None
     except LabelSaveConflict as error:
         raise Problem(503, str(error), headers={"Retry-After": "1"}) from None
-    label = Label.objects.select_related("annotator", "imported_annotator", "evidence_passage").get(
-        claim_id=claim.pk, annotator=request.user
+    label = (
+        Label.objects.select_related("annotator", "imported_annotator", "evidence_passage")
+        .prefetch_related(_SPANS)
+        .get(claim_id=claim.pk, annotator=request.user)
     )
     return Status(201, _label_out(label))
+
+
+def _label_error_field(message: str) -> str:
+    """The field a label's error is about: a span after the first ("Span 3: …", "Span 3
+    overlaps span 1 …": more_quotes[1]), the verdict, else the quote."""
+    if match := re.match(r"Span (\d+)\b", message):
+        number = int(match.group(1))
+        return f"more_quotes[{number - 2}]" if number >= 2 else "quote"
+    return "verdict" if "verdict" in message.lower() else "quote"
 
 
 @api.get("/projects/{slug}/gold", response={200: s.GoldPage, **ERRORS}, tags=["labels"])

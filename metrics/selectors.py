@@ -21,11 +21,13 @@ from django.http import Http404
 from annotate.models import (
     Answer,
     Claim,
+    EvidenceSpan,
     Fact,
     Gold,
     ImportedAnnotator,
     Label,
     LabelHistory,
+    PairwisePreference,
     Project,
     System,
     imported_name,
@@ -203,8 +205,9 @@ def label_columns(*, project: Project) -> pd.DataFrame:
 
 
 def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
-    """The evidence quotes of SUPPORTED labels: claim, passage, start, end (for coverage)."""
-    return _frame(
+    """The evidence quotes of SUPPORTED labels: claim, passage, start, end (for coverage), one
+    row per span (a label's spans after the first are `EvidenceSpan` rows)."""
+    first = _frame(
         Label.objects.filter(
             claim__project=project, verdict="SUPPORTED", evidence_passage__isnull=False
         ),
@@ -215,6 +218,11 @@ def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
             "evidence_end": "end",
         },
     )
+    more = _frame(
+        EvidenceSpan.objects.filter(label__claim__project=project, label__verdict="SUPPORTED"),
+        {"label__claim_id": "claim_id", "passage_id": "passage_id", "start": "start", "end": "end"},
+    )
+    return first if more.empty else pd.concat([first, more], ignore_index=True)
 
 
 def annotator_names(*, user_ids) -> dict[int, str]:
@@ -629,3 +637,15 @@ def pairwise_verdict_rows(*, a: System, b: System, judge: Judge | None = None) -
         .values_list("question_id", "order", "verdict")
     )
     return {"run": run, "swapped": int(run.parameters.get("system_a")) == b.pk, "rows": rows}
+
+
+def pairwise_preference_rows(*, a: System, b: System) -> list[tuple[str, int, str]]:
+    """The analysts' pairwise preferences between systems `a` and `b` (`annotate`'s blind
+    pairwise screen): [(question key, analyst id, "B" | "A" | "tie")], B and A as named here
+    whichever system has the lower id."""
+    low, high = sorted((a.pk, b.pk))
+    rows = PairwisePreference.objects.filter(system_1_id=low, system_2_id=high).values_list(
+        "question_key", "analyst_id", "preferred_system_id"
+    )
+    side = {b.pk: "B", a.pk: "A", None: "tie"}
+    return [(key, analyst, side[preferred]) for key, analyst, preferred in rows.order_by("id")]

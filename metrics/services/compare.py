@@ -34,6 +34,7 @@ from metrics import selectors
 from metrics.services.active_audit import design_in_use
 from metrics.services.audit_design import audit_design_read
 from metrics.services.common import VERDICTS, _codes, _newest_per_claim, json_safe
+from metrics.services.compare_pairwise_human import pairwise_human_block
 from metrics.services.instruments import _instrument_keys
 from metrics.stats.agreement import sensitivity_specificity
 from metrics.stats.paired import (
@@ -745,6 +746,9 @@ def systems_compare(
     pairwise = _pairwise_block(a=a, b=b, judge=judge, a_label=a_label, b_label=b_label)
     if pairwise is not None:
         result["pairwise"] = pairwise
+    result["pairwise_human"] = pairwise_human_block(
+        a=a, b=b, judge=judge, a_label=a_label, b_label=b_label
+    )
     result["finding"] = _finding(result, a_label, b_label)
     result["method"] = (
         "Paired by question: only questions both systems answered count; every interval is "

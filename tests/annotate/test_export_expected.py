@@ -20,7 +20,17 @@ from django.urls import reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotate.models import Answer, Claim, Gold, Label, Passage, Role, System, Verdict
+from annotate.models import (
+    Answer,
+    Claim,
+    EvidenceSpan,
+    Gold,
+    Label,
+    Passage,
+    Role,
+    System,
+    Verdict,
+)
 from interchange.services import exports
 from interchange.services.exports import claims_export
 from judges.models import Backend, Canary, JudgeRun, JudgeVerdict
@@ -109,12 +119,17 @@ def world():
         span_end=10,
     )
     taken.cited_passages.add(fees, dose)
-    LabelFactory(
+    ana_label = LabelFactory(
         claim=taken,
         annotator=ana,
         verdict=Verdict.SUPPORTED,
         note="comma, newline\nnote",
         **evidence(dose, "5 mg, twice\na day"),
+    )
+    # A second span (issue 19): its cell is JSON, quotes and all. 25–43 counted by hand.
+    assert DOSE[25:43] == 'Ünïcödé ✓ "quoted"'
+    EvidenceSpan.objects.create(
+        label=ana_label, number=2, passage=dose, start=25, end=43, quote='Ünïcödé ✓ "quoted"'
     )
     LabelFactory(
         claim=taken,
@@ -199,7 +214,8 @@ def expected_csv(world):
     ]
     for name in ("ana", "ben", "zoë"):
         header += [
-            f"label:{name}:{field}" for field in (*fields, "correct", "changed_after_reveal")
+            f"label:{name}:{field}"
+            for field in (*fields, "correct", "changed_after_reveal", "more_quotes")
         ]
     for instrument in ("baseline@v1 (canary)", "baseline@v1", "gpt@abc"):
         header += [f"judge:{instrument}:verdict", f"judge:{instrument}:confidence"]
@@ -232,6 +248,8 @@ def expected_csv(world):
                 "label:ana:quote_end": dose_start + 17,
                 "label:ana:quote_text": "5 mg, twice\na day",
                 "label:ana:note": "comma, newline\nnote",
+                "label:ana:more_quotes": '[{"passage": "doc-a", "start": 25, "end": 43, '
+                '"text": "Ünïcödé ✓ \\"quoted\\""}]',
                 "label:ben:verdict": "NOT_IN_PILE",
                 "label:zoë:verdict": "CONTRADICTED",
                 "label:zoë:quote_passage": "#2",
@@ -338,6 +356,9 @@ def expected_jsonl(world):
                                 "end": dose_start + 17,
                                 "text": "5 mg, twice\na day",
                             },
+                            "more_quotes": [
+                                {"passage": 1, "start": 25, "end": 43, "text": 'Ünïcödé ✓ "quoted"'}
+                            ],  # fmt: skip
                             "note": "comma, newline\nnote",
                         },
                         {
