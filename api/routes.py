@@ -140,6 +140,19 @@ def _judge(project: Project, name: str | None) -> Judge | None:
     return judge
 
 
+def _system_scope(project: Project, ref: str | None) -> dict:
+    """The `system` parameter of a report: NAME@VERSION or NAME (one system's answers), "all"
+    (every system's pooled), or none (the project's default: its first system of several)."""
+    if not ref:
+        return {"system": None, "all_systems": False}
+    if ref.strip() == "all":
+        return {"system": None, "all_systems": True}
+    try:
+        return {"system": system_resolve(project=project, ref=ref), "all_systems": False}
+    except SystemNotFound as error:
+        raise _invalid(str(error), "system", status=404) from None
+
+
 def _invalid(detail: str, field: str = "", status: int = 422) -> Problem:
     return Problem(status, detail, slug="invalid", errors=[{"field": field, "detail": detail}])
 
@@ -403,11 +416,14 @@ class _Named:
 
 
 @api.get("/projects/{slug}/report", response={200: dict, **ERRORS}, tags=["reports"])
-def report_read(request, slug: str, judge: str | None = None):
+def report_read(request, slug: str, judge: str | None = None, system: str | None = None):
     """The report computed now: the same JSON as `manage.py report --format json` (with
-    `judge`, as `--judge`). Leads and owners, as the dashboard."""
+    `judge`, as `--judge`; `system`, as `--system`: NAME@VERSION, NAME or all). Leads and
+    owners, as the dashboard."""
     project, _ = _project(request, slug, Role.LEAD)
-    return report_public(report_compute(project=project, judge=_judge(project, judge)))
+    found = _judge(project, judge)
+    scope = _system_scope(project, system)
+    return report_public(report_compute(project=project, judge=found, **scope))
 
 
 def _snapshot_out(snapshot: ReportSnapshot) -> dict:
@@ -432,10 +448,12 @@ def _snapshot_out(snapshot: ReportSnapshot) -> dict:
     response={202: s.SnapshotOut, **WRITE_ERRORS},
     tags=["reports"],
 )
-def snapshot_create(request, slug: str, judge: str | None = None):
-    """Request a recompute (as the dashboard's Recompute); poll the snapshot until done."""
+def snapshot_create(request, slug: str, judge: str | None = None, system: str | None = None):
+    """Request a recompute (as the dashboard's Recompute, of `system`'s answers as its
+    picker: NAME@VERSION, NAME or all); poll the snapshot until done."""
     project, _ = _project(request, slug, Role.LEAD)
-    snapshot = snapshot_request(project=project, judge=_judge(project, judge))
+    found = _judge(project, judge)
+    snapshot = snapshot_request(project=project, judge=found, **_system_scope(project, system))
     snapshot.refresh_from_db()
     return Status(202, _snapshot_out(snapshot))
 
@@ -453,11 +471,12 @@ def snapshot_read(request, slug: str, snapshot_id: int):
 
 
 @api.get("/projects/{slug}/audit-card", response={200: dict, **ERRORS}, tags=["reports"])
-def audit_card_read(request, slug: str, judge: str, instrument: int = 0):
-    """A judge's audit card computed now (as `manage.py export_audit --format json`)."""
+def audit_card_read(request, slug: str, judge: str, instrument: int = 0, system: str | None = None):
+    """A judge's audit card computed now (as `manage.py export_audit --format json`; `system`
+    as its `--system`)."""
     project, _ = _project(request, slug, Role.LEAD)
     found = _judge(project, judge)
-    report = report_compute(project=project, judge=found)
+    report = report_compute(project=project, judge=found, **_system_scope(project, system))
     instruments = report.get("instruments") or ([report["judge"]] if report.get("judge") else [])
     if not 0 <= instrument < len(instruments):
         raise _invalid(

@@ -6,7 +6,9 @@ Two formats:
   gold, judges), so exporting a project and importing the file into a fresh one gives the same
   claims, labels, quotes, gold and judge verdicts. Extra keys (`claim_id`, `method`, a judge's
   `backend`) are informative and ignored on import.
-- `csv`: one row per claim; one group of columns per analyst (`label:<username>:verdict`, ...;
+- `csv`: one row per claim (with its answer's `system`, NAME@VERSION or NAME, empty for an
+  answer of no system, and `question_id`, the question key systems' answers are paired on);
+  one group of columns per analyst (`label:<username>:verdict`, ...;
   an imported annotator is `label:<name> (imported):verdict`)
   and per judge instrument (`judge:<name>@<prompt version>:verdict` / `:confidence`).
 
@@ -520,6 +522,8 @@ FIXED_COLUMNS = (
     "citations",
     "risk_category",
     "abstention",
+    "system",
+    "question_id",
     "gold_verdict",
     "gold_source",
     "gold_reason",
@@ -602,7 +606,8 @@ class _CsvLayout:
         return cell
 
     def lines(self, answers: list[tuple], batch: _Batch) -> list[str]:
-        """CSV lines of the claims of `answers` (id, external_id, risk_category, abstention).
+        """CSV lines of the claims of `answers` (id, external_id, risk_category, abstention,
+        system name, system version, question_id).
 
         From the database, already csv text: each claim's id, position, text and origin,
         its gold's three cells, each quoted passage's name, and each label's cells from its
@@ -613,9 +618,12 @@ class _CsvLayout:
         empty, label_group, verdict_group = self.empty, self.label_group, self.verdict_group
         gold_of, labels_of, verdicts_of = batch.gold, batch.labels, batch.verdicts
         citations_of, refs, more_of = batch.citations, batch.passage_refs, batch.more_spans
-        for answer_id, external_id, risk, abstention in answers:
+        for answer_id, external_id, risk, abstention, system, version, question in answers:
             answer_id_cell = cell(external_id)
-            answer_cells = f"{cell(risk)},{'true' if abstention else 'false'}"
+            system_cell = cell(f"{system}@{version}" if version else system)
+            answer_cells = (
+                f"{cell(risk)},{'true' if abstention else 'false'},{system_cell},{cell(question)}"
+            )
             for _answer, pk, tags, claim_cells in batch.claims.get(answer_id, ()):
                 citations = citations_of.get(pk)
                 gold = gold_of.get(pk)
@@ -671,7 +679,15 @@ def _csv(project: Project, among=None) -> Iterator[str]:
     answers = (
         _answers_of(project, among)
         .order_by("position", "id")
-        .values_list("id", "external_id", "risk_category", "abstention")
+        .values_list(
+            "id",
+            "external_id",
+            "risk_category",
+            "abstention",
+            "system__name",
+            "system__version",
+            "question_id",
+        )
     )
     for answer_batch, batch in _read_ahead(
         _batches(answers.iterator(CSV_ANSWER_BATCH), CSV_ANSWER_BATCH),

@@ -20,7 +20,17 @@ from django.urls import reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotate.models import Answer, Claim, EvidenceSpan, Gold, Label, Passage, Role, Verdict
+from annotate.models import (
+    Answer,
+    Claim,
+    EvidenceSpan,
+    Gold,
+    Label,
+    Passage,
+    Role,
+    System,
+    Verdict,
+)
 from interchange.services import exports
 from interchange.services.exports import claims_export
 from judges.models import Backend, Canary, JudgeRun, JudgeVerdict
@@ -86,6 +96,9 @@ def world():
         risk_category="health",
         answerable=True,
         metadata={"source": "tést", "n": 2},
+        # Its system's cell is NAME@VERSION; the question key needs quoting in csv.
+        system=System.objects.create(project=project, name="rag", version="2"),
+        question_id='dose, "twice"',
     )
     dose = PassageFactory(answer=first_answer, rank=1, source_id="doc-a", title="Dosage", text=DOSE)
     fees = PassageFactory(answer=first_answer, rank=2, source_id="", title="", text=FEES)
@@ -193,6 +206,8 @@ def expected_csv(world):
         "citations",
         "risk_category",
         "abstention",
+        "system",
+        "question_id",
         "gold_verdict",
         "gold_source",
         "gold_reason",
@@ -221,6 +236,8 @@ def expected_csv(world):
             citations="doc-a; #2",
             risk_category="health",
             abstention="false",
+            system="rag@2",
+            question_id='dose, "twice"',
             gold_verdict="SUPPORTED",
             gold_source="adjudicated",
             gold_reason='Lead: "yes",\nfinal',
@@ -255,6 +272,8 @@ def expected_csv(world):
             origin="llm:abc",
             risk_category="health",
             abstention="false",
+            system="rag@2",
+            question_id='dose, "twice"',
             method=LABEL_METHOD,
         ),
         row(
@@ -316,6 +335,8 @@ def expected_jsonl(world):
             "answerable": True,
             "abstention": False,
             "metadata": {"source": "tést", "n": 2},
+            "system": {"name": "rag", "version": "2"},
+            "question_id": 'dose, "twice"',
             "claims": [
                 {
                     "claim_id": taken.pk,
