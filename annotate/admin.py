@@ -3,6 +3,7 @@ from django.contrib import admin
 from annotate.models import (
     Answer,
     Claim,
+    EvidenceSpan,
     Fact,
     Gold,
     ImportJob,
@@ -78,11 +79,24 @@ class ClaimAdmin(admin.ModelAdmin):
     search_fields = ["text"]
 
 
+class EvidenceSpanInline(admin.TabularInline):
+    """A label's spans after the first, read only: `label_save` verifies them."""
+
+    model = EvidenceSpan
+    extra = 0
+    can_delete = False
+    readonly_fields = ["number", "passage", "start", "end", "quote"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Label)
 class LabelAdmin(admin.ModelAdmin):
     list_display = ["claim", "annotator", "verdict", "updated_at"]
     list_filter = ["verdict"]
     raw_id_fields = ["claim", "annotator", "evidence_passage"]
+    inlines = [EvidenceSpanInline]
 
 
 @admin.register(LabelHistory)

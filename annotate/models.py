@@ -570,6 +570,44 @@ class Label(models.Model):
         return self.annotator.get_username() if self.annotator_id is not None else ""
 
 
+# A label quotes at most this many spans: its own columns hold the first, `EvidenceSpan` the rest.
+EVIDENCE_SPANS_MAX = 5
+
+
+class EvidenceSpan(models.Model):
+    """A label's second, third … evidence span, when the decision needs more than one sentence
+    (two passages, or two places in one). The first span stays in the label's own columns, so a
+    reader that knows one quote sees the first; `number` is the span's number on the screen
+    (2 for the second). Like the first, each is verified against its passage text in code
+    points by `annotate.services.labels`, which also refuses spans overlapping in a passage.
+    """
+
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="more_spans")
+    number = models.PositiveSmallIntegerField(help_text="2 for the label's second span, …")
+    passage = models.ForeignKey(Passage, on_delete=models.PROTECT, related_name="+")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    quote = models.TextField()
+
+    class Meta:
+        ordering = ["label_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["label", "number"], name="evidence_span_unique"),
+            models.CheckConstraint(
+                condition=Q(number__gte=2, number__lte=EVIDENCE_SPANS_MAX),
+                name="evidence_span_number_valid",
+            ),
+            # As the label's first span: not empty, and as long as its quote.
+            models.CheckConstraint(
+                condition=~Q(quote="") & Q(end=F("start") + Length("quote")),
+                name="evidence_span_consistent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"span {self.number} of label {self.label_id}"
+
+
 class LabelHistory(models.Model):
     """Every change to a label, in order: what it was after the change."""
 
@@ -593,6 +631,12 @@ class LabelHistory(models.Model):
     evidence_start = models.PositiveIntegerField(null=True, blank=True)
     evidence_end = models.PositiveIntegerField(null=True, blank=True)
     evidence_quote = models.TextField(blank=True)
+    more_spans = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='The label\'s spans after the first, as [{"passage_id", "start", "end", '
+        '"quote"}] in order (none: a single span or none).',
+    )
     note = models.TextField(blank=True)
     correct = models.CharField(max_length=7, blank=True)
     changed_after_reveal = models.BooleanField(default=False)
@@ -829,3 +873,92 @@ class ClaimSkip(models.Model):
 
     def __str__(self) -> str:
         return f"skip of claim {self.claim_id} by user {self.user_id} ({self.reason})"
+
+
+class PairwisePreference(models.Model):
+    """An analyst's preference between two systems' answers to one question, marked blind: the
+    screen shows the answers as "Left" and "Right" only, in an order drawn per analyst and pair
+    (`annotate.pairwise.left_system_for`). The systems are stored as an unordered pair
+    (`system_1` has the lower id) with the one shown on the left; `choice` is what the analyst
+    pressed and `preferred_system` the system it resolves to (null: a tie), kept consistent by
+    the check constraints. Written only by `annotate.services.pairwise`."""
+
+    class Choice(models.TextChoices):
+        LEFT = "left", "Left"
+        RIGHT = "right", "Right"
+        TIE = "tie", "Tie"
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="pairwise_preferences"
+    )
+    question_key = models.TextField(help_text="The pair's question key (question_id, else text).")
+    system_1 = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+")
+    system_2 = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+")
+    answer_1 = models.ForeignKey(
+        Answer, on_delete=models.CASCADE, related_name="+", help_text="system_1's answer."
+    )
+    answer_2 = models.ForeignKey(
+        Answer, on_delete=models.CASCADE, related_name="+", help_text="system_2's answer."
+    )
+    left_system = models.ForeignKey(
+        System, on_delete=models.CASCADE, related_name="+", help_text="Shown on the left."
+    )
+    analyst = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    choice = models.CharField(max_length=5, choices=Choice.choices)
+    preferred_system = models.ForeignKey(
+        System,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="The system whose answer the analyst preferred; empty for a tie.",
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    changed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["changed_at", "id"]
+        indexes = [
+            models.Index(
+                fields=["analyst", "system_1", "system_2", "changed_at"],
+                name="pairpref_analyst_systems",
+            ),
+            models.Index(fields=["system_1", "system_2"], name="pairpref_systems"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["analyst", "answer_1", "answer_2"], name="pairpref_one_per_analyst_pair"
+            ),
+            models.CheckConstraint(
+                condition=Q(system_1__lt=F("system_2")), name="pairpref_systems_ordered"
+            ),
+            models.CheckConstraint(
+                condition=~Q(answer_1=F("answer_2")), name="pairpref_two_answers"
+            ),
+            models.CheckConstraint(
+                condition=Q(left_system=F("system_1")) | Q(left_system=F("system_2")),
+                name="pairpref_left_is_one_of_the_pair",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(choice="tie", preferred_system__isnull=True)
+                    | Q(
+                        choice="left",
+                        preferred_system__isnull=False,
+                        preferred_system=F("left_system"),
+                    )
+                    | (
+                        Q(choice="right", preferred_system__isnull=False)
+                        & ~Q(preferred_system=F("left_system"))
+                        & (Q(preferred_system=F("system_1")) | Q(preferred_system=F("system_2")))
+                    )
+                ),
+                name="pairpref_choice_resolves",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.choice} on {self.question_key[:40]} by {self.analyst_id}"

@@ -5,14 +5,27 @@ object does not exist and when the user may not see it, so another project's obj
 confirmed to exist.
 """
 
+from collections import Counter
+
 from django.conf import settings
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
 from django.utils.functional import cached_property
 
 from annotate import hooks
-from annotate.models import ROLE_RANK, Answer, Claim, Membership, Passage, Project, Role
+from annotate.models import (
+    ROLE_RANK,
+    Answer,
+    Claim,
+    Membership,
+    PairwisePreference,
+    Passage,
+    Project,
+    Role,
+    System,
+)
+from annotate.pairwise import Pair, first_system_on_left, pair_order_key, question_key
 from annotate.sql import project_membership_get
 
 
@@ -112,7 +125,7 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
     Blind by default: only with `project.reveal_after_save`, and only once `user` has saved
     their own label on the claim. The one gate every labelling page goes through.
     """
-    from annotate.models import Label
+    from annotate.models import EvidenceSpan, Label
 
     if not project.reveal_after_save:
         return None
@@ -123,6 +136,9 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
         Label.objects.filter(claim=claim)
         .exclude(annotator=user)
         .select_related("annotator", "imported_annotator")
+        .prefetch_related(
+            Prefetch("more_spans", queryset=EvidenceSpan.objects.select_related("passage"))
+        )
         .order_by("created_at", "id")
     )
     return {"judge_verdicts": judge_verdicts, "colleague_labels": list(colleagues)}
@@ -386,3 +402,111 @@ def labels_by_guideline_version(*, project: Project) -> list[dict]:
     return [
         {**row, "current": row["guideline_version"] == project.guidelines_version} for row in rows
     ]
+
+
+# -- the analysts' pairwise queue (annotate/pairwise.py) ---------------------------------------
+
+
+def _first_answers(*, project: Project, system_ids: list[int]) -> dict[int, dict[str, int]]:
+    """{system id: {question key: its first answer's id}} for the given systems."""
+    found: dict[int, dict[str, int]] = {pk: {} for pk in system_ids}
+    rows = (
+        Answer.objects.filter(project=project, system_id__in=system_ids)
+        .order_by("id")
+        .values_list("id", "system_id", "question_id", "question")
+    )
+    for answer_id, system_id, question_id, question in rows:
+        found[system_id].setdefault(question_key(question_id, question), answer_id)
+    return found
+
+
+def pairwise_pairs(*, project: Project, system_1: System, system_2: System) -> list[Pair]:
+    """Every pair (`annotate.pairwise.Pair`) of two systems, `system_1` the one with the lower
+    id, in the queue's order (a hash of the project's queue seed and the question key)."""
+    first = _first_answers(project=project, system_ids=[system_1.pk, system_2.pk])
+    one, two = first[system_1.pk], first[system_2.pk]
+    pairs = [Pair(key, one[key], two[key]) for key in one.keys() & two.keys()]
+    return sorted(pairs, key=lambda pair: pair_order_key(seed=project.queue_seed, key=pair.key))
+
+
+def pairwise_systems_get(*, project: Project, a: int, b: int) -> tuple[System, System]:
+    """The project's systems `a` and `b` as (lower id, higher id); 404 when either is not one
+    of the project's systems or both are the same."""
+    systems = {s.pk: s for s in System.objects.filter(project=project, pk__in=[a, b])}
+    if a == b or len(systems) != 2:
+        raise Http404("No such pair of systems in this project.")
+    return systems[min(a, b)], systems[max(a, b)]
+
+
+def pairwise_queues_for_user(*, project: Project, user) -> list[dict]:
+    """Every pair of the project's systems that share a question: {"system_1", "system_2",
+    "pairs", "marked"} (`marked`: the user's preferences on its pairs)."""
+    systems = list(System.objects.filter(project=project).order_by("id"))
+    first = _first_answers(project=project, system_ids=[s.pk for s in systems])
+    own = Counter(
+        PairwisePreference.objects.filter(project=project, analyst=user).values_list(
+            "system_1_id", "system_2_id"
+        )
+    )
+    queues = []
+    for index, one in enumerate(systems):
+        for two in systems[index + 1 :]:
+            shared = len(first[one.pk].keys() & first[two.pk].keys())
+            if shared:
+                queues.append(
+                    {
+                        "system_1": one,
+                        "system_2": two,
+                        "pairs": shared,
+                        "marked": own[(one.pk, two.pk)],
+                    }
+                )
+    return queues
+
+
+def pairwise_screen_get(
+    *, project: Project, user, system_1: System, system_2: System, token: str | None = None
+) -> dict:
+    """What the pairwise screen shows: the pair `token` names, else the first pair the user has
+    not marked; its question; its two answers as "left" and "right" (each with its own pile,
+    the left one drawn by `first_system_on_left`); the user's own preference on it; progress.
+    Nothing in it names a system: the screen is blind."""
+    pairs = pairwise_pairs(project=project, system_1=system_1, system_2=system_2)
+    own = {
+        (pref.answer_1_id, pref.answer_2_id): pref
+        for pref in PairwisePreference.objects.filter(
+            project=project, analyst=user, system_1=system_1, system_2=system_2
+        )
+    }
+    marked = sum(1 for pair in pairs if (pair.answer_1, pair.answer_2) in own)
+    if token:
+        pair = next((p for p in pairs if p.token == token), None)
+        if pair is None:
+            raise Http404("No such pair in this queue.")
+    else:
+        pair = next((p for p in pairs if (p.answer_1, p.answer_2) not in own), None)
+    context: dict = {
+        "pair": pair,
+        "progress": {
+            "marked": marked,
+            "total": len(pairs),
+            "percent": int(100 * marked / len(pairs)) if pairs else 100,
+        },
+    }
+    if pair is None:
+        return context
+    answers = {a.pk: a for a in Answer.objects.filter(pk__in=[pair.answer_1, pair.answer_2])}
+    piles: dict[int, list[Passage]] = {pair.answer_1: [], pair.answer_2: []}
+    for passage in Passage.objects.filter(answer_id__in=list(piles)).order_by("answer_id", "rank"):
+        piles[passage.answer_id].append(passage)
+    first_left = first_system_on_left(
+        analyst_id=user.pk, answer_1_id=pair.answer_1, answer_2_id=pair.answer_2
+    )
+    left, right = (pair.answer_1, pair.answer_2) if first_left else (pair.answer_2, pair.answer_1)
+    context.update(
+        question=answers[pair.answer_1].question,
+        left={"text": answers[left].text, "passages": piles[left]},
+        right={"text": answers[right].text, "passages": piles[right]},
+        own=own.get((pair.answer_1, pair.answer_2)),
+    )
+    return context

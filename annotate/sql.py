@@ -513,10 +513,12 @@ def label_history_insert_statement(
     values: list,
     changed: bool,
     moment,
+    more_spans=None,
 ) -> tuple[str, list]:
     """The history row of a save: the label's state after it. `label_id` is SQL with its
     params, `("%s", [id])` or `label_id_of_statement(...)`; `columns` are the history's names
-    of the state (`HISTORY_STATE_COLUMNS`).
+    of the state (`HISTORY_STATE_COLUMNS`); `more_spans` its spans after the first
+    (database-prepared JSON, or None).
 
     Why raw: in the save's round trip (the save-and-next figure above).
     """
@@ -525,9 +527,39 @@ def label_history_insert_statement(
     label_sql, label_params = label_id
     return (
         f"INSERT INTO {LabelHistory._meta.db_table} (label_id_at_time, claim_id, annotator_id,"
-        f" action, {', '.join(columns)}, changed_after_reveal, changed_at)"
-        f" VALUES ({label_sql}, %s, %s, %s, {', '.join(['%s'] * len(columns))}, %s, %s)",
-        [*label_params, claim_id, annotator_id, action, *values, changed, moment],
+        f" action, {', '.join(columns)}, more_spans, changed_after_reveal, changed_at)"
+        f" VALUES ({label_sql}, %s, %s, %s, {', '.join(['%s'] * len(columns))}, %s, %s, %s)",
+        [*label_params, claim_id, annotator_id, action, *values, more_spans, changed, moment],
+    )
+
+
+def evidence_spans_delete_statement(*, label_id: int) -> tuple[str, list]:
+    """Drop label `label_id`'s spans after the first (a save replaces them).
+
+    Why raw: in the save's round trip (the save-and-next figure above).
+    """
+    from annotate.models import EvidenceSpan
+
+    return f"DELETE FROM {EvidenceSpan._meta.db_table} WHERE label_id = %s", [label_id]
+
+
+def evidence_span_insert_statement(
+    *, label_id: tuple[str, list], number: int, passage_id: int, start: int, end: int, quote: str
+) -> tuple[str, list]:
+    """One span after the first of a label (`number` 2, 3 …); `label_id` as for
+    `label_history_insert_statement`.
+
+    Why raw: in the save's round trip (the save-and-next figure above).
+    """
+    from annotate.models import EvidenceSpan
+
+    label_sql, label_params = label_id
+    table = EvidenceSpan._meta.db_table
+    quote_name = connection.ops.quote_name
+    return (
+        f"INSERT INTO {table} (label_id, number, passage_id, start, {quote_name('end')}, quote)"
+        f" VALUES ({label_sql}, %s, %s, %s, %s, %s)",
+        [*label_params, number, passage_id, start, end, quote],
     )
 
 

@@ -10,11 +10,12 @@ import re
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError
+from django.db.models import Prefetch
 from django.http import Http404, StreamingHttpResponse
 from ninja import NinjaAPI, Query, Status
 from ninja.security import HttpBearer
 
-from annotate.models import Answer, Claim, Gold, Label, Membership, Project, Role
+from annotate.models import Answer, Claim, EvidenceSpan, Gold, Label, Membership, Project, Role
 from annotate.selectors import (
     claim_get_for_project,
     claim_reveal_for_user,
@@ -137,6 +138,19 @@ def _judge(project: Project, name: str | None) -> Judge | None:
             errors=[{"field": "judge", "detail": "unknown judge"}],
         )
     return judge
+
+
+def _system_scope(project: Project, ref: str | None) -> dict:
+    """The `system` parameter of a report: NAME@VERSION or NAME (one system's answers), "all"
+    (every system's pooled), or none (the project's default: its first system of several)."""
+    if not ref:
+        return {"system": None, "all_systems": False}
+    if ref.strip() == "all":
+        return {"system": None, "all_systems": True}
+    try:
+        return {"system": system_resolve(project=project, ref=ref), "all_systems": False}
+    except SystemNotFound as error:
+        raise _invalid(str(error), "system", status=404) from None
 
 
 def _invalid(detail: str, field: str = "", status: int = 422) -> Problem:
@@ -402,11 +416,14 @@ class _Named:
 
 
 @api.get("/projects/{slug}/report", response={200: dict, **ERRORS}, tags=["reports"])
-def report_read(request, slug: str, judge: str | None = None):
+def report_read(request, slug: str, judge: str | None = None, system: str | None = None):
     """The report computed now: the same JSON as `manage.py report --format json` (with
-    `judge`, as `--judge`). Leads and owners, as the dashboard."""
+    `judge`, as `--judge`; `system`, as `--system`: NAME@VERSION, NAME or all). Leads and
+    owners, as the dashboard."""
     project, _ = _project(request, slug, Role.LEAD)
-    return report_public(report_compute(project=project, judge=_judge(project, judge)))
+    found = _judge(project, judge)
+    scope = _system_scope(project, system)
+    return report_public(report_compute(project=project, judge=found, **scope))
 
 
 def _snapshot_out(snapshot: ReportSnapshot) -> dict:
@@ -431,10 +448,12 @@ def _snapshot_out(snapshot: ReportSnapshot) -> dict:
     response={202: s.SnapshotOut, **WRITE_ERRORS},
     tags=["reports"],
 )
-def snapshot_create(request, slug: str, judge: str | None = None):
-    """Request a recompute (as the dashboard's Recompute); poll the snapshot until done."""
+def snapshot_create(request, slug: str, judge: str | None = None, system: str | None = None):
+    """Request a recompute (as the dashboard's Recompute, of `system`'s answers as its
+    picker: NAME@VERSION, NAME or all); poll the snapshot until done."""
     project, _ = _project(request, slug, Role.LEAD)
-    snapshot = snapshot_request(project=project, judge=_judge(project, judge))
+    found = _judge(project, judge)
+    snapshot = snapshot_request(project=project, judge=found, **_system_scope(project, system))
     snapshot.refresh_from_db()
     return Status(202, _snapshot_out(snapshot))
 
@@ -452,11 +471,12 @@ def snapshot_read(request, slug: str, snapshot_id: int):
 
 
 @api.get("/projects/{slug}/audit-card", response={200: dict, **ERRORS}, tags=["reports"])
-def audit_card_read(request, slug: str, judge: str, instrument: int = 0):
-    """A judge's audit card computed now (as `manage.py export_audit --format json`)."""
+def audit_card_read(request, slug: str, judge: str, instrument: int = 0, system: str | None = None):
+    """A judge's audit card computed now (as `manage.py export_audit --format json`; `system`
+    as its `--system`)."""
     project, _ = _project(request, slug, Role.LEAD)
     found = _judge(project, judge)
-    report = report_compute(project=project, judge=found)
+    report = report_compute(project=project, judge=found, **_system_scope(project, system))
     instruments = report.get("instruments") or ([report["judge"]] if report.get("judge") else [])
     if not 0 <= instrument < len(instruments):
         raise _invalid(
@@ -781,6 +801,9 @@ def claims_edit(request, slug: str, claim_id: int, payload: s.ClaimIn):
     return _claim_out(claim)
 
 
+_SPANS = Prefetch("more_spans", queryset=EvidenceSpan.objects.select_related("passage"))
+
+
 def _label_out(label: Label) -> dict:
     return {
         "annotator": str(
@@ -789,6 +812,10 @@ def _label_out(label: Label) -> dict:
         "verdict": label.verdict,
         "quote": label.evidence_quote or "",
         "passage_rank": label.evidence_passage.rank if label.evidence_passage_id else None,
+        "more_quotes": [
+            {"passage_rank": span.passage.rank, "quote": span.quote}
+            for span in label.more_spans.all()
+        ],
         "note": label.note,
         "updated_at": label.updated_at,
     }
@@ -808,6 +835,7 @@ def labels_read(request, slug: str, claim_id: int):
     own = (
         Label.objects.filter(claim=claim, annotator=request.user)
         .select_related("annotator", "imported_annotator", "evidence_passage")
+        .prefetch_related(_SPANS)
         .first()
     )
     out = {"own": _label_out(own) if own else None, "revealed": None, "all": None}
@@ -825,6 +853,7 @@ def labels_read(request, slug: str, claim_id: int):
             _label_out(label)
             for label in Label.objects.filter(claim=claim)
             .select_related("annotator", "imported_annotator", "evidence_passage")
+            .prefetch_related(_SPANS)
             .order_by("created_at", "id")
         ]
     return out
@@ -848,6 +877,23 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
                 f"The pile has no passage of rank {payload.passage_rank}.", "passage_rank"
             )
         passage_id = passage.pk
+    more = []
+    if payload.more_quotes:
+        ranks = dict(
+            claim.answer.passages.filter(
+                rank__in=[span.passage_rank for span in payload.more_quotes]
+            ).values_list("rank", "pk")
+        )
+        for index, span in enumerate(payload.more_quotes):
+            if span.passage_rank not in ranks:
+                raise _invalid(
+                    f"Span {index + 2}: the pile has no passage of rank {span.passage_rank}.",
+                    f"more_quotes[{index}].passage_rank",
+                )
+            more.append(
+                {"passage_id": ranks[span.passage_rank], "start_utf16": None,
+                 "end_utf16": None, "quote": span.quote}
+            )  # fmt: skip
     try:
         label_save_and_next(
             project=project,
@@ -857,19 +903,29 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
             verdict=payload.verdict,
             passage_id=passage_id,
             quote=payload.quote,
+            more=more,
             note=payload.note,
             correct=payload.correct if payload.verdict != "SUPPORTED" else "",
         )
     except (LabelError, QueueError) as error:
-        raise _invalid(
-            str(error), "verdict" if "verdict" in str(error).lower() else "quote"
-        ) from None
+        raise _invalid(str(error), _label_error_field(str(error))) from None
     except LabelSaveConflict as error:
         raise Problem(503, str(error), headers={"Retry-After": "1"}) from None
-    label = Label.objects.select_related("annotator", "imported_annotator", "evidence_passage").get(
-        claim_id=claim.pk, annotator=request.user
+    label = (
+        Label.objects.select_related("annotator", "imported_annotator", "evidence_passage")
+        .prefetch_related(_SPANS)
+        .get(claim_id=claim.pk, annotator=request.user)
     )
     return Status(201, _label_out(label))
+
+
+def _label_error_field(message: str) -> str:
+    """The field a label's error is about: a span after the first ("Span 3: …", "Span 3
+    overlaps span 1 …": more_quotes[1]), the verdict, else the quote."""
+    if match := re.match(r"Span (\d+)\b", message):
+        number = int(match.group(1))
+        return f"more_quotes[{number - 2}]" if number >= 2 else "quote"
+    return "verdict" if "verdict" in message.lower() else "quote"
 
 
 @api.get("/projects/{slug}/gold", response={200: s.GoldPage, **ERRORS}, tags=["labels"])

@@ -176,11 +176,20 @@ class SplitJobOut(Schema):
     status: str
 
 
+class SpanOut(Schema):
+    passage_rank: int
+    quote: str
+
+
 class LabelOut(Schema):
     annotator: str
     verdict: str
     quote: str
     passage_rank: int | None
+    more_quotes: list[SpanOut] = Field(
+        description="The quote's spans after the first, when the decision needs several "
+        "sentences (in order; empty for a quote of one span)."
+    )
     note: str
     updated_at: datetime
 
@@ -204,10 +213,22 @@ class LabelsOut(Schema):
     all: list[LabelOut] | None = Field(description="Every label: leads and owners only.")
 
 
+class SpanIn(Schema):
+    passage_rank: int = Field(ge=1, description="The rank of the span's passage.")
+    quote: str = Field(min_length=1, description="The exact text of that passage.")
+
+
 class LabelIn(Schema):
     verdict: Literal["SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"]
     passage_rank: int | None = Field(None, ge=1, description="The rank of the quoted passage.")
     quote: str = Field("", description="The exact sentence of that passage that decides the claim.")
+    more_quotes: list[SpanIn] = Field(
+        default_factory=list,
+        max_length=4,
+        description="When the decision needs more than one sentence: the quote's further spans "
+        "(up to 5 spans in all; each found at its first place in its passage; none may overlap "
+        "another in one passage).",
+    )
     note: str = Field("", max_length=5000)
     correct: Literal["", "yes", "no", "partial"] = ""
 

@@ -126,6 +126,21 @@ def export_labels_statement(select: str) -> str:
     return f"SELECT l.claim_id, {select} FROM {_table(Label)} l WHERE {{where}} ORDER BY l.id"
 
 
+def export_more_spans_statement() -> str:
+    """The spans after the first of the claims' labels (`{where}` on `l.claim_id`): claim id,
+    annotator key (as the labels'), passage id, passage name (`PASSAGE_REF`), start, end,
+    quote; by label, then span number."""
+    from annotate.models import EvidenceSpan, Label, Passage
+
+    end = connection.ops.quote_name("end")
+    return (
+        f"SELECT l.claim_id, {ANNOTATOR_KEY}, s.passage_id, {PASSAGE_REF}, s.start, s.{end},"
+        f" s.quote FROM {_table(EvidenceSpan)} s JOIN {_table(Label)} l ON l.id = s.label_id"
+        f" JOIN {_table(Passage)} p ON p.id = s.passage_id"
+        " WHERE {where} ORDER BY l.id, s.number"
+    )
+
+
 def export_verdicts_statement() -> str:
     """The claims' judge verdicts (`{where}` on `v.claim_id`), neither canaries' nor stale
     ones, by run."""

@@ -2,7 +2,12 @@ from django import forms
 
 from judges.endpoints import HOW_TO_DECLARE, endpoints_declared
 from judges.models import Backend, Judge, JudgeRun
-from judges.prompts import DEFAULT_DECOMPOSE_PROMPT, DEFAULT_VERIFY_PROMPT
+from judges.prompts import (
+    DEFAULT_DECOMPOSE_PROMPT,
+    DEFAULT_PAIRWISE_PROMPT,
+    DEFAULT_VERIFY_PROMPT,
+    pairwise_prompt_problem,
+)
 
 
 def endpoint_help() -> str:
@@ -61,6 +66,21 @@ class JudgeForm(forms.Form):
         initial=DEFAULT_DECOMPOSE_PROMPT,
         help_text="Placeholder {answer}.",
     )
+    pairwise_prompt = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 9, "placeholder": DEFAULT_PAIRWISE_PROMPT}),
+        required=False,
+        initial=DEFAULT_PAIRWISE_PROMPT,
+        help_text="For pairwise judging (two systems' answers, both orders). Placeholders "
+        "{question}, {answer_1}, {pile_1}, {answer_2}, {pile_2}, all required. Blank: the "
+        "default. Its hash is the pairwise prompt version.",
+    )
+
+    def clean_pairwise_prompt(self) -> str:
+        text = (self.cleaned_data.get("pairwise_prompt") or "").strip()
+        problem = pairwise_prompt_problem(text) if text else ""
+        if problem:
+            raise forms.ValidationError(problem)
+        return text
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

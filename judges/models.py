@@ -74,6 +74,18 @@ class Judge(models.Model):
     def prompt_version(self) -> str:
         return prompt_version(self.verify_prompt)
 
+    @property
+    def pairwise_prompt(self) -> str:
+        """The pairwise prompt (`parameters["pairwise_prompt"]`, else the default)."""
+        from judges.prompts import DEFAULT_PAIRWISE_PROMPT
+
+        return (self.parameters or {}).get("pairwise_prompt") or DEFAULT_PAIRWISE_PROMPT
+
+    @property
+    def pairwise_prompt_version(self) -> str:
+        """The version a pairwise run of this judge records: the hash of its pairwise prompt."""
+        return prompt_version(self.pairwise_prompt)
+
 
 class JudgeRun(models.Model):
     class Kind(models.TextChoices):

@@ -8,6 +8,8 @@ import re
 
 _PLACEHOLDER = re.compile(r"\{(context|claim|answer)\}")
 _PAIRWISE_PLACEHOLDER = re.compile(r"\{(question|answer_1|pile_1|answer_2|pile_2)\}")
+# What `pairwise_prompt_render` fills: a pairwise prompt must hold every one of them.
+PAIRWISE_PLACEHOLDERS = ("question", "answer_1", "pile_1", "answer_2", "pile_2")
 
 DEFAULT_VERIFY_PROMPT = """Context:
 {context}
@@ -45,6 +47,20 @@ Pile of answer 2:
 
 Reply with exactly one word: FIRST if answer 1 is more faithful to its pile, SECOND if
 answer 2 is, TIE if they are equally faithful. Judge only against each answer's own pile."""
+
+
+def pairwise_prompt_problem(template: str) -> str:
+    """Why `template` cannot be a pairwise prompt ("" when it can): the placeholders it lacks
+    of those the runner fills, by name."""
+    missing = [f"{{{name}}}" for name in PAIRWISE_PLACEHOLDERS if f"{{{name}}}" not in template]
+    if not missing:
+        return ""
+    every = ", ".join(f"{{{name}}}" for name in PAIRWISE_PLACEHOLDERS)
+    which = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+    return (
+        f"The pairwise prompt must contain {which}: the runner fills {every} (the question, "
+        "then each answer with its own pile)."
+    )
 
 
 def context_render(passages) -> str:

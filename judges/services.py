@@ -19,7 +19,12 @@ from judges.backends.bits_backend import instrument_text as bits_instrument_text
 from judges.endpoints import HOW_TO_DECLARE, EndpointNotDeclared, endpoint_get, endpoints_declared
 from judges.models import Backend, Canary, Judge, JudgeFailure, JudgeRun, prompt_version
 from judges.pairwise_runner import shared_pairs
-from judges.prompts import DEFAULT_DECOMPOSE_PROMPT, DEFAULT_PAIRWISE_PROMPT, DEFAULT_VERIFY_PROMPT
+from judges.prompts import (
+    DEFAULT_DECOMPOSE_PROMPT,
+    DEFAULT_PAIRWISE_PROMPT,
+    DEFAULT_VERIFY_PROMPT,
+    pairwise_prompt_problem,
+)
 from judges.runner import lease_seconds
 from judges.selectors import claims_in_scope
 
@@ -46,7 +51,26 @@ JUDGE_FIELDS = (
     "max_retries",
     "verify_prompt",
     "decompose_prompt",
+    "pairwise_prompt",
 )
+
+
+def _pairwise_prompt_set(judge: Judge, text: str | None) -> None:
+    """Store the judge's pairwise prompt in `parameters["pairwise_prompt"]` (blank or the
+    default: none stored, the default applies); ValidationError naming the placeholders it
+    lacks."""
+    if text is None:
+        return
+    text = text.strip()
+    parameters = dict(judge.parameters or {})
+    if not text or text == DEFAULT_PAIRWISE_PROMPT.strip():
+        parameters.pop("pairwise_prompt", None)
+    else:
+        problem = pairwise_prompt_problem(text)
+        if problem:
+            raise ValidationError({"pairwise_prompt": problem})
+        parameters["pairwise_prompt"] = text
+    judge.parameters = parameters
 
 
 def endpoint_choice_error(name: str) -> str:
@@ -118,6 +142,7 @@ def judge_create(
     max_retries: int | None = None,
     verify_prompt: str = "",
     decompose_prompt: str = "",
+    pairwise_prompt: str | None = None,
     parameters: dict | None = None,
 ) -> Judge:
     """Configure a judge. An OpenAI-compatible judge names an endpoint the operator declared
@@ -139,6 +164,7 @@ def judge_create(
         decompose_prompt=(decompose_prompt or "").strip() or DEFAULT_DECOMPOSE_PROMPT,
         parameters=parameters or {},
     )
+    _pairwise_prompt_set(judge, pairwise_prompt)
     _judge_check(judge)
     judge.full_clean()
     if backend == Backend.OPENAI and "{claim}" not in judge.verify_prompt:
@@ -154,6 +180,7 @@ def judge_update(*, judge: Judge, **fields) -> Judge:
     unknown = set(fields) - set(JUDGE_FIELDS)
     if unknown:
         raise ValidationError(f"Unknown judge fields: {', '.join(sorted(unknown))}.")
+    _pairwise_prompt_set(judge, fields.pop("pairwise_prompt", None))
     for key, value in fields.items():
         setattr(judge, key, value)
     judge.endpoint = judge.endpoint or ""

@@ -78,6 +78,7 @@ def _judge_detail_page(request, project, membership, judge, *, edit_form=None, s
         "max_retries",
         "verify_prompt",
         "decompose_prompt",
+        "pairwise_prompt",
     ]
     context = {
         "project": project,
@@ -115,7 +116,8 @@ def judge_update(request, project, membership, judge_id: int):
         else:
             messages.success(
                 request,
-                f"Judge saved; prompt version now {judge.prompt_version}. "
+                f"Judge saved; prompt version now {judge.prompt_version}, pairwise prompt "
+                f"version {judge.pairwise_prompt_version}. "
                 "Earlier runs keep the instrument they ran with.",
             )
             return redirect("judges:judge-detail", project.slug, judge.pk)

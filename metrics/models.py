@@ -3,7 +3,7 @@ reads one row instead of recounting on every request."""
 
 from django.db import models
 
-from annotate.models import Project
+from annotate.models import Project, System
 from judges.models import Judge
 
 
@@ -17,6 +17,15 @@ class ReportSnapshot(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="snapshots")
     judge = models.ForeignKey(
         Judge, null=True, blank=True, on_delete=models.CASCADE, related_name="snapshots"
+    )
+    # What answers it covers (a project of two systems or more): one system's, or all of them
+    # pooled (`all_systems`); neither is the project's default (its first system, or every
+    # answer of a project with one system or none; snapshots made before systems were picked).
+    system = models.ForeignKey(
+        System, null=True, blank=True, on_delete=models.CASCADE, related_name="snapshots"
+    )
+    all_systems = models.BooleanField(
+        default=False, help_text="The answers of every system, pooled (two systems or more)."
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     progress = models.FloatField(default=0.0, help_text="0–1 while computing.")

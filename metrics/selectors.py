@@ -21,11 +21,13 @@ from django.http import Http404
 from annotate.models import (
     Answer,
     Claim,
+    EvidenceSpan,
     Fact,
     Gold,
     ImportedAnnotator,
     Label,
     LabelHistory,
+    PairwisePreference,
     Project,
     System,
     imported_name,
@@ -203,8 +205,9 @@ def label_columns(*, project: Project) -> pd.DataFrame:
 
 
 def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
-    """The evidence quotes of SUPPORTED labels: claim, passage, start, end (for coverage)."""
-    return _frame(
+    """The evidence quotes of SUPPORTED labels: claim, passage, start, end (for coverage), one
+    row per span (a label's spans after the first are `EvidenceSpan` rows)."""
+    first = _frame(
         Label.objects.filter(
             claim__project=project, verdict="SUPPORTED", evidence_passage__isnull=False
         ),
@@ -215,6 +218,11 @@ def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
             "evidence_end": "end",
         },
     )
+    more = _frame(
+        EvidenceSpan.objects.filter(label__claim__project=project, label__verdict="SUPPORTED"),
+        {"label__claim_id": "claim_id", "passage_id": "passage_id", "start": "start", "end": "end"},
+    )
+    return first if more.empty else pd.concat([first, more], ignore_index=True)
 
 
 def annotator_names(*, user_ids) -> dict[int, str]:
@@ -402,19 +410,47 @@ def judge_default_for_project(*, project: Project) -> Judge | None:
     return judges_for_project(project=project).first()
 
 
-def snapshot_latest_done(*, project: Project, judge: Judge | None) -> ReportSnapshot | None:
+def _snapshot_scope(system: System | None, all_systems: bool, default: bool) -> Q:
+    """Snapshots of these answers: one system's, all systems' pooled, or the project's default
+    (`default`: the scope asked for is the project's default one, which snapshots stored
+    without a scope — the default's, as every snapshot before systems were picked — cover)."""
+    scope = Q(system=system, all_systems=all_systems)
+    if default:
+        scope |= Q(system__isnull=True, all_systems=False)
+    return scope
+
+
+def snapshot_latest_done(
+    *,
+    project: Project,
+    judge: Judge | None,
+    system: System | None = None,
+    all_systems: bool = False,
+    default: bool = True,
+) -> ReportSnapshot | None:
     return (
         ReportSnapshot.objects.filter(
-            project=project, judge=judge, status=ReportSnapshot.Status.DONE
+            _snapshot_scope(system, all_systems, default),
+            project=project,
+            judge=judge,
+            status=ReportSnapshot.Status.DONE,
         )
         .order_by("-computed_at", "-id")
         .first()
     )
 
 
-def snapshot_unfinished(*, project: Project, judge: Judge | None) -> ReportSnapshot | None:
+def snapshot_unfinished(
+    *,
+    project: Project,
+    judge: Judge | None,
+    system: System | None = None,
+    all_systems: bool = False,
+    default: bool = True,
+) -> ReportSnapshot | None:
     return (
         ReportSnapshot.objects.filter(
+            _snapshot_scope(system, all_systems, default),
             project=project,
             judge=judge,
             status__in=[ReportSnapshot.Status.PENDING, ReportSnapshot.Status.RUNNING],
@@ -425,11 +461,20 @@ def snapshot_unfinished(*, project: Project, judge: Judge | None) -> ReportSnaps
 
 
 def snapshot_latest_failed_after(
-    *, project: Project, judge: Judge | None, after: ReportSnapshot | None
+    *,
+    project: Project,
+    judge: Judge | None,
+    after: ReportSnapshot | None,
+    system: System | None = None,
+    all_systems: bool = False,
+    default: bool = True,
 ) -> ReportSnapshot | None:
     """A failed snapshot newer than the shown one: the page says the recompute failed."""
     failed = ReportSnapshot.objects.filter(
-        project=project, judge=judge, status=ReportSnapshot.Status.FAILED
+        _snapshot_scope(system, all_systems, default),
+        project=project,
+        judge=judge,
+        status=ReportSnapshot.Status.FAILED,
     )
     if after is not None:
         failed = failed.filter(created_at__gt=after.created_at)
@@ -504,16 +549,19 @@ def system_answer_columns(*, project: Project, system_ids: list[int]) -> pd.Data
 
 
 def system_claim_columns(*, project: Project, system_ids: list[int]) -> pd.DataFrame:
-    """claim_id, answer_id and the gold verdict ("" without gold) of the claims of the
-    answers of `system_ids`, by claim id."""
+    """claim_id, answer_id, the gold verdict ("" without gold) and the design stratum a file
+    gave the claim ("" if none) of the claims of the answers of `system_ids`, by claim id."""
     frame = _frame(
         Claim.objects.filter(project=project, answer__system_id__in=system_ids).order_by("id"),
-        {"id": "claim_id", "answer_id": "answer_id", "gold__verdict": "gold"},
+        {"id": "claim_id", "answer_id": "answer_id", "gold__verdict": "gold", "stratum": "stratum"},
+        quoted=("stratum",),
     )
     # Integer ids even when there is no claim (an empty column is untyped), so merges on
     # them work for systems with answers but no claims yet.
     frame = frame.astype({"claim_id": "int64", "answer_id": "int64"})
-    return _text(frame, "gold")
+    # Object columns: all empty on PostgreSQL they are read as float NaN.
+    frame = frame.astype({"gold": object, "stratum": object})
+    return _text(frame, "gold", "stratum")
 
 
 def systems_for_project(*, project: Project) -> QuerySet:
@@ -589,3 +637,15 @@ def pairwise_verdict_rows(*, a: System, b: System, judge: Judge | None = None) -
         .values_list("question_id", "order", "verdict")
     )
     return {"run": run, "swapped": int(run.parameters.get("system_a")) == b.pk, "rows": rows}
+
+
+def pairwise_preference_rows(*, a: System, b: System) -> list[tuple[str, int, str]]:
+    """The analysts' pairwise preferences between systems `a` and `b` (`annotate`'s blind
+    pairwise screen): [(question key, analyst id, "B" | "A" | "tie")], B and A as named here
+    whichever system has the lower id."""
+    low, high = sorted((a.pk, b.pk))
+    rows = PairwisePreference.objects.filter(system_1_id=low, system_2_id=high).values_list(
+        "question_key", "analyst_id", "preferred_system_id"
+    )
+    side = {b.pk: "B", a.pk: "A", None: "tie"}
+    return [(key, analyst, side[preferred]) for key, analyst, preferred in rows.order_by("id")]

@@ -28,10 +28,12 @@ from metrics.models import ReportSnapshot
 DEFAULT_ALPHA = 0.10  # metrics.services.DEFAULT_ALPHA
 
 NO_JUDGE = "none"
+ALL_SYSTEMS = "all"
 
 
 class DashboardForm(forms.Form):
     judge = forms.CharField(required=False)
+    system = forms.CharField(required=False)
     alpha = forms.FloatField(required=False, min_value=0.001, max_value=0.999)
     instrument = forms.IntegerField(required=False, min_value=0)
     open = forms.ChoiceField(choices=[("all", "every section")], required=False)
@@ -39,6 +41,7 @@ class DashboardForm(forms.Form):
 
 class AuditCardForm(forms.Form):
     judge = forms.CharField(required=False)
+    system = forms.CharField(required=False)
     instrument = forms.IntegerField(required=False, min_value=0)
     format = forms.ChoiceField(
         choices=[("json", "JSON"), ("csv", "CSV"), ("md", "Markdown")], required=False
@@ -58,15 +61,70 @@ def _judge_param(judge) -> str:
     return str(judge.pk) if judge is not None else NO_JUDGE
 
 
-def _dashboard_context(project, judge, alpha: float | None, instrument: int) -> dict:
-    snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
+class _Scope:
+    """The answers a report covers, from the `system` parameter: a system's id, "all" (every
+    system's answers pooled), or empty for the project's default (its first system when it
+    has two or more; every answer of a project with one system or none)."""
+
+    def __init__(self, project, value: str | None):
+        self.systems = list(selectors.systems_for_project(project=project))
+        self.system = None
+        self.all_systems = False
+        value = (value or "").strip()
+        several = len(self.systems) >= 2
+        if value == ALL_SYSTEMS and several:
+            self.all_systems = True
+        elif value and several:
+            by_id = {str(system.pk): system for system in self.systems}
+            if value not in by_id:
+                raise Http404("No such system.")
+            self.system = by_id[value]
+        elif value and value != ALL_SYSTEMS:
+            raise Http404("No such system.")
+        elif several:
+            self.system = self.systems[0]
+        self.default = not self.all_systems and (not several or self.system == self.systems[0])
+
+    @property
+    def several(self) -> bool:
+        return len(self.systems) >= 2
+
+    @property
+    def param(self) -> str:
+        if self.all_systems:
+            return ALL_SYSTEMS
+        return str(self.system.pk) if self.system is not None and self.several else ""
+
+    @property
+    def query(self) -> str:
+        """The parameter to append to a link ("&system=…"; "" for the default)."""
+        return f"&system={self.param}" if self.param and not self.default else ""
+
+    def selectors_kwargs(self) -> dict:
+        return {"system": self.system, "all_systems": self.all_systems, "default": self.default}
+
+    @classmethod
+    def of_snapshot(cls, project, snapshot) -> "_Scope":
+        if snapshot.all_systems:
+            return cls(project, ALL_SYSTEMS)
+        return cls(project, str(snapshot.system_id) if snapshot.system_id else "")
+
+
+def _dashboard_context(
+    project, judge, alpha: float | None, instrument: int, scope: _Scope | None = None
+) -> dict:
+    scope = scope or _Scope(project, "")
+    kwargs = scope.selectors_kwargs()
+    snapshot = selectors.snapshot_latest_done(project=project, judge=judge, **kwargs)
     report = snapshot.data if snapshot else None
     context = {
         "snapshot": snapshot,
         "report": report,
-        "pending": selectors.snapshot_unfinished(project=project, judge=judge),
+        "scope": scope,
+        "system_qs": scope.query,
+        "pending": selectors.snapshot_unfinished(project=project, judge=judge, **kwargs),
         "failed": selectors.snapshot_latest_failed_after(
-            project=project, judge=judge, after=snapshot
+            project=project, judge=judge, after=snapshot, **kwargs
         ),
         "labels_since": selectors.labels_since_count(
             project=project, since_id=snapshot.labels_at_compute
@@ -148,6 +206,7 @@ def dashboard(request, project, membership):
     if not form.is_valid():
         raise Http404("Bad dashboard parameters.")
     judge = _judge_from(project, form.cleaned_data["judge"])
+    scope = _Scope(project, form.cleaned_data["system"])
     context = {
         "project": project,
         "membership": membership,
@@ -156,7 +215,11 @@ def dashboard(request, project, membership):
         "judges": selectors.judges_for_project(project=project),
         "form": form,
         **_dashboard_context(
-            project, judge, form.cleaned_data["alpha"], form.cleaned_data["instrument"] or 0
+            project,
+            judge,
+            form.cleaned_data["alpha"],
+            form.cleaned_data["instrument"] or 0,
+            scope,
         ),
     }
     context["summary"] = _dashboard_summary(context)
@@ -175,19 +238,28 @@ def recompute(request, project, membership):
     from metrics.services import snapshot_request
 
     judge = _judge_from(project, request.POST.get("judge"))
-    snapshot = snapshot_request(project=project, judge=judge)
+    scope = _Scope(project, request.POST.get("system"))
+    snapshot = snapshot_request(
+        project=project, judge=judge, system=scope.system, all_systems=scope.all_systems
+    )
     if request.htmx:
         snapshot.refresh_from_db()
         response = render(
             request,
             "metrics/dashboard.html#progress",
-            {"project": project, "pending": snapshot, "judge_param": _judge_param(judge)},
+            {
+                "project": project,
+                "pending": snapshot,
+                "judge_param": _judge_param(judge),
+                "system_qs": scope.query,
+            },
         )
         if snapshot.status == ReportSnapshot.Status.DONE:
             response["HX-Refresh"] = "true"  # computed in-process already: show it
         return response
     return redirect(
         f"{reverse('metrics:dashboard', args=[project.slug])}?judge={_judge_param(judge)}"
+        f"{scope.query}"
     )
 
 
@@ -200,6 +272,7 @@ def snapshot_progress(request, project, membership, snapshot_id: int):
         "membership": membership,
         "pending": snapshot,
         "judge_param": _judge_param(snapshot.judge),
+        "system_qs": _Scope.of_snapshot(project, snapshot).query,
     }
     if not request.htmx:
         return render(request, "metrics/snapshot_progress.html", context)
@@ -213,10 +286,15 @@ def snapshot_progress(request, project, membership, snapshot_id: int):
     return stop
 
 
-def _attachment(project, judge, kind: str, extension: str) -> str:
+def _attachment(project, judge, kind: str, extension: str, scope: _Scope | None = None) -> str:
     """The Content-Disposition of a download: a file name of slugs only (a judge's name is
-    free text: quotes, dots or line breaks in it must not name the file or break the header)."""
-    parts = [kind, project.slug, judge.name if judge is not None else ""]
+    free text: quotes, dots or line breaks in it must not name the file or break the header);
+    a report of one system of several, or of all of them, says which."""
+    which = ""
+    if scope is not None and scope.several:
+        system = scope.system
+        which = "all-systems" if scope.all_systems else f"{system.name}-{system.version}"
+    parts = [kind, project.slug, judge.name if judge is not None else "", which]
     name = "-".join(filter(None, (slugify(part) for part in parts)))
     stamp = timezone.now().strftime("%Y%m%d")
     return content_disposition_header(True, f"{name}-{stamp}.{extension}")
@@ -226,20 +304,23 @@ def _attachment(project, judge, kind: str, extension: str) -> str:
 @project_view(Role.LEAD)
 def report_download(request, project, membership):
     judge = _judge_from(project, request.GET.get("judge"))
-    snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
+    scope = _Scope(project, request.GET.get("system"))
+    snapshot = selectors.snapshot_latest_done(
+        project=project, judge=judge, **scope.selectors_kwargs()
+    )
     if snapshot is None:
         messages.info(request, "No report has been computed yet: press Recompute.")
         return redirect("metrics:dashboard", slug=project.slug)
     from metrics.services import report_public
 
     response = JsonResponse(report_public(snapshot.data), json_dumps_params={"indent": 2})
-    response["Content-Disposition"] = _attachment(project, judge, "report", "json")
+    response["Content-Disposition"] = _attachment(project, judge, "report", "json", scope)
     return response
 
 
 def _audit_card_for(request, project):
-    """(judge, report, card, instrument index) of the request's audit card, or a redirect to
-    the dashboard saying why there is none."""
+    """(judge, report, card, instrument index, format, scope) of the request's audit card, or
+    a redirect to the dashboard saying why there is none."""
     from metrics.services import audit_card
 
     form = AuditCardForm(request.GET)
@@ -249,14 +330,17 @@ def _audit_card_for(request, project):
     if judge is None:
         messages.info(request, "An audit card belongs to a judge: choose one on the dashboard.")
         return redirect("metrics:dashboard", slug=project.slug)
-    snapshot = selectors.snapshot_latest_done(project=project, judge=judge)
+    scope = _Scope(project, form.cleaned_data["system"])
+    snapshot = selectors.snapshot_latest_done(
+        project=project, judge=judge, **scope.selectors_kwargs()
+    )
     if snapshot is None or not snapshot.data.get("judge"):
         messages.info(request, "No report of this judge has been computed yet: press Recompute.")
         return redirect("metrics:dashboard", slug=project.slug)
     instruments = snapshot.data.get("instruments") or [snapshot.data["judge"]]
     index = min(form.cleaned_data["instrument"] or 0, len(instruments) - 1)
     card = audit_card(report=snapshot.data, instrument=index)
-    return judge, snapshot.data, card, index, form.cleaned_data["format"] or "json"
+    return judge, snapshot.data, card, index, form.cleaned_data["format"] or "json", scope
 
 
 @require_GET
@@ -269,7 +353,7 @@ def audit_card_download(request, project, membership):
     found = _audit_card_for(request, project)
     if isinstance(found, HttpResponse):
         return found
-    judge, report, card, _index, fmt = found
+    judge, report, card, _index, fmt, scope = found
     if fmt == "csv":
         buffer = io.StringIO()
         writer = NeutralCsvWriter(buffer)
@@ -285,7 +369,7 @@ def audit_card_download(request, project, membership):
         response = HttpResponse(
             json.dumps(card, indent=2, ensure_ascii=False), content_type="application/json"
         )
-    response["Content-Disposition"] = _attachment(project, judge, "audit-card", fmt)
+    response["Content-Disposition"] = _attachment(project, judge, "audit-card", fmt, scope)
     return response
 
 
@@ -298,11 +382,12 @@ def audit_card_page(request, project, membership):
     found = _audit_card_for(request, project)
     if isinstance(found, HttpResponse):
         return found
-    judge, report, card, index, _fmt = found
+    judge, report, card, index, _fmt, scope = found
     context = {
         "project": project,
         "membership": membership,
         "judge_param": _judge_param(judge),
+        "system_qs": scope.query,
         "instrument_index": index,
         "readable": audit_card_readable(card=card, design=report.get("design")),
     }

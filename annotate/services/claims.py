@@ -19,7 +19,16 @@ from django.db.models import Count, F, Q
 
 from annotate import hooks
 from annotate.limits import SETTINGS, limits_current, too_long
-from annotate.models import ROLE_RANK, Answer, Claim, LabelHistory, Membership, Project, Role
+from annotate.models import (
+    ROLE_RANK,
+    Answer,
+    Claim,
+    EvidenceSpan,
+    LabelHistory,
+    Membership,
+    Project,
+    Role,
+)
 from annotate.queue_order import claim_queue_fields
 from annotate.splitting import ClaimDraft, abstention_detect, align_claims, claim_tags, split_rule
 
@@ -92,6 +101,11 @@ def _labels_flag(*, claim: Claim) -> int:
     labels = list(claim.labels.select_for_update().order_by("id"))
     if not labels:
         return 0
+    from annotate.services.labels import more_spans_record
+
+    more = {}
+    for span in EvidenceSpan.objects.filter(label__in=labels).order_by("label_id", "number"):
+        more.setdefault(span.label_id, []).append(span)
     claim.needs_review = True
     claim.save(update_fields=["needs_review"])
     history = []
@@ -110,6 +124,7 @@ def _labels_flag(*, claim: Claim) -> int:
                 evidence_start=label.evidence_start,
                 evidence_end=label.evidence_end,
                 evidence_quote=label.evidence_quote,
+                more_spans=more_spans_record(more.get(label.pk, ())),
                 note=label.note,
                 correct=label.correct,
             )

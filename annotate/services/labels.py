@@ -11,7 +11,9 @@ from django.utils import timezone
 
 from annotate import sql
 from annotate.models import (
+    EVIDENCE_SPANS_MAX,
     Claim,
+    EvidenceSpan,
     Label,
     LabelHistory,
     Membership,
@@ -65,7 +67,21 @@ def transaction_conflict(error: BaseException) -> bool:
     return getattr(cause, "sqlstate", None) in RETRIED_SQLSTATES
 
 
-def _history_row(label: Label, action: str) -> LabelHistory:
+def more_spans_record(spans) -> list[dict] | None:
+    """A label's spans after the first as its history row keeps them (`LabelHistory.more_spans`):
+    from `EvidenceSpan` rows or the spans `label_save` takes (dicts with a `passage`)."""
+    rows = []
+    for span in spans:
+        if isinstance(span, EvidenceSpan):
+            passage_id, start, end, quote = span.passage_id, span.start, span.end, span.quote
+        else:
+            passage_id = span["passage"].pk
+            start, end, quote = span["start"], span["end"], span["quote"]
+        rows.append({"passage_id": passage_id, "start": start, "end": end, "quote": quote})
+    return rows or None
+
+
+def _history_row(label: Label, action: str, more: list[dict] | None = None) -> LabelHistory:
     return LabelHistory(
         label_id_at_time=label.pk,
         claim_id=label.claim_id,
@@ -77,6 +93,7 @@ def _history_row(label: Label, action: str) -> LabelHistory:
         evidence_start=label.evidence_start,
         evidence_end=label.evidence_end,
         evidence_quote=label.evidence_quote,
+        more_spans=more,
         note=label.note,
         correct=label.correct,
         changed_after_reveal=label.changed_after_reveal,
@@ -117,6 +134,11 @@ def label_evidence_check(
         raise LabelError(str(error)) from error
 
 
+def _span_name(number: int, spans: int) -> str:
+    """ "Span 2: " before a message about one span of a label with several; nothing with one."""
+    return f"Span {number}: " if spans > 1 else ""
+
+
 def label_evidence_from_browser(
     *,
     claim: Claim,
@@ -124,34 +146,106 @@ def label_evidence_from_browser(
     start_utf16: int | None,
     end_utf16: int | None,
     quote: str,
+    more: list[dict] | tuple = (),
 ) -> dict:
     """Turn a browser selection into `label_save`'s evidence arguments (code points).
 
     The browser sends UTF-16 offsets (JavaScript strings); they are converted against the
     passage text. Without offsets (a quote typed or pasted with JavaScript off) the quote is
-    looked up in the passage. No passage and no quote: no evidence.
+    looked up in the passage. No passage and no quote: no evidence. `more`: the spans after the
+    first, each a dict with the same four keys (`passage_id`, `start_utf16`, `end_utf16`,
+    `quote`); they come back as `more`, a list of `label_save`'s span dicts. When the first
+    span is empty the second takes its place. Every passage is read in one query.
     """
-    if passage_id is None and not quote:
-        return {"passage": None, "start": None, "end": None, "quote": ""}
+    sent = [
+        {"passage_id": passage_id, "start_utf16": start_utf16, "end_utf16": end_utf16,
+         "quote": quote},
+        *more,
+    ]  # fmt: skip
+    if len(sent) > 1 and sent[0]["passage_id"] is None and not sent[0]["quote"]:
+        sent = sent[1:]  # the first span was cleared: the next one is the first now
+    if len(sent) > EVIDENCE_SPANS_MAX:
+        raise LabelError(
+            f"A label quotes at most {EVIDENCE_SPANS_MAX} spans; this one has {len(sent)}: "
+            "remove one."
+        )
+    if sent[0]["passage_id"] is None and not sent[0]["quote"]:
+        return {"passage": None, "start": None, "end": None, "quote": "", "more": []}
+    ids = {span["passage_id"] for span in sent if span["passage_id"] is not None}
+    passages = {
+        passage.pk: passage
+        for passage in Passage.objects.filter(pk__in=ids, answer_id=claim.answer_id)
+    }
+    spans = [
+        _span_from_browser(passages, **span, name=_span_name(number, len(sent)))
+        for number, span in enumerate(sent, start=1)
+    ]
+    return {**spans[0], "more": spans[1:]}
+
+
+def _span_from_browser(
+    passages: dict,
+    *,
+    passage_id: int | None,
+    start_utf16: int | None,
+    end_utf16: int | None,
+    quote: str,
+    name: str,
+) -> dict:
     if passage_id is None:
-        raise LabelError("Which passage is the quote from? Select it in the pile.")
-    passage = Passage.objects.filter(pk=passage_id, answer_id=claim.answer_id).first()
+        raise LabelError(f"{name}Which passage is the quote from? Select it in the pile.")
+    passage = passages.get(passage_id)
     if passage is None:
-        raise LabelError("The quoted passage is not in this answer's pile.")
+        raise LabelError(f"{name}The quoted passage is not in this answer's pile.")
     if not quote:
-        raise LabelError("The quote is empty: select the sentence that decides the claim.")
+        raise LabelError(f"{name}The quote is empty: select the sentence that decides the claim.")
     if start_utf16 is None or end_utf16 is None:
         span = quote_locate(passage_text=passage.text, quote=quote)
         if span is None:
-            raise LabelError(f"Passage #{passage.rank} does not contain the quote {quote!r}.")
+            raise LabelError(f"{name}Passage #{passage.rank} does not contain the quote {quote!r}.")
         start, end = span
     else:
         try:
             start = utf16_to_codepoint_offset(passage.text, start_utf16)
             end = utf16_to_codepoint_offset(passage.text, end_utf16)
         except QuoteError as error:
-            raise LabelError(str(error)) from error
+            raise LabelError(f"{name}{error}") from error
     return {"passage": passage, "start": start, "end": end, "quote": quote}
+
+
+def label_spans_check(*, claim: Claim, first: dict, more: list[dict] | tuple) -> None:
+    """Raise LabelError, naming the span, unless every span of a label with several is verified
+    in the claim's pile (`label_evidence_check`), there are at most `EVIDENCE_SPANS_MAX`, and no
+    two overlap in one passage. `first` and each of `more`: `label_save`'s span dict."""
+    if not more:
+        return
+    if first["passage"] is None:
+        raise LabelError("Span 2 needs a first span: select the first quote in the pile.")
+    spans = [first, *more]
+    if len(spans) > EVIDENCE_SPANS_MAX:
+        raise LabelError(
+            f"A label quotes at most {EVIDENCE_SPANS_MAX} spans; this one has {len(spans)}: "
+            "remove one."
+        )
+    for number, span in enumerate(spans, start=1):
+        if span.get("passage") is None:
+            raise LabelError(f"Span {number}: a quote needs the passage it comes from.")
+        try:
+            label_evidence_check(claim=claim, **span)
+        except LabelError as error:
+            raise LabelError(f"Span {number}: {error}") from error
+    for later, span in enumerate(spans[1:], start=2):
+        for earlier, other in enumerate(spans[: later - 1], start=1):
+            if (
+                span["passage"].pk == other["passage"].pk
+                and span["start"] < other["end"]
+                and other["start"] < span["end"]
+            ):
+                raise LabelError(
+                    f"Span {later} overlaps span {earlier} in passage #{span['passage'].rank} "
+                    f"(characters {span['start']}–{span['end']} and "
+                    f"{other['start']}–{other['end']}): remove one, or quote each place once."
+                )
 
 
 def _label_check(
@@ -163,12 +257,13 @@ def _label_check(
     end: int | None,
     quote: str,
     require_quote: bool | None,
+    more: list[dict] | tuple = (),
 ) -> None:
     if verdict not in Verdict.values:
         raise LabelError(
             f"Unknown verdict {verdict!r}: use SUPPORTED, CONTRADICTED or NOT_IN_PILE."
         )
-    if verdict == Verdict.NOT_IN_PILE and (passage is not None or quote):
+    if verdict == Verdict.NOT_IN_PILE and (passage is not None or quote or more):
         raise LabelError(
             "A NOT_IN_PILE label says no passage of the pile decides the claim, so it takes no "
             "quote: clear the quote, or choose SUPPORTED or CONTRADICTED if the quote decides it."
@@ -179,7 +274,11 @@ def _label_check(
         raise LabelError(
             f"A {verdict} label needs a quote: select the sentence in the pile that decides it."
         )
-    label_evidence_check(claim=claim, passage=passage, start=start, end=end, quote=quote)
+    first = {"passage": passage, "start": start, "end": end, "quote": quote}
+    if more:
+        label_spans_check(claim=claim, first=first, more=more)
+    else:
+        label_evidence_check(claim=claim, **first)
 
 
 @dataclass
@@ -268,6 +367,7 @@ def label_save(
     start: int | None = None,
     end: int | None = None,
     quote: str = "",
+    more: list[dict] | tuple = (),
     note: str = "",
     correct: str = "",
     stratum: dict | None = None,
@@ -278,8 +378,10 @@ def label_save(
     Offsets are in code points (convert browser UTF-16 offsets with
     `annotate.quotes.utf16_to_codepoint_offset` first). `require_quote` defaults to the
     project's setting: SUPPORTED and CONTRADICTED then need a quote, NOT_IN_PILE never does.
+    `more`: the spans after the first (`passage`, `start`, `end`, `quote` each), at most
+    `EVIDENCE_SPANS_MAX` in all, none overlapping another in its passage.
     """
-    evidence = {"passage": passage, "start": start, "end": end, "quote": quote}
+    evidence = {"passage": passage, "start": start, "end": end, "quote": quote, "more": more}
     _label_check(claim=claim, verdict=verdict, require_quote=require_quote, **evidence)
     # The claim's row lock serialises every writer of its labels and reservations, so the
     # quota check in _label_write is exact under concurrency (see annotate.services.queue).
@@ -318,6 +420,7 @@ def label_save_and_next(
     start_utf16: int | None = None,
     end_utf16: int | None = None,
     quote: str = "",
+    more: list[dict] | tuple = (),
     note: str = "",
     correct: str = "",
 ) -> tuple[Label, Claim | None]:
@@ -335,6 +438,7 @@ def label_save_and_next(
         "start_utf16": start_utf16,
         "end_utf16": end_utf16,
         "quote": quote,
+        "more": more,
         "note": note,
         "correct": correct,
     }
@@ -374,6 +478,7 @@ def _label_save_and_next(
     start_utf16: int | None = None,
     end_utf16: int | None = None,
     quote: str = "",
+    more: list[dict] | tuple = (),
     note: str = "",
     correct: str = "",
 ) -> tuple[Label, Claim | None]:
@@ -415,6 +520,7 @@ def _label_save_and_next(
         start_utf16=start_utf16,
         end_utf16=end_utf16,
         quote=quote,
+        more=more,
     )
     _label_check(claim=claim, verdict=verdict, require_quote=None, **evidence)
     # Whether the queue served this claim: the member's reservation on it, expired or not,
@@ -475,6 +581,7 @@ def _label_write(
     now,
     count_changed: bool,
     design: dict | None = None,
+    more: list[dict] | tuple = (),
 ) -> tuple[Label, int]:
     """Queue on `batch` the writes of the label, its history row, the counters and the gold.
 
@@ -485,7 +592,8 @@ def _label_write(
     The label is `changed_after_reveal` when its verdict differs from the user's at the
     claim's reveal (`locked.revealed`); `count_changed` is the project's setting for gold.
     `design`: the queue design and π it records (`annotate.services.design.label_design_fields`;
-    none: "" and no π).
+    none: "" and no π). `more`: the spans after the first (`EvidenceSpan` rows, replacing the
+    label's earlier ones).
     """
     from annotate.services.review import gold_apply, gold_decide
 
@@ -557,6 +665,20 @@ def _label_write(
             )
         )
         label_id = ("%s", [own[0]])
+        # Its earlier spans after the first go; one statement in the same round trip.
+        batch.add(*sql.evidence_spans_delete_statement(label_id=own[0]))
+    for number, span in enumerate(more if passage else (), start=2):
+        batch.add(
+            *sql.evidence_span_insert_statement(
+                label_id=label_id,
+                number=number,
+                passage_id=span["passage"].pk,
+                start=span["start"],
+                end=span["end"],
+                quote=span["quote"],
+            )
+        )
+    more_spans = more_spans_record(more if passage else ())
     action = LabelHistory.Action.UPDATED if own else LabelHistory.Action.CREATED
     # The history row holds the label's state after the change.
     batch.add(
@@ -566,6 +688,11 @@ def _label_write(
             annotator_id=annotator.pk,
             action=action,
             columns=HISTORY_STATE_COLUMNS,
+            more_spans=LabelHistory._meta.get_field("more_spans").get_db_prep_save(
+                more_spans, connection
+            )
+            if more_spans
+            else None,
             **state,
         )
     )
@@ -723,6 +850,33 @@ def label_undo(*, user, project: Project) -> Claim | None:
         verdict=label.verdict,
     )
     label.save()
-    _history_row(label, LabelHistory.Action.UNDONE).save()
+    restored = _more_spans_restore(label, before.more_spans if passage else None)
+    _history_row(label, LabelHistory.Action.UNDONE, more_spans_record(restored)).save()
     gold_recompute_locked(claim=claim)
     return claim
+
+
+def _more_spans_restore(label: Label, recorded: list[dict] | None) -> list[EvidenceSpan]:
+    """Put back the spans after the first that a history row recorded (`more_spans`), those
+    whose passage is still in the claim's pile, numbered 2, 3 … again."""
+    EvidenceSpan.objects.filter(label=label).delete()
+    recorded = recorded or []
+    present = set(
+        Passage.objects.filter(
+            pk__in=[span["passage_id"] for span in recorded], answer_id=label.claim.answer_id
+        ).values_list("pk", flat=True)
+    )
+    spans = [
+        EvidenceSpan(
+            label=label,
+            number=number,
+            passage_id=span["passage_id"],
+            start=span["start"],
+            end=span["end"],
+            quote=span["quote"],
+        )
+        for number, span in enumerate(
+            (span for span in recorded if span["passage_id"] in present), start=2
+        )
+    ]
+    return EvidenceSpan.objects.bulk_create(spans)

@@ -26,6 +26,7 @@ from annotate import sql
 from annotate.models import (
     ROLE_RANK,
     Claim,
+    EvidenceSpan,
     Fact,
     Gold,
     Label,
@@ -343,16 +344,25 @@ def facts_grounded(labels_or_quotes: Iterable, facts: Iterable) -> set[int]:
 def facts_grounded_for_project(*, project: Project) -> tuple[set[int], list[int]]:
     """(grounded fact ids, all fact ids) of a project, for coverage.
 
-    Evidence counted: the quotes of SUPPORTED labels on claims whose gold is SUPPORTED, in
-    answers not confirmed as abstentions.
+    Evidence counted: the quotes (every span) of SUPPORTED labels on claims whose gold is
+    SUPPORTED, in answers not confirmed as abstentions.
     """
-    evidence = Label.objects.filter(
-        claim__project=project,
-        claim__gold__verdict=Verdict.SUPPORTED,
-        claim__answer__abstention=False,
-        verdict=Verdict.SUPPORTED,
-        evidence_passage__isnull=False,
-    ).values_list("evidence_passage_id", "evidence_start", "evidence_end")
+    evidence = list(
+        Label.objects.filter(
+            claim__project=project,
+            claim__gold__verdict=Verdict.SUPPORTED,
+            claim__answer__abstention=False,
+            verdict=Verdict.SUPPORTED,
+            evidence_passage__isnull=False,
+        ).values_list("evidence_passage_id", "evidence_start", "evidence_end")
+    )
+    # and every span after a label's first
+    evidence += EvidenceSpan.objects.filter(
+        label__claim__project=project,
+        label__claim__gold__verdict=Verdict.SUPPORTED,
+        label__claim__answer__abstention=False,
+        label__verdict=Verdict.SUPPORTED,
+    ).values_list("passage_id", "start", "end")
     facts = list(
         Fact.objects.filter(answer__project=project).values_list("pk", "passage_id", "start", "end")
     )
@@ -462,14 +472,18 @@ class ContradictionRow:
     claim: Claim
     gold: str
     said: str
-    quotes: list  # [(Label, Marked)]
+    quotes: list  # [(Label, Marked, Passage, quoted text)]: each span of each label
 
 
 def contradiction_rows(*, project: Project) -> list[ContradictionRow]:
     """Every claim with gold CONTRADICTED, or no gold and a CONTRADICTED label, with the
-    answer's sentence and each contradicting label's quoted line."""
-    contradicting = Label.objects.filter(verdict=Verdict.CONTRADICTED).select_related(
-        "evidence_passage", "annotator", "imported_annotator"
+    answer's sentence and each contradicting label's quoted line (one per span of its quote)."""
+    contradicting = (
+        Label.objects.filter(verdict=Verdict.CONTRADICTED)
+        .select_related("evidence_passage", "annotator", "imported_annotator")
+        .prefetch_related(
+            Prefetch("more_spans", queryset=EvidenceSpan.objects.select_related("passage"))
+        )
     )
     claims = (
         Claim.objects.filter(project=project)
@@ -484,14 +498,18 @@ def contradiction_rows(*, project: Project) -> list[ContradictionRow]:
     )
     rows = []
     for claim in claims:
-        quotes = [
-            (
-                label,
-                passage_line(label.evidence_passage.text, label.evidence_start, label.evidence_end),
-            )
-            for label in claim.contradicting
-            if label.evidence_passage is not None
-        ]
+        quotes = []
+        for label in claim.contradicting:
+            if label.evidence_passage is None:
+                continue
+            spans = [
+                (label.evidence_passage, label.evidence_start, label.evidence_end, label.evidence_quote),
+                *((s.passage, s.start, s.end, s.quote) for s in label.more_spans.all()),
+            ]  # fmt: skip
+            quotes += [
+                (label, passage_line(passage.text, start, end), passage, quote)
+                for passage, start, end, quote in spans
+            ]
         gold = claim.gold.verdict if hasattr(claim, "gold") else ""
         rows.append(ContradictionRow(claim, gold, answer_sentence(claim), quotes))
     return rows

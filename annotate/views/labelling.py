@@ -22,6 +22,7 @@ from annotate.models import (
     Claim,
     ClaimSkip,
     Correctness,
+    EvidenceSpan,
     Label,
     LabelHistory,
     Passage,
@@ -65,15 +66,55 @@ class LabelForm(forms.Form):
             return f"{label}{errors[0]}"
         return ""
 
+    def more_spans(self) -> list[dict]:
+        """The spans after the first, as sent: the repeated fields `more_passage`,
+        `more_start_utf16`, `more_end_utf16` and `more_quote`, one of each per span (span 2
+        first). LabelError naming the span and the field when one is not a number."""
+        columns = [self.data.getlist(f"more_{name}") for name in MORE_SPAN_FIELDS]
+        if len({len(column) for column in columns}) > 1:
+            raise LabelError(
+                "The extra spans came incomplete (each needs more_passage, more_start_utf16, "
+                "more_end_utf16 and more_quote): reload the page and select them again."
+            )
+        spans = []
+        for number, (passage, start, end, quote) in enumerate(zip(*columns, strict=True), start=2):
+            span = {"quote": quote}
+            for name, value in (("passage_id", passage), ("start_utf16", start),
+                                ("end_utf16", end)):  # fmt: skip
+                value = value.strip()
+                if value and not value.isdigit():
+                    raise LabelError(
+                        f"Span {number}: {name} must be a whole number, not {value!r}."
+                    )
+                span[name] = int(value) if value else None
+            if span["passage_id"] is None and not quote:
+                continue  # an emptied row
+            spans.append(span)
+        return spans
+
+
+MORE_SPAN_FIELDS = ("passage", "start_utf16", "end_utf16", "quote")
+
 
 def _utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _form_values(*, data, label: Label | None) -> dict:
-    """What the form shows: what the analyst just sent (after an error) or their saved label."""
+def _form_values(*, data, label: Label | None, passages) -> dict:
+    """What the form shows: what the analyst just sent (after an error) or their saved label.
+    `more_spans`: its spans after the first (`passage`, `rank`, `quote`, UTF-16 offsets);
+    `passages`: the answer's passages by id, to name each span's rank."""
     if data is not None:
-        return {key: data.get(key, "") for key in LabelForm.base_fields}
+        values = {key: data.get(key, "") for key in LabelForm.base_fields}
+        if hasattr(data, "getlist"):
+            sent = zip(*(data.getlist(f"more_{name}") for name in MORE_SPAN_FIELDS), strict=False)
+            values["more_spans"] = [
+                _span_shown(passages, passage, start, end, quote)
+                for passage, start, end, quote in sent
+            ]
+        else:
+            values["more_spans"] = data.get("more_spans", [])
+        return values
     if label is None:
         return {}
     values = {"verdict": label.verdict, "note": label.note, "correct": label.correct}
@@ -84,8 +125,46 @@ def _form_values(*, data, label: Label | None) -> dict:
             quote=label.evidence_quote,
             start_utf16=str(_utf16_length(text[: label.evidence_start])),
             end_utf16=str(_utf16_length(text[: label.evidence_end])),
+            more_spans=_spans_shown(passages, label.more_spans.all()),
         )
     return values
+
+
+def _span_shown(passages, passage_id, start, end, quote: str) -> dict:
+    passage = passages.get(int(passage_id)) if str(passage_id).isdigit() else None
+    return {
+        "passage": str(passage_id),
+        "rank": passage.rank if passage else "?",
+        "start_utf16": str(start),
+        "end_utf16": str(end),
+        "quote": quote,
+    }
+
+
+def _spans_shown(passages, spans) -> list[dict]:
+    """Saved spans (`EvidenceSpan`, or a history row's dicts) as the form shows them, their
+    code-point offsets turned into the browser's UTF-16 ones."""
+    shown = []
+    for span in spans:
+        passage_id = span.passage_id if isinstance(span, EvidenceSpan) else span["passage_id"]
+        start, end, quote = (
+            (span.start, span.end, span.quote)
+            if isinstance(span, EvidenceSpan)
+            else (span["start"], span["end"], span["quote"])
+        )
+        passage = passages.get(passage_id)
+        if passage is None:
+            continue
+        shown.append(
+            _span_shown(
+                passages,
+                passage_id,
+                _utf16_length(passage.text[:start]),
+                _utf16_length(passage.text[:end]),
+                quote,
+            )
+        )
+    return shown
 
 
 def _screen(
@@ -109,7 +188,9 @@ def _screen(
                 chosen_passage_id=chosen,
             )
         )
-        context["values"] = _form_values(data=data, label=context["own_label"])
+        context["values"] = _form_values(
+            data=data, label=context["own_label"], passages=_PileById(claim)
+        )
         if data is None and request.GET.get("passage"):
             context["values"]["passage"] = request.GET["passage"]
     saved = extra.get("saved")
@@ -128,6 +209,23 @@ def _screen(
     if request.htmx:
         template += "#pile-page" if pile_only else "#screen"
     return render(request, template, context, status=status)
+
+
+class _PileById:
+    """The claim's pile by passage id, read on first use (a screen without extra spans reads
+    nothing): for naming the ranks of spans, on any page of the pile."""
+
+    def __init__(self, claim: Claim):
+        self._claim = claim
+        self._passages: dict | None = None
+
+    def get(self, passage_id):
+        if self._passages is None:
+            self._passages = {
+                passage.pk: passage
+                for passage in Passage.objects.filter(answer_id=self._claim.answer_id)
+            }
+        return self._passages.get(passage_id)
 
 
 def _reveals_record(user, shown: tuple) -> None:
@@ -208,6 +306,7 @@ def label_claim_save(request, project, membership, claim_id: int):
             start_utf16=data["start_utf16"],
             end_utf16=data["end_utf16"],
             quote=data["quote"],
+            more=form.more_spans(),
             note=data["note"],
             correct=data["correct"] if data["verdict"] != Verdict.SUPPORTED else "",
         )
@@ -259,6 +358,7 @@ def _undo_notice(target: LabelHistory) -> tuple[str, dict | None]:
                 passage=str(passage.pk),
                 start_utf16=str(_utf16_length(passage.text[: target.evidence_start])),
                 end_utf16=str(_utf16_length(passage.text[: target.evidence_end])),
+                more_spans=_spans_shown(_PileById(target.claim), target.more_spans or []),
             )
         quoted = f" with the quote “{Truncator(target.evidence_quote).chars(60)}”"
         return (

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.access import project_view
 from annotate.csv_safe import NeutralCsvWriter
-from annotate.models import Claim, Fact, Label, Passage, Role, Verdict
+from annotate.models import Claim, EvidenceSpan, Fact, Label, Passage, Role, Verdict
 from annotate.quotes import QuoteError, quote_locate, utf16_to_codepoint_offset
 from annotate.selectors import answer_get_for_project, claim_get_for_project, pile_page_get
 from annotate.services.review import (
@@ -46,11 +46,30 @@ class AdjudicateForm(forms.Form):
 def _labels_prefetch() -> Prefetch:
     return Prefetch(
         "labels",
-        queryset=Label.objects.select_related(
-            "annotator", "imported_annotator", "evidence_passage"
-        ).order_by("annotator__username", "imported_annotator__name"),
+        queryset=Label.objects.select_related("annotator", "imported_annotator", "evidence_passage")
+        .prefetch_related(
+            Prefetch("more_spans", queryset=EvidenceSpan.objects.select_related("passage"))
+        )
+        .order_by("annotator__username", "imported_annotator__name"),
         to_attr="review_labels",
     )
+
+
+def _spans_marked(label) -> list[dict]:
+    """Each span of the label's quote (the first, then `more_spans`) marked in its passage: its
+    number, passage, line and whole passage (both cut `_around` the mark)."""
+    spans = [(1, label.evidence_passage, label.evidence_start, label.evidence_end)]
+    spans += [(s.number, s.passage, s.start, s.end) for s in label.more_spans.all()]
+    return [
+        {
+            "number": number,
+            "passage": passage,
+            "line": _around(passage_line(passage.text, start, end)),
+            "full": _around(text_marked(passage.text, start, end)),
+        }
+        for number, passage, start, end in spans
+        if passage is not None
+    ]
 
 
 # A card shows this much of an answer or passage on each side of what it marks (20 cards a
@@ -95,6 +114,7 @@ def _card(claim, form=None, decided=None) -> dict:
                 "full": _around(text_marked(passage.text, label.evidence_start, label.evidence_end))
                 if passage
                 else None,
+                "spans": _spans_marked(label),
             }
         )
     gold = claim.gold if hasattr(claim, "gold") else None
@@ -291,9 +311,8 @@ def _contradictions_table(rows) -> list[dict]:
     table = []
     for row in rows:
         claim = row.claim
-        lines = row.quotes or [(None, None)]
-        for label, line in lines:
-            passage = label.evidence_passage if label else None
+        lines = row.quotes or [(None, None, None, "")]
+        for label, line, passage, quote in lines:
             table.append(
                 {
                     "answer_id": claim.answer.external_id,
@@ -303,7 +322,7 @@ def _contradictions_table(rows) -> list[dict]:
                     "passage_rank": passage.rank if passage else "",
                     "passage_source": (passage.source_id or passage.title) if passage else "",
                     "passage_says": f"{line.before}{line.mark}{line.after}".strip() if line else "",
-                    "quote": label.evidence_quote if label else "",
+                    "quote": quote,
                     "gold": row.gold or "(no gold yet)",
                     "analyst": label.annotator_name if label else "",
                 }

@@ -6,6 +6,7 @@
      "claims"?: [{"text", "position"?, "origin"?, "tags"?, "stratum"?, "citations"?,
                   "span"?: {"start", "end"},
                   "labels"?: [{"annotator", "verdict", "quote"?: {"passage", "start", "end", "text"?},
+                               "more_quotes"?: [{"passage", "start", "end", "text"?}],
                                "note"?, "correct"?, "changed_after_reveal"?}],
                   "gold"?: {"verdict", "source", "reason"?, "decided_by"?},
                   "judge"?: {"name", "verdict", "confidence"?} (or a list of them),
@@ -14,6 +15,9 @@
 
 A quote's or citation's `passage` is the pile item's `id` (its source id) or its 1-based rank;
 offsets are Unicode code points. This is also what `export_claims --format jsonl` writes.
+`more_quotes`: a label's spans after its `quote` when the decision needs more than one sentence
+(up to 5 spans in all, none overlapping another in its passage); a file without it has labels of
+one span, as before.
 """
 
 import functools
@@ -54,7 +58,7 @@ CLAIM_FIELDS = frozenset(
      "judge", "judges", "claim_id", "method"}
 )  # fmt: skip
 LABEL_FIELDS = frozenset(
-    {"annotator", "verdict", "quote", "note", "changed_after_reveal", "correct"}
+    {"annotator", "verdict", "quote", "more_quotes", "note", "changed_after_reveal", "correct"}
 )
 GOLD_FIELDS = frozenset({"verdict", "source", "reason", "decided_by"})
 JUDGE_FIELDS = frozenset(
@@ -198,6 +202,19 @@ def label_parse(
             f"a {verdict} label needs a quote (this project requires evidence quotes)",
         )
         return None
+    more_quotes = []
+    if raw.get("more_quotes") is not None:
+        more_path = join(path, "more_quotes")
+        if not reader.check(raw["more_quotes"], more_path, "list"):
+            return None
+        if raw["more_quotes"] and quote is None:
+            reader.fail(more_path, "more quotes need the first one in `quote`")
+            return None
+        for index, item in enumerate(raw["more_quotes"]):
+            more = _quote(reader, item, join(more_path, index), pile)
+            if more is None:
+                return None
+            more_quotes.append(more)
     # As the labelling form's note field.
     note = reader.get(raw, "note", path, "string", required=False, default="", max_length=5000)
     correct = _correct(reader, raw, path)
@@ -212,6 +229,7 @@ def label_parse(
         annotator=annotator.strip(),
         verdict=verdict,
         quote=quote,
+        more_quotes=more_quotes,
         note=note,
         correct=correct,
         field=path,

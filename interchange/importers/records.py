@@ -30,6 +30,7 @@ class LabelIn:
     annotator: str  # username
     verdict: str
     quote: QuoteIn | None = None
+    more_quotes: list[QuoteIn] = field(default_factory=list)  # its spans after the first
     note: str = ""
     correct: str = ""
     field: str = ""  # where in the record, for errors found later

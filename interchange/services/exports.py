@@ -6,7 +6,9 @@ Two formats:
   gold, judges), so exporting a project and importing the file into a fresh one gives the same
   claims, labels, quotes, gold and judge verdicts. Extra keys (`claim_id`, `method`, a judge's
   `backend`) are informative and ignored on import.
-- `csv`: one row per claim; one group of columns per analyst (`label:<username>:verdict`, ...;
+- `csv`: one row per claim (with its answer's `system`, NAME@VERSION or NAME, empty for an
+  answer of no system, and `question_id`, the question key systems' answers are paired on);
+  one group of columns per analyst (`label:<username>:verdict`, ...;
   an imported annotator is `label:<name> (imported):verdict`)
   and per judge instrument (`judge:<name>@<prompt version>:verdict` / `:confidence`).
 
@@ -23,7 +25,7 @@ in dicts and written out a batch at a time.
 import json
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from itertools import islice
 from typing import TextIO
@@ -231,6 +233,9 @@ class _Batch:
     passages: dict[int, list[tuple]]
     # csv: how a quote names each passage (source id, else #rank), by passage id.
     passage_refs: dict[int, str]
+    # labels' spans after the first, by (claim id, annotator key): (passage id, passage name,
+    # start, end, quote) each
+    more_spans: dict[tuple[int, int], list[tuple]] = field(default_factory=dict)
 
 
 def _batch_read(answers: list[tuple], *, jsonl: bool) -> _Batch:
@@ -300,6 +305,10 @@ def _claims_rows_read(cursor, sql: BatchSql, batch: _Batch, claim_ids: list[int]
             claim_ids,
         )
     )
+    for claim_id, annotator, *span in _select(
+        cursor, statements.export_more_spans_statement(), "l.claim_id", claim_ids
+    ):
+        batch.more_spans.setdefault((claim_id, annotator), []).append(tuple(span))
     batch.verdicts = _grouped(
         _select(
             cursor,
@@ -348,11 +357,16 @@ def _pile_refs(passages: list[tuple]) -> dict[int, str | int]:
     }
 
 
-def _label_entry(label: tuple, refs: dict, lookups: _Lookups) -> dict:
-    _claim, annotator, verdict, passage, start, end, quote, note, correct, changed = label
+def _label_entry(label: tuple, refs: dict, lookups: _Lookups, more_spans: dict) -> dict:
+    claim, annotator, verdict, passage, start, end, quote, note, correct, changed = label
     entry: dict = {"annotator": lookups.username(annotator), "verdict": verdict}
     if passage is not None:
         entry["quote"] = {"passage": refs[passage], "start": start, "end": end, "text": quote}
+    if more := more_spans.get((claim, annotator)):
+        entry["more_quotes"] = [
+            {"passage": refs[pk], "start": s, "end": e, "text": text}
+            for pk, _name, s, e, text in more
+        ]
     if note:
         entry["note"] = note
     if correct:
@@ -388,7 +402,10 @@ def _claim_record(claim: tuple, batch: _Batch, refs: dict, lookups: _Lookups) ->
         "origin": origin,
         "tags": json.loads(tags),
         "citations": [refs[cited[1]] for cited in batch.citations.get(pk, ())],
-        "labels": [_label_entry(label, refs, lookups) for label in batch.labels.get(pk, ())],
+        "labels": [
+            _label_entry(label, refs, lookups, batch.more_spans)
+            for label in batch.labels.get(pk, ())
+        ],
         "method": LABEL_METHOD,
     }
     if span_start is not None:
@@ -491,6 +508,9 @@ LABEL_FIELDS = (
     "note",
     "correct",
     "changed_after_reveal",  # "true" when changed after a reveal of the judge's or colleagues'
+    # The spans after the first, when the label has several: JSON, as the jsonl's
+    # `more_quotes` ([{"passage", "start", "end", "text"}], the passage named as quote_passage)
+    "more_quotes",
 )
 FIXED_COLUMNS = (
     "answer_id",
@@ -502,6 +522,8 @@ FIXED_COLUMNS = (
     "citations",
     "risk_category",
     "abstention",
+    "system",
+    "question_id",
     "gold_verdict",
     "gold_source",
     "gold_reason",
@@ -584,7 +606,8 @@ class _CsvLayout:
         return cell
 
     def lines(self, answers: list[tuple], batch: _Batch) -> list[str]:
-        """CSV lines of the claims of `answers` (id, external_id, risk_category, abstention).
+        """CSV lines of the claims of `answers` (id, external_id, risk_category, abstention,
+        system name, system version, question_id).
 
         From the database, already csv text: each claim's id, position, text and origin,
         its gold's three cells, each quoted passage's name, and each label's cells from its
@@ -594,10 +617,13 @@ class _CsvLayout:
         cell = csv_cell
         empty, label_group, verdict_group = self.empty, self.label_group, self.verdict_group
         gold_of, labels_of, verdicts_of = batch.gold, batch.labels, batch.verdicts
-        citations_of, refs = batch.citations, batch.passage_refs
-        for answer_id, external_id, risk, abstention in answers:
+        citations_of, refs, more_of = batch.citations, batch.passage_refs, batch.more_spans
+        for answer_id, external_id, risk, abstention, system, version, question in answers:
             answer_id_cell = cell(external_id)
-            answer_cells = f"{cell(risk)},{'true' if abstention else 'false'}"
+            system_cell = cell(f"{system}@{version}" if version else system)
+            answer_cells = (
+                f"{cell(risk)},{'true' if abstention else 'false'},{system_cell},{cell(question)}"
+            )
             for _answer, pk, tags, claim_cells in batch.claims.get(answer_id, ()):
                 citations = citations_of.get(pk)
                 gold = gold_of.get(pk)
@@ -606,7 +632,9 @@ class _CsvLayout:
                     group = label_group.get(annotator)
                     if group is not None:  # else labelled after the header was read
                         ref = "" if passage is None else refs[passage]
-                        groups[group] = f"{verdict},{ref},{cells}"
+                        more = more_of.get((pk, annotator))
+                        more = _more_quotes_cell(more) if more else ""
+                        groups[group] = f"{verdict},{ref},{cells},{more}"
                 verdicts = verdicts_of.get(pk, ())
                 # By run id: of two runs of one instrument, the newer verdict stays.
                 for _claim, run_id, verdict, confidence in verdicts:
@@ -631,6 +659,19 @@ class _CsvLayout:
         return lines
 
 
+def _more_quotes_cell(spans: list[tuple]) -> str:
+    """The csv cell of a label's spans after the first: `more_quotes` as JSON."""
+    return csv_cell(
+        json.dumps(
+            [
+                {"passage": name, "start": start, "end": end, "text": text}
+                for _pk, name, start, end, text in spans
+            ],
+            ensure_ascii=False,
+        )
+    )
+
+
 def _csv(project: Project, among=None) -> Iterator[str]:
     columns = _csv_columns(project)
     layout = _CsvLayout(columns, _Lookups(columns.runs, dict(columns.annotators)))
@@ -638,7 +679,15 @@ def _csv(project: Project, among=None) -> Iterator[str]:
     answers = (
         _answers_of(project, among)
         .order_by("position", "id")
-        .values_list("id", "external_id", "risk_category", "abstention")
+        .values_list(
+            "id",
+            "external_id",
+            "risk_category",
+            "abstention",
+            "system__name",
+            "system__version",
+            "question_id",
+        )
     )
     for answer_batch, batch in _read_ahead(
         _batches(answers.iterator(CSV_ANSWER_BATCH), CSV_ANSWER_BATCH),

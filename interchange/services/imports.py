@@ -21,6 +21,7 @@ from annotate.bulk_insert import RowsInserter
 from annotate.models import (
     Answer,
     Claim,
+    EvidenceSpan,
     Gold,
     ImportedAnnotator,
     Label,
@@ -30,6 +31,7 @@ from annotate.models import (
     Project,
     Role,
     System,
+    Verdict,
 )
 from annotate.queue_order import claim_queue_fields
 from annotate.services.labels import (
@@ -37,6 +39,7 @@ from annotate.services.labels import (
     LABEL_STATE_COLUMNS,
     LabelError,
     label_evidence_check,
+    label_spans_check,
 )
 from interchange.importers import AnswerIn, AnswerReader, binary_source
 from interchange.importers.issues import ImportFailed, ImportIssue, IssueLog, TooManyIssues
@@ -97,6 +100,7 @@ LABEL_HISTORY_COLUMNS = (
     *HISTORY_STATE_COLUMNS,
     "changed_after_reveal",
 )
+EVIDENCE_SPAN_COLUMNS = ("label_id", "number", "passage_id", "start", "end", "quote")
 GOLD_COLUMNS = (
     "claim_id",
     "verdict",
@@ -608,20 +612,35 @@ class _Writer:
                             continue
                         mapped_here[user_id] = label.annotator
                     quote = label.quote
+                    spans = [
+                        {
+                            "passage": _Row(
+                                answer_id=answer_id,
+                                text=answer.pile[span.passage_index].text,
+                                pk=span.passage_index,
+                                rank=span.passage_index + 1,
+                            ),
+                            "start": span.start,
+                            "end": span.end,
+                            "quote": span.text,
+                        }
+                        for span in ([quote, *label.more_quotes] if quote else ())
+                    ]
+                    first = spans[0] if spans else {
+                        "passage": None, "start": None, "end": None, "quote": ""
+                    }  # fmt: skip
                     try:
-                        label_evidence_check(
-                            claim=_Row(answer_id=answer_id),
-                            passage=_Row(
-                                answer_id=answer_id, text=answer.pile[quote.passage_index].text
+                        if label.more_quotes and label.verdict == Verdict.NOT_IN_PILE:
+                            raise LabelError("a NOT_IN_PILE label takes no quote")
+                        if spans[1:]:
+                            label_spans_check(
+                                claim=_Row(answer_id=answer_id), first=first, more=spans[1:]
                             )
-                            if quote
-                            else None,
-                            start=quote.start if quote else None,
-                            end=quote.end if quote else None,
-                            quote=quote.text if quote else "",
-                        )
+                        else:
+                            label_evidence_check(claim=_Row(answer_id=answer_id), **first)
                     except LabelError as error:
-                        self.issues.add(answer.location, f"{label.field}.quote", str(error))
+                        where = "more_quotes" if label.more_quotes else "quote"
+                        self.issues.add(answer.location, f"{label.field}.{where}", str(error))
                         continue
                     labels.append(
                         (
@@ -636,6 +655,11 @@ class _Writer:
                             label.note,
                             label.correct,
                             label.changed_after_reveal,
+                            # its spans after the first (for `_dependents_write`, not a column)
+                            [
+                                (pile[span.passage_index], span.start, span.end, span.text)
+                                for span in label.more_quotes
+                            ],
                         )
                     )
         return citations, labels
@@ -688,13 +712,33 @@ class _Writer:
         rows, gold and judge verdicts."""
         rows = self.rows
         rows.insert(Claim.cited_passages.through, ("claim_id", "passage_id"), citations)
+        more = [label[-1] for label in labels]
+        labels = [label[:-1] for label in labels]
         label_ids = rows.insert(Label, LABEL_COLUMNS, labels, ids=True)
         rows.insert(
             LabelHistory,
-            LABEL_HISTORY_COLUMNS,
+            (*LABEL_HISTORY_COLUMNS, "more_spans"),
             [
-                (label_id, LabelHistory.Action.CREATED.value, *label)
-                for label_id, label in zip(label_ids, labels, strict=True)
+                (
+                    label_id,
+                    LabelHistory.Action.CREATED.value,
+                    *label,
+                    [
+                        {"passage_id": passage, "start": start, "end": end, "quote": text}
+                        for passage, start, end, text in spans
+                    ]
+                    or None,
+                )
+                for label_id, label, spans in zip(label_ids, labels, more, strict=True)
+            ],
+        )
+        rows.insert(
+            EvidenceSpan,
+            EVIDENCE_SPAN_COLUMNS,
+            [
+                (label_id, number, *span)
+                for label_id, spans in zip(label_ids, more, strict=True)
+                for number, span in enumerate(spans, start=2)
             ],
         )
         rows.insert(Gold, GOLD_COLUMNS, golds)

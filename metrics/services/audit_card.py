@@ -29,8 +29,12 @@ _FAITHFULNESS_FIELDS = (
 )
 
 
+def _system_label(entry: dict) -> str:
+    return f"{entry['name']}@{entry['version']}" if entry.get("version") else entry["name"]
+
+
 def _identity(report: dict, block: dict) -> dict:
-    return {
+    identity = {
         "judge": block["name"],
         "backend": block["backend"],
         "model": block["model"],
@@ -38,6 +42,13 @@ def _identity(report: dict, block: dict) -> dict:
         "date": report["computed_at"],
         "project": report["project"]["slug"],
     }
+    # Whose answers (a project of two systems or more): one system's, or all of them pooled.
+    if report.get("system"):
+        identity["system"] = _system_label(report["system"])
+    elif report.get("system_scope") == "all":
+        systems = ", ".join(_system_label(entry) for entry in report.get("systems", []))
+        identity["system"] = f"all systems, pooled ({systems})"
+    return identity
 
 
 def _faithfulness(block: dict) -> dict:

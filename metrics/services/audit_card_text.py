@@ -51,14 +51,17 @@ def _when(stamp: Any) -> str:
 
 
 def _identity(card: dict) -> list[tuple[str, str]]:
-    return [
+    rows = [
         ("Judge", card["judge"]),
         ("Backend", card["backend"]),
         ("Model", card["model"] or DASH),
         ("Prompt version", card["prompt_version"]),
         ("Project", card["project"]),
-        ("Computed", _when(card["date"])),
     ]
+    if card.get("system"):  # a project of two systems or more: whose answers
+        rows.append(("Answers of", card["system"]))
+    rows.append(("Computed", _when(card["date"])))
+    return rows
 
 
 def _sample(card: dict, design: dict | None) -> list[str]:

@@ -10,8 +10,12 @@ words. `compare_gate` is what `manage.py compare --fail-if-worse` decides on.
 What counts (as the report, DESIGN.md "Metrics: definitions"): claim rates are over claims of
 answers that are not abstentions; a per-answer rate needs the verdict of every claim of the
 answer (gold: an answer all of whose claims have gold); the abstention rate is over all answers
-and needs no verdict. Gold is taken as a simple random sample of claims (the report's strata and
-inclusion weights are not applied to comparisons).
+and needs no verdict. Gold carries over through the audit's design, as in the report: each
+claim's design stratum (`metrics.services.audit_design`, weights N_h/N of each system's claims)
+and, under the active design, its inclusion probability π (each gold claim weighted 1/π), in
+`metrics.stats.paired.paired_design_difference`; gold claims whose labels were all made outside
+the queue are left out, as the report leaves them out. With one stratum and no π (a simple
+random sample) the estimators are today's, figure for figure.
 """
 
 from __future__ import annotations
@@ -27,11 +31,15 @@ from django.utils import timezone
 from annotate.models import Answer, Claim, Project, System
 from judges.models import Judge
 from metrics import selectors
-from metrics.services.common import VERDICTS, _newest_per_claim, json_safe
+from metrics.services.active_audit import design_in_use
+from metrics.services.audit_design import audit_design_read
+from metrics.services.common import VERDICTS, _codes, _newest_per_claim, json_safe
+from metrics.services.compare_pairwise_human import pairwise_human_block
 from metrics.services.instruments import _instrument_keys
 from metrics.stats.agreement import sensitivity_specificity
 from metrics.stats.paired import (
     PairedEstimate,
+    paired_design_difference,
     paired_gold_difference,
     paired_ppi_difference,
     proportions_equal,
@@ -138,7 +146,8 @@ class _Pair:
         self.risk_of = risk.set_index("question_key")["risk_category"]
         claims = selectors.system_claim_columns(project=project, system_ids=[a.pk, b.pk])
         claims = claims.merge(
-            answers[["answer_id", "side", "question_key", "abstention"]], on="answer_id"
+            answers[["answer_id", "side", "question_key", "abstention", "risk_category"]],
+            on="answer_id",
         )
         verdicts, self.judge_name, self.judge_model = _judge_verdicts(judge)
         claims = claims.merge(verdicts, on="claim_id", how="left")
@@ -147,6 +156,13 @@ class _Pair:
         self.answers = answers
         self.claims = claims[~claims["abstention"]].reset_index(drop=True)
         self.n_questions = int(len(shared))
+        self.design = _read_design(project, self.claims)
+
+    def claim_design(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(stratum, weight) per claim unit; (None, None) for a simple random sample."""
+        if self.design["kind"] == "simple":
+            return None, None
+        return self.design["stratum"], self.design["weight"]
 
     # Unit arrays: (gold value or nan, judge value or nan, side, question key) per unit.
 
@@ -190,18 +206,149 @@ class _Pair:
         judge = np.where(table["judge_has"].to_numpy() == n, judge, np.nan)
         return gold, judge, table["side"].to_numpy(), table["question_key"].to_numpy()
 
+    def answer_design(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(stratum, weight) per answer unit, in `answer_units`' order (by answer id): an
+        answer's stratum is its first claim's, its weight the mean of its claims' (exact in the
+        answer-at-a-time order, where an answer's claims share one π)."""
+        if self.design["kind"] == "simple":
+            return None, None
+        per = pd.DataFrame(
+            {
+                "answer_id": self.claims["answer_id"],
+                "stratum": self.design["stratum"],
+                "weight": self.design["weight"],
+            }
+        ).groupby("answer_id")
+        table = per.agg(stratum=("stratum", "first"), weight=("weight", "mean"))
+        return table["stratum"].to_numpy(), table["weight"].to_numpy()
+
+
+def _read_design(project: Project, claims: pd.DataFrame) -> dict[str, Any]:
+    """The audit's design over the pair's claims (modifies `claims["gold"]`: gold left out of
+    the audit becomes ""). kind "simple" (one stratum, no π), "stratified" or "weighted"."""
+    frame = claims[["claim_id", "answer_id", "gold", "stratum"]].copy()
+    frame["risk_category"] = claims["risk_category"].to_numpy(dtype=object)
+    frame["gold"] = _codes(frame["gold"].where(frame["gold"] != ""))
+    had_gold = frame["gold"].to_numpy() >= 0
+    data = _DesignData(frame)
+    design = audit_design_read(project=project, data=data)  # replaces data.claims["gold"]
+    left_out_audit = int((had_gold & (data.claims["gold"].to_numpy() < 0)).sum())
+    gold = claims["gold"].where(data.claims["gold"].to_numpy() >= 0, "")
+    labels = selectors.label_design_columns(project=project)
+    labels = labels[labels["claim_id"].isin(claims["claim_id"])]
+    drawn = design_in_use(project, labels["design"].tolist())
+    weight = np.ones(len(claims))
+    left_out_pi = 0
+    if drawn == "active":
+        active = labels[labels["design"] == "active"].dropna(subset=["inclusion_probability"])
+        active = active[active["inclusion_probability"] > 0]
+        pi = (
+            active.drop_duplicates("claim_id")
+            .set_index("claim_id")["inclusion_probability"]
+            .reindex(claims["claim_id"])
+            .to_numpy(dtype=float)
+        )
+        has_pi = np.isfinite(pi)
+        if (has_pi & (gold != "").to_numpy()).any():
+            # Only labels drawn under the design have a known π: the others are left out
+            # (as the report's active headline leaves them out); no gold claim with a π
+            # (gold imported, or labelled before the design) leaves the gold unweighted.
+            no_pi = (gold != "").to_numpy() & ~has_pi
+            left_out_pi = int(no_pi.sum())
+            gold = gold.where(~no_pi, "")
+            weight = np.where(has_pi, 1.0 / np.where(has_pi, pi, 1.0), 1.0)
+    claims["gold"] = gold
+    names = np.asarray(design.names, dtype=object)[design.stratum] if len(claims) else []
+    has_gold = (gold != "").to_numpy()
+    varied = bool(has_gold.any() and np.ptp(weight[has_gold]) > 0)
+    n_strata = int(pd.unique(np.asarray(names, dtype=object)).size)
+    kind = "stratified" if n_strata > 1 else "weighted" if varied else "simple"
+    strata = []
+    if n_strata > 1:
+        counts = pd.DataFrame({"name": names, "gold": has_gold, "side": claims["side"]})
+        for name, rows in counts.groupby("name", sort=False):
+            strata.append(
+                {
+                    "name": str(name),
+                    "claims": [int((rows["side"] == side).sum()) for side in (0, 1)],
+                    "gold": [int((rows["gold"] & (rows["side"] == side)).sum()) for side in (0, 1)],
+                }
+            )
+    if kind == "simple":
+        text = (
+            "The audit's gold is a simple random sample here (one design stratum, no inclusion "
+            "probabilities): each gold claim counts once."
+        )
+    else:
+        parts = []
+        if n_strata > 1:
+            parts.append(
+                f"stratified over {n_strata} design strata, each weighted by its share of each "
+                "system's claims (N_h/N), variance by stratum"
+            )
+        if varied:
+            parts.append(
+                "each gold claim weighted by 1/π, the inclusion probability the active design "
+                "drew it with"
+            )
+        text = "Gold is weighted by the audit's design: " + "; ".join(parts) + "."
+    if left_out_pi:
+        text += (
+            f" {left_out_pi} gold claim{'s' if left_out_pi != 1 else ''} with no recorded "
+            "inclusion probability (labelled under another design) left out."
+        )
+    if left_out_audit:
+        text += (
+            f" {left_out_audit} gold claim{'s' if left_out_audit != 1 else ''} labelled only "
+            "outside the queue left out, as in the report."
+        )
+    return {
+        "kind": kind,
+        "queue_design": drawn,
+        "stratum": np.asarray(names, dtype=object),
+        "weight": weight,
+        "strata": strata,
+        "gold_left_out": left_out_audit + left_out_pi,
+        "text": text,
+    }
+
+
+class _DesignData:
+    """What `audit_design_read` reads of the report's `_Data`, for the pair's claims."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.claims = frame
+        self.claim_ids = frame["claim_id"].to_numpy(dtype=np.int64)
+
 
 # -- estimating ---------------------------------------------------------------------------------
 
 
-def _estimates(gold, judge, side, question, *, judged: bool) -> dict[str, Any]:
+def _estimates(
+    gold, judge, side, question, *, judged: bool, stratum=None, weight=None
+) -> dict[str, Any]:
+    """`stratum` and `weight` (per unit): the audit's design; None for a simple random
+    sample (today's estimators)."""
     has_gold = ~np.isnan(gold)
-    gold_only = paired_gold_difference(gold[has_gold], side[has_gold], question[has_gold])
+    designed = stratum is not None
+    if designed:
+        gold_only = paired_design_difference(gold, side, question, stratum=stratum, weight=weight)
+    else:
+        gold_only = paired_gold_difference(gold[has_gold], side[has_gold], question[has_gold])
     ppi: PairedEstimate | None = None
     if judged:
         has_judge = ~np.isnan(judge)
         covers_both = has_judge.any() and {0, 1} <= set(side[has_judge].tolist())
-        if covers_both:
+        if covers_both and designed:
+            ppi = paired_design_difference(
+                gold[has_judge],
+                side[has_judge],
+                question[has_judge],
+                judge=judge[has_judge],
+                stratum=stratum[has_judge],
+                weight=weight[has_judge],
+            )
+        elif covers_both:
             ppi = paired_ppi_difference(
                 gold[has_judge], judge[has_judge], side[has_judge], question[has_judge]
             )
@@ -226,14 +373,17 @@ def _rate_block(pair: _Pair, rate: Rate) -> dict[str, Any]:
     if rate.unit == "claim":
         verdict = "CONTRADICTED" if rate.key == "contradiction_rate" else "SUPPORTED"
         units = pair.claim_units(verdict)
+        stratum, weight = pair.claim_design()
     else:
         units = pair.answer_units(rate.key)
+        stratum, weight = pair.answer_design()
     if not rate.judged:
-        # Observed on every answer: no judge, "gold" is the answer's own flag.
+        # Observed on every answer: no judge, no sample, no design; "gold" is the answer's
+        # own flag.
         gold, _judge, side, question = units
         block = _estimates(gold, gold, side, question, judged=False)
     else:
-        block = _estimates(*units, judged=True)
+        block = _estimates(*units, judged=True, stratum=stratum, weight=weight)
     block.update(title=rate.title, unit=rate.unit, higher_is_better=rate.higher_is_better)
     return block
 
@@ -241,11 +391,20 @@ def _rate_block(pair: _Pair, rate: Rate) -> dict[str, Any]:
 def _by_risk_category(pair: _Pair) -> list[dict[str, Any]]:
     """Faithfulness (pooled) B − A per risk category of the shared questions."""
     gold, judge, side, question = pair.claim_units("SUPPORTED")
+    stratum, weight = pair.claim_design()
     risk = pd.Series(question).map(pair.risk_of).fillna("none").to_numpy()
     rows = []
     for category in sorted(set(pair.risk_of.tolist())):
         mask = risk == category
-        block = _estimates(gold[mask], judge[mask], side[mask], question[mask], judged=True)
+        block = _estimates(
+            gold[mask],
+            judge[mask],
+            side[mask],
+            question[mask],
+            judged=True,
+            stratum=None if stratum is None else stratum[mask],
+            weight=None if weight is None else weight[mask],
+        )
         rows.append(
             {
                 "risk_category": category,
@@ -579,17 +738,24 @@ def systems_compare(
         "by_risk_category": _by_risk_category(pair),
         "worst_questions": _worst_questions(pair, worst),
         "judge_by_system": _judge_by_system(pair, (a, b)),
+        "design": {
+            key: pair.design[key]
+            for key in ("kind", "queue_design", "strata", "gold_left_out", "text")
+        },
     }
     pairwise = _pairwise_block(a=a, b=b, judge=judge, a_label=a_label, b_label=b_label)
     if pairwise is not None:
         result["pairwise"] = pairwise
+    result["pairwise_human"] = pairwise_human_block(
+        a=a, b=b, judge=judge, a_label=a_label, b_label=b_label
+    )
     result["finding"] = _finding(result, a_label, b_label)
     result["method"] = (
         "Paired by question: only questions both systems answered count; every interval is "
         "clustered by question (a question's claims and answers, of both systems, are one "
         "cluster), 95%. Gold only: the claims (answers) with gold. PPI++: the judge's verdicts "
         "on every claim of both systems, rectified by its errors on the gold claims, power-tuned "
-        "for the difference. Headline: the narrowest valid interval."
+        "for the difference. Headline: the narrowest valid interval. " + pair.design["text"]
     )
     return json_safe(result)
 

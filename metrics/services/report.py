@@ -27,17 +27,24 @@ from metrics.services.rates import (
 
 
 def report_compute(
-    *, project: Project, judge: Judge | None = None, progress=None, system=None
+    *,
+    project: Project,
+    judge: Judge | None = None,
+    progress=None,
+    system=None,
+    all_systems: bool = False,
 ) -> dict:
     """The project's whole report (and the judge's audits) as a JSON-safe dict.
 
     `progress(fraction, stage)` is called as the work advances. A project with two systems or
     more is reported one system at a time (`system`; by default its first, see
-    `report_system`); with one system or none, over all its answers as always.
+    `report_system`), or over the answers of all its systems pooled (`all_systems`: the report
+    then lists them and says `"system_scope": "all"`); with one system or none, over all its
+    answers as always.
     """
     progress = progress or (lambda fraction, stage: None)
     labels_at_compute = selectors.label_history_max_id(project=project)
-    system, systems = report_system(project=project, system=system)
+    system, systems = report_system(project=project, system=system, all_systems=all_systems)
     data = _Data(project=project, progress=progress, system=system)
     progress(0.4, "computing project rates")
     report: dict[str, Any] = {
@@ -47,6 +54,9 @@ def report_compute(
     }
     if system is not None:
         report["system"] = _system_entry(system)
+        report["systems"] = [_system_entry(other) for other in systems]
+    elif all_systems and len(systems) >= 2:
+        report["system_scope"] = "all"
         report["systems"] = [_system_entry(other) for other in systems]
     report.update(_project_rates(data))
     report["abstention"] = _abstention(data.answers)
@@ -86,10 +96,15 @@ def report_compute(
     return json_safe(report)
 
 
-def report_system(*, project: Project, system=None) -> tuple[System | None, list[System]]:
+def report_system(
+    *, project: Project, system=None, all_systems: bool = False
+) -> tuple[System | None, list[System]]:
     """(the system a report covers, the project's systems): `system` if given, else the first
-    (oldest) of two or more; None — every answer — for a project with one system or none."""
+    (oldest) of two or more; None — every answer — for a project with one system or none, or
+    when `all_systems` asks for every system's answers pooled."""
     systems = list(System.objects.filter(project=project).order_by("id"))
+    if all_systems:
+        return None, systems
     if system is None and len(systems) >= 2:
         system = systems[0]
     return system, systems

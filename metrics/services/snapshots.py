@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from annotate.models import Project
+from annotate.models import Project, System
 from judges.models import Judge
 from metrics.models import ReportSnapshot
 from metrics.services.report import report_compute
@@ -29,23 +29,42 @@ SNAPSHOT_STALE_AFTER = timedelta(minutes=10)
 COMPUTE_REPORT_TASK = "metrics.tasks.compute_report"
 
 
-def snapshot_create(*, project: Project, judge: Judge | None = None) -> ReportSnapshot:
-    return ReportSnapshot.objects.create(project=project, judge=judge)
+def snapshot_create(
+    *,
+    project: Project,
+    judge: Judge | None = None,
+    system: System | None = None,
+    all_systems: bool = False,
+) -> ReportSnapshot:
+    return ReportSnapshot.objects.create(
+        project=project, judge=judge, system=system, all_systems=all_systems
+    )
 
 
 @transaction.atomic
-def snapshot_request(*, project: Project, judge: Judge | None = None) -> ReportSnapshot:
+def snapshot_request(
+    *,
+    project: Project,
+    judge: Judge | None = None,
+    system: System | None = None,
+    all_systems: bool = False,
+) -> ReportSnapshot:
     """A pending snapshot with `compute_report` enqueued when this transaction commits.
 
-    While one is already pending or running it is returned instead of a duplicate; if it has
-    been unfinished longer than SNAPSHOT_STALE_AFTER (its worker died), it is enqueued again
-    into the same row.
+    `system` / `all_systems`: the answers it covers (a project of two systems or more; neither:
+    the project's default, see `report_system`). While one of the same judge and answers is
+    already pending or running it is returned instead of a duplicate; if it has been unfinished
+    longer than SNAPSHOT_STALE_AFTER (its worker died), it is enqueued again into the same row.
     """
+    if system is not None and system.project_id != project.pk:
+        raise ValueError("the system must belong to the project")
     existing = (
         ReportSnapshot.objects.select_for_update()
         .filter(
             project=project,
             judge=judge,
+            system=system,
+            all_systems=all_systems,
             status__in=[ReportSnapshot.Status.PENDING, ReportSnapshot.Status.RUNNING],
         )
         .order_by("-created_at")
@@ -53,7 +72,9 @@ def snapshot_request(*, project: Project, judge: Judge | None = None) -> ReportS
     )
     if existing is not None and existing.created_at > timezone.now() - SNAPSHOT_STALE_AFTER:
         return existing
-    snapshot = existing or snapshot_create(project=project, judge=judge)
+    snapshot = existing or snapshot_create(
+        project=project, judge=judge, system=system, all_systems=all_systems
+    )
     transaction.on_commit(lambda: _enqueue_or_fail(snapshot.pk))
     return snapshot
 
@@ -88,7 +109,9 @@ def snapshot_compute(*, snapshot_id: int) -> ReportSnapshot | None:
     completes once.
     """
     snapshot = (
-        ReportSnapshot.objects.select_related("project", "judge").filter(pk=snapshot_id).first()
+        ReportSnapshot.objects.select_related("project", "judge", "system")
+        .filter(pk=snapshot_id)
+        .first()
     )
     if snapshot is None or snapshot.status == ReportSnapshot.Status.DONE:
         return snapshot
@@ -99,7 +122,13 @@ def snapshot_compute(*, snapshot_id: int) -> ReportSnapshot | None:
         rows.update(progress=round(min(max(fraction, 0.0), 1.0), 3), stage=stage[:200])
 
     try:
-        report = report_compute(project=snapshot.project, judge=snapshot.judge, progress=progress)
+        report = report_compute(
+            project=snapshot.project,
+            judge=snapshot.judge,
+            progress=progress,
+            system=snapshot.system,
+            all_systems=snapshot.all_systems,
+        )
     except Exception as error:
         logger.exception("report snapshot %s failed", snapshot_id)
         rows.update(status=ReportSnapshot.Status.FAILED, error=f"{type(error).__name__}: {error}")

@@ -639,7 +639,9 @@ def design_ppi_mean(
     λ_h as `ppi_mean_interval` (Cov(Y, f)/((1 + n_h/N_h')·Var f), clipped to [0, 1]);
     θ̂_h = λ_h·mean(f_rest,h) + mean(Y − λ_h f_gold,h); θ̂ = Σ_h W_h θ̂_h;
     V = Σ_h W_h² [λ_h² V_cl(mean f_rest,h) + V_cl(mean(Y − λ_h f_gold,h))], each V_cl the CR1
-    variance of a mean clustered by answer; CI θ̂ ± t_{G−H}·√V (G audited answers), clipped.
+    variance of a mean clustered by answer, each raised to `_rectifier_floor` when there are two
+    or more strata (a stratum of a few agreeing labels shows no variance); CI θ̂ ± t_{G−H}·√V
+    (G audited answers), clipped.
     With one stratum and one claim per answer (gold and rest): exactly `ppi_mean_interval`.
     Source: Angelopoulos, Duchi & Zrnic (2023) PPI++; Fisch et al. (2024) "Stratified
     Prediction-Powered Inference", arXiv:2406.04291, eq. for the stratified estimator with
@@ -695,6 +697,8 @@ def design_ppi_mean(
     g_total = len(set(ids_g.tolist()))
     # Per-claim influences on θ̂, for answers that span cells (below).
     u_g, u_r = np.zeros(n), np.zeros(big_n)
+    deficit = 0.0
+    floored = 0
     for lab, mg, mr, n_h, r_h in parts:
         w = (n_h + r_h) / total / seen_w
         yh, fgh, frh = y[mg], fg[mg], fr[mr]
@@ -704,6 +708,12 @@ def design_ppi_mean(
         est = (lam * frh.mean() if r_h else 0.0) + rect.mean() if r_h else float(yh.mean())
         v_rect, v0_rect = _mean_var(rect, ids_g[mg])
         v_imp, v0_imp = _mean_var(frh, ids_r[mr]) if r_h else (0.0, 0.0)
+        if len(parts) > 1:
+            floor = _rectifier_floor(rect, np.concatenate([fgh, frh]), lam)
+            if floor > v_rect:
+                deficit += w**2 * (floor - v_rect)
+                floored += 1
+            v0_rect = max(v0_rect, floor)
         theta += w * est
         var += w**2 * (v_rect + lam**2 * v_imp)
         var0 += w**2 * (v0_rect + lam**2 * v0_imp)
@@ -719,6 +729,7 @@ def design_ppi_mean(
         z = np.bincount(codes, weights=np.concatenate([u_g, u_r]), minlength=uniq.size)
         g_all = uniq.size
         var = g_all / max(g_all - 1, 1) * float(z @ z)
+    var += deficit
     h = len(parts)
     df = float(max(g_total - h, 1))
     t = float(student_t.ppf(0.5 + confidence / 2.0, df))
@@ -743,6 +754,11 @@ def design_ppi_mean(
         f"PPI++ (power-tuned per stratum), rectifier clustered by answer ({g_total} audited "
         f"answers, {_deff_text(deff)}), t with {df:.0f} df"
     )
+    if floored:
+        base += (
+            f"; {floored} of {h} strata's variance floored at what the judge's scores predict "
+            "(too few audited claims to show their own)"
+        )
     return DesignEstimate(
         value=clip(theta),
         low=clip(theta - half),
@@ -757,6 +773,30 @@ def design_ppi_mean(
         unseen_share=unseen_share,
         extra={"lambda": lambdas, "N": big_n},
     )
+
+
+def _rectifier_floor(rect: np.ndarray, f_all: np.ndarray, lam: float) -> float:
+    """Floor for the variance of one stratum's rectifier mean, for strata with few audited claims.
+
+    A stratum whose handful of labels agree shows no variance (Y − λf constant when λ = 0), and
+    the stratified interval then pretends that stratum is known exactly: six strata of 3–6
+    labels covered the project's rate in 88% of draws, 76% in the audit-efficiency bench. The
+    sample variance s² of Y − λf is shrunk toward what the judge's own scores predict for it,
+    τ² = mean f(1 − f) + (1 − λ)² Var f over all the stratum's claims (exact for a calibrated
+    judge: Var(Y − λf) = E Var(Y|f) + Var((1 − λ)f)), with the weight of one pseudo-claim:
+    floor = ((n − 1) s² + τ²)/n / n. A stratum's variance is raised to the floor where it is
+    below it; with dozens of labels the floor is about s²/n, the stratum's independent-claims
+    variance, so it binds there only when the clustered variance is smaller (a design effect
+    below 1, which the proportion intervals of this module never credit either). Applied only
+    with two or more strata: one stratum is the unstratified estimate, unchanged. One
+    pseudo-claim, not two, because two made the floored
+    interval cover 99% (too wide) where one covers 94–98% (tests/metrics/stats/
+    test_design_tiny_strata.py; an empirical-Bayes variance shrinkage, written here because no
+    kept library has a stratified PPI)."""
+    m = rect.size
+    tau2 = float(np.mean(f_all * (1.0 - f_all)) + (1.0 - lam) ** 2 * np.var(f_all))
+    s2 = float(rect.var(ddof=1)) if m > 1 else 0.0
+    return ((m - 1) * s2 + tau2) / m / m
 
 
 def _answers_span_cells(ids_g, ids_r, s_g, s_r, parts) -> bool:

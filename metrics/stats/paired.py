@@ -30,6 +30,7 @@ from ._common import NAN, check_confidence
 
 __all__ = [
     "PairedEstimate",
+    "paired_design_difference",
     "paired_gold_difference",
     "paired_ppi_difference",
     "shared_questions",
@@ -285,6 +286,189 @@ def paired_ppi_difference(
             "gold_units": [n_la, n_lb],
             "gold_questions": g_gold,
         },
+    )
+
+
+def _design_trivial(labelled: np.ndarray, stratum: np.ndarray, weight: np.ndarray) -> bool:
+    """One stratum among the units and one weight among the labelled ones: a simple random
+    sample, today's estimators."""
+    one_stratum = pd.unique(stratum).size <= 1
+    w = weight[labelled]
+    return bool(one_stratum and (w.size == 0 or np.ptp(w) == 0))
+
+
+def paired_design_difference(
+    gold: Any,
+    system: Any,
+    question: Any,
+    *,
+    judge: Any = None,
+    stratum: Any = None,
+    weight: Any = None,
+    confidence: float = 0.95,
+    lam: float | None = None,
+) -> PairedEstimate:
+    """B − A paired by question when the gold was drawn by a design: strata with their own
+    sampling rates and/or unequal inclusion probabilities π (weight w = 1/π).
+
+    `gold` holds the true value of each labelled unit and nan for the others (every unit of
+    both systems, labelled or not: the unlabelled ones are the population the strata weigh);
+    `stratum` each unit's design stratum; `weight` each labelled unit's design weight 1/π
+    (ignored elsewhere); `judge` (optional) the judge's value of every unit, for PPI++.
+    With one stratum and one weight (a simple random sample) this returns exactly
+    `paired_gold_difference` on the labelled units (`paired_ppi_difference` with a judge):
+    today's figures.
+
+    Formula, per system s and stratum h (N_sh units of s in h, L_sh the labelled ones):
+    Ȳ_sh = Σ_L w·y / Σ_L w (the Hájek mean; the plain mean when w is constant in h);
+    W_sh = N_sh / Σ_h' N_sh' over the strata where s has gold (a stratum with no gold is not
+    extrapolated over: `unseen_share` says which share of s's units it is);
+    gold only: θ̂_s = Σ_h W_sh Ȳ_sh; PPI++: θ̂_s(λ) = Σ_h W_sh [Ȳ_sh + λ(F̄_sh − F̄_L,sh)], F̄_L
+    the weighted judge mean on L, F̄_sh the judge's mean over the unlabelled units of h (over
+    all of h's units when w varies within h: the unlabelled ones are then not a random part of
+    it); D = θ̂_B − θ̂_A.
+    Variance: each unit's linearised influence, W_sh·w_i·(y_i − Ȳ_sh)/Σ_L w for gold (centred
+    in its stratum: strata are sampled separately), and, with a judge, the λ-part
+    −W_sh·w_i·(f_i − F̄_L,sh)/Σ_L w + W_sh·(f_i − F̄_sh)/m_sh; summed per question with sign
+    (+ B, − A) into z_q; SE² = G/(G−1)·Σ_q z_q² (CR1 clustered by question: a question's
+    units of both systems, in any stratum, are one cluster; the with-replacement variance,
+    which leaves out the finite-population correction 1 − π and so errs wide). λ as
+    `paired_ppi_difference` (the minimiser of SE² for the difference, clipped to [0, 1]).
+    CI = D ± t_{G_L−1}·SE, G_L the questions with gold, clipped to [−1, 1].
+    Source: Horvitz & Thompson (1952) and Hájek (1971) for the weighted means; Cochran (1977)
+    ch. 5 for the stratified estimator; Binder (1983) for the linearised variance; Fisch et
+    al. (2024), "Stratified Prediction-Powered Inference", arXiv:2406.04291, and Zrnic &
+    Candès (2024), "Active Statistical Inference", arXiv:2403.03208, for PPI with strata and
+    inclusion probabilities; Boyeau et al. (2024), arXiv:2403.07008, for PPI on differences.
+    """
+    confidence = check_confidence(confidence)
+    y, s, q = _inputs(gold, system, question)
+    n = y.size
+    strata = np.zeros(n, np.int64) if stratum is None else np.asarray(stratum).reshape(-1)
+    w = np.ones(n) if weight is None else np.asarray(weight, dtype=float).reshape(-1)
+    f = None if judge is None else np.asarray(judge, dtype=float).reshape(-1)
+    if strata.size != n or w.size != n or (f is not None and f.size != n):
+        raise ValueError("gold, system, question, stratum, weight and judge differ in length")
+    labelled = ~np.isnan(y)
+    if labelled.any() and not (np.isfinite(w[labelled]) & (w[labelled] > 0)).all():
+        raise ValueError("weight must be a positive number (1/π) for every labelled unit")
+    if f is not None and np.isnan(f).any():
+        raise ValueError("judge needs a value for every unit (leave unjudged units out)")
+    if _design_trivial(labelled, strata, w):
+        if f is None:
+            return paired_gold_difference(y[labelled], s[labelled], q[labelled], confidence)
+        return paired_ppi_difference(y, f, s, q, confidence, lam)
+    keep = shared_questions(s, q)
+    y, s, q, strata, w, labelled = y[keep], s[keep], q[keep], strata[keep], w[keep], labelled[keep]
+    f = None if f is None else f[keep]
+    kind = "gold only" if f is None else "PPI++ on the per-question differences"
+    method = f"{kind}, paired by question, weighted by the audit's design"
+    if not (labelled & (s == 0)).any() or not (labelled & (s == 1)).any():
+        return _nan(method)
+    codes, _ = pd.factorize(q)
+    g = int(codes.max()) + 1
+    h_codes, h_names = pd.factorize(strata)
+    z_y = np.zeros((2, g))
+    z_f = np.zeros((2, g))
+    d_y = np.zeros(2)
+    d_f = np.zeros(2)
+    unseen = [0.0, 0.0]
+    seen_strata = [0, 0]
+    for side in (0, 1):
+        mine = s == side
+        n_side = int(mine.sum())
+        cells = []
+        for h in range(h_names.size):
+            cell = mine & (h_codes == h)
+            if not cell.any():
+                continue
+            if (cell & labelled).any():
+                cells.append(cell)
+            else:
+                unseen[side] += cell.sum() / n_side
+        seen_total = float(sum(int(c.sum()) for c in cells))
+        seen_strata[side] = len(cells)
+        for cell in cells:
+            big_w = cell.sum() / seen_total
+            lab = cell & labelled
+            wl = w[lab]
+            sum_w = float(wl.sum())
+            y_bar = float(wl @ y[lab]) / sum_w
+            d_y[side] += big_w * y_bar
+            z_y[side] += np.bincount(
+                codes[lab], weights=big_w * wl * (y[lab] - y_bar) / sum_w, minlength=g
+            )
+            rest = cell & ~labelled
+            if f is None or not rest.any():
+                continue  # gold only, or every unit of the stratum labelled: no judge part
+            f_l_bar = float(wl @ f[lab]) / sum_w
+            z_f[side] -= np.bincount(
+                codes[lab], weights=big_w * wl * (f[lab] - f_l_bar) / sum_w, minlength=g
+            )
+            pool = rest if np.ptp(wl) == 0 else cell
+            f_bar = float(f[pool].mean())
+            z_f[side] += np.bincount(
+                codes[pool], weights=big_w * (f[pool] - f_bar) / pool.sum(), minlength=g
+            )
+            d_f[side] += big_w * (f_bar - f_l_bar)
+    if f is None:
+        lam = 0.0
+    elif lam is None:
+        zy, zf = z_y[1] - z_y[0], z_f[1] - z_f[0]
+        ss = float(zf @ zf)
+        lam = 0.0 if ss <= 0 else float(min(max(-float(zy @ zf) / ss, 0.0), 1.0))
+    theta_a, theta_b = d_y[0] + lam * d_f[0], d_y[1] + lam * d_f[1]
+    z_a, z_b = z_y[0] + lam * z_f[0], z_y[1] + lam * z_f[1]
+    gold_codes = codes[labelled]
+    g_gold = int(np.unique(gold_codes).size)
+    if f is None:
+        # Gold only: the clusters are the questions holding gold (the others add nothing).
+        present = np.unique(gold_codes)
+        z_a, z_b, g_var = z_a[present], z_b[present], g_gold
+    else:
+        g_var = g
+    value = theta_b - theta_a
+    low, high, se, se_unpaired, t = _finish(value, z_a, z_b, g_var, g_gold - 1, confidence)
+    if g_var < 2 or g_gold < 2:
+        return _nan(method, g_var)
+    n_strata = int(pd.unique(strata).size)
+    parts = [f"{g} shared questions, gold on {g_gold}"]
+    if n_strata > 1:
+        parts.append(f"stratified over {n_strata} design strata (weights N_h/N per system)")
+    if np.ptp(w[labelled]) > 0:
+        parts.append("each gold unit weighted by 1/π, its inclusion probability (Hájek)")
+    if max(unseen) > 0:
+        parts.append(
+            f"strata with no gold not estimated: {100 * unseen[0]:.0f}% of A's units, "
+            f"{100 * unseen[1]:.0f}% of B's"
+        )
+    if f is not None:
+        parts.append(f"λ = {lam:.2f}")
+    extra: dict[str, Any] = {
+        "t": t,
+        "design": "stratified" if n_strata > 1 else "weighted",
+        "n_strata": n_strata,
+        "strata_with_gold": seen_strata,
+        "unseen_share": [float(unseen[0]), float(unseen[1])],
+        "gold_questions": g_gold,
+        "gold_units": [int((labelled & (s == 0)).sum()), int((labelled & (s == 1)).sum())],
+    }
+    if f is not None:
+        extra["lambda"] = float(lam)
+    return PairedEstimate(
+        value=value,
+        low=low,
+        high=high,
+        std_error=se,
+        std_error_unpaired=se_unpaired,
+        n_questions=g_var,
+        # units the estimate reads: gold ones (gold only), every unit (PPI++), as today's
+        n_units=tuple(extra["gold_units"])
+        if f is None
+        else (int((s == 0).sum()), int((s == 1).sum())),
+        rates=(theta_a, theta_b),
+        method=f"{method} ({'; '.join(parts)}), clustered by question, t interval",
+        extra=extra,
     )
 
 

@@ -80,6 +80,12 @@
     }
     if (isTyping(event.target)) return;
     var key = event.key;
+    var item = event.target.closest && event.target.closest(".quote-span");
+    if (item && (key === "Delete" || key === "Backspace")) {
+      event.preventDefault();
+      spanRemove(item, true);
+      return;
+    }
     if (Object.prototype.hasOwnProperty.call(VERDICT_KEYS, key)) {
       event.preventDefault();
       chooseVerdict(VERDICT_KEYS[key]);
@@ -90,6 +96,14 @@
       if (own && own.id !== "label-form") return; // the skip form's own Enter
       event.preventDefault();
       submit(byId("label-form"));
+    } else if (key === "a") {
+      event.preventDefault();
+      spanAddArm();
+    } else if (key === "x") {
+      event.preventDefault();
+      var spans = moreSpans();
+      if (spans.length) spanRemove(spans[spans.length - 1], false);
+      else spanStatus("The quote has no second span to remove.");
     } else if (key === "u") {
       event.preventDefault();
       submit(byId("undo-form"));
@@ -158,28 +172,221 @@
     return [start, end];
   }
 
+  // Every span of the quote: the first in the form's own fields, the others in the list of
+  // more spans (hidden inputs per span, sent as more_passage, more_start_utf16 …).
+  var SPANS_MAX = 5;
+  var adding = false; // the next selection adds a span (the "a" key, "Add another span")
+  var lastTaken = ""; // the selection last taken ("passage:start:end")
+  var active = 1; // the span a selection changes: 1, or the span just added
+
+  function moreSpans() {
+    return Array.prototype.slice.call(document.querySelectorAll("#quote-spans .quote-span"));
+  }
+
+  function spanField(li, name) { return li.querySelector('input[name="more_' + name + '"]'); }
+
+  function allSpans() {
+    var f = quoteFields();
+    var spans = [];
+    if (f.quote && f.passage) {
+      spans.push({ number: 1, passage: f.passage.value, start: f.start.value,
+                   end: f.end.value, quote: f.quote.value, typed: true });
+    }
+    moreSpans().forEach(function (li, index) {
+      spans.push({ number: index + 2, passage: spanField(li, "passage").value,
+                   start: spanField(li, "start_utf16").value,
+                   end: spanField(li, "end_utf16").value, quote: spanField(li, "quote").value });
+    });
+    return spans;
+  }
+
+  // A new claim's screen (a swap by htmx or one shown ahead): no span is being added.
+  function newScreenSpans() {
+    adding = false;
+    active = 1;
+    lastTaken = "";
+    spanStatus("");
+  }
+
+  function spanStatus(text) {
+    var status = byId("quote-span-status");
+    if (status) status.textContent = text;
+  }
+
+  // Where a span is in its passage's text (UTF-16), or null; a quote typed by hand (the first
+  // span) is found where the server will find it.
+  function spanPlace(span) {
+    if (!span.quote || !span.passage) return null;
+    var passage = document.querySelector(
+      '.passage-text[data-passage-id="' + span.passage + '"]');
+    if (!passage) return null; // on another page of the pile
+    var text = passage.textContent;
+    var start = parseInt(span.start, 10), end = parseInt(span.end, 10);
+    if (isNaN(start) || isNaN(end) || text.slice(start, end) !== span.quote) {
+      if (!span.typed) return null;
+      start = text.indexOf(span.quote);
+      end = start + span.quote.length;
+    }
+    if (start < 0) return null;
+    return { passage: passage, start: start, end: end };
+  }
+
+  function highlightName(number) { return number === 1 ? HIGHLIGHT : HIGHLIGHT + "-" + number; }
+
   function paintQuote() {
     document.querySelectorAll(".passage.quoted").forEach(function (el) {
       el.classList.remove("quoted");
     });
-    if (window.CSS && CSS.highlights) CSS.highlights.delete(HIGHLIGHT);
-    var f = quoteFields();
-    if (!f.quote || !f.passage || !f.quote.value || !f.passage.value) return;
-    var passage = document.querySelector(
-      '.passage-text[data-passage-id="' + f.passage.value + '"]');
-    if (!passage) return; // on another page of the pile
-    var text = passage.textContent;
-    var start = parseInt(f.start.value, 10), end = parseInt(f.end.value, 10);
-    if (isNaN(start) || isNaN(end) || text.slice(start, end) !== f.quote.value) {
-      start = text.indexOf(f.quote.value); // typed by hand: where the server will find it
-      end = start + f.quote.value.length;
+    document.querySelectorAll(".span-marker").forEach(function (el) { el.remove(); });
+    var painting = window.CSS && CSS.highlights && window.Highlight;
+    if (window.CSS && CSS.highlights) {
+      for (var n = 1; n <= SPANS_MAX; n++) CSS.highlights.delete(highlightName(n));
     }
-    if (start < 0) return;
-    var range = rangeAt(passage, start, end);
-    if (!range) return;
-    passage.closest(".passage").classList.add("quoted");
-    if (window.CSS && CSS.highlights && window.Highlight) {
-      CSS.highlights.set(HIGHLIGHT, new Highlight(range));
+    var spans = allSpans();
+    var several = spans.length > 1;
+    var box = byId("quote-spans-box");
+    if (box) box.hidden = moreSpans().length === 0;
+    spans.forEach(function (span) {
+      var place = spanPlace(span);
+      if (!place) return;
+      var range = rangeAt(place.passage, place.start, place.end);
+      if (!range) return;
+      var article = place.passage.closest(".passage");
+      article.classList.add("quoted");
+      if (painting) CSS.highlights.set(highlightName(span.number), new Highlight(range));
+      if (several) markSpan(article, range, span.number);
+    });
+  }
+
+  // A numbered badge where a span starts, when the quote has several (outside the passage's
+  // text, so offsets are unchanged).
+  function markSpan(article, range, number) {
+    var rects = range.getClientRects();
+    if (!rects.length) return;
+    var frame = article.getBoundingClientRect();
+    var marker = document.createElement("span");
+    marker.className = "span-marker span-number span-number-" + number;
+    marker.setAttribute("aria-hidden", "true");
+    marker.textContent = String(number);
+    marker.style.left = Math.max(0, rects[0].left - frame.left - 6) + "px";
+    marker.style.top = Math.max(0, rects[0].top - frame.top - 12) + "px";
+    article.appendChild(marker);
+  }
+
+  function overlapping(passageId, start, end, except) {
+    return allSpans().find(function (span) {
+      if (span.number === except) return false;
+      var place = spanPlace(span);
+      return place && span.passage === passageId && start < place.end && place.start < end;
+    });
+  }
+
+  function renumberSpans() {
+    moreSpans().forEach(function (li, index) {
+      var number = index + 2;
+      li.setAttribute("data-number", String(number));
+      var badge = li.querySelector(".span-number");
+      badge.textContent = String(number);
+      badge.className = "span-number span-number-" + number;
+      li.querySelector(".visually-hidden").textContent = "Span " + number + ":";
+      var remove = li.querySelector(".quote-span-remove");
+      remove.title = "Remove span " + number;
+      remove.querySelector(".visually-hidden").textContent = " span " + number;
+    });
+  }
+
+  function spanItem(number) {
+    var li = document.createElement("li");
+    li.className = "quote-span";
+    li.tabIndex = 0;
+    li.setAttribute("aria-describedby", "quote-span-keys");
+    var badge = document.createElement("span");
+    badge.className = "span-number";
+    badge.setAttribute("aria-hidden", "true");
+    var name = document.createElement("span");
+    name.className = "visually-hidden";
+    var where = document.createElement("span");
+    where.className = "span-where";
+    where.appendChild(document.createTextNode("passage #"));
+    var rank = document.createElement("span");
+    rank.className = "span-rank";
+    where.appendChild(rank);
+    var quote = document.createElement("span");
+    quote.className = "span-quote";
+    quote.dir = "auto";
+    li.append(badge, name, " ", where, " “", quote, "”");
+    ["passage", "start_utf16", "end_utf16", "quote"].forEach(function (field) {
+      var input = document.createElement("input");
+      input.type = "hidden";
+      input.name = "more_" + field;
+      li.appendChild(input);
+    });
+    var remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "link small quote-span-remove";
+    remove.tabIndex = -1;
+    remove.append("Remove");
+    var hidden = document.createElement("span");
+    hidden.className = "visually-hidden";
+    remove.appendChild(hidden);
+    li.append(" ", remove);
+    byId("quote-spans").appendChild(li);
+    renumberSpans();
+    return li;
+  }
+
+  function spanSet(li, passage, start, end, quote) {
+    spanField(li, "passage").value = passage.getAttribute("data-passage-id");
+    spanField(li, "start_utf16").value = String(start);
+    spanField(li, "end_utf16").value = String(end);
+    spanField(li, "quote").value = quote;
+    li.setAttribute("data-passage", passage.getAttribute("data-passage-id"));
+    var title = byId(passage.closest(".passage").getAttribute("aria-labelledby"));
+    var rank = title ? (title.textContent.match(/^#(\d+)/) || [])[1] : "";
+    li.querySelector(".span-rank").textContent = rank || "?";
+    li.querySelector(".span-quote").textContent = quote;
+  }
+
+  function spanRemove(li, focusAfter) {
+    var items = moreSpans();
+    var index = items.indexOf(li);
+    var number = index + 2;
+    li.remove();
+    if (active === number) active = 1; else if (active > number) active -= 1;
+    renumberSpans();
+    paintQuote();
+    spanStatus("Span " + number + " removed.");
+    if (!focusAfter) return;
+    var rest = moreSpans();
+    var next = rest[index] || rest[index - 1] || byId("quote-text");
+    if (next) next.focus();
+  }
+
+  // The first span was cleared: the second takes its place, as the server would.
+  function spanPromote() {
+    var second = moreSpans()[0];
+    var f = quoteFields();
+    if (!second || f.quote.value) return;
+    f.passage.value = spanField(second, "passage").value;
+    f.start.value = spanField(second, "start_utf16").value;
+    f.end.value = spanField(second, "end_utf16").value;
+    f.quote.value = spanField(second, "quote").value;
+    second.remove();
+    renumberSpans();
+  }
+
+  function spanAddArm() {
+    var f = quoteFields();
+    if (!f.quote) return;
+    if (!f.quote.value) {
+      adding = false;
+      spanStatus("Select the first span in the pile.");
+    } else if (allSpans().length >= SPANS_MAX) {
+      adding = false;
+      spanStatus("A quote has at most " + SPANS_MAX + " spans: remove one first.");
+    } else {
+      adding = true;
+      spanStatus("Select span " + (allSpans().length + 1) + " in the pile.");
     }
   }
 
@@ -197,9 +404,14 @@
     if (found) select.value = found.getAttribute("data-passage-id");
   }
 
-  function takeSelection(snap) {
+  // `adds`: this selection is a new span (Ctrl+drag, or after "a"); else it changes the span
+  // being selected (the first, or the one just added).
+  function takeSelection(snap, adds) {
     var selection = document.getSelection();
-    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return;
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) {
+      lastTaken = "";
+      return;
+    }
     var range = selection.getRangeAt(0);
     var passage = passageOf(range.startContainer);
     if (!passage || passage !== passageOf(range.endContainer)) return;
@@ -219,22 +431,74 @@
     }
     var quote = text.slice(start, end);
     if (!quote.trim()) return;
-    f.passage.value = passage.getAttribute("data-passage-id");
+    var passageId = passage.getAttribute("data-passage-id");
+    // The selection a span already holds (the browser repeats a selection change after the
+    // snap): nothing changes, and "a" still waits for the next selection.
+    var same = allSpans().some(function (span) {
+      var place = spanPlace(span);
+      return place && span.passage === passageId && place.start === start && place.end === end;
+    });
+    // A selection change that repeats the last one taken (the browser's echo of the snap, after
+    // a span was refused or removed) changes nothing: only a drag or a new selection does.
+    var key = passageId + ":" + start + ":" + end;
+    if (!snap && key === lastTaken) return;
+    lastTaken = key;
+    if (same) return;
+    if ((adds || adding) && f.quote.value) {
+      adding = false;
+      if (allSpans().length >= SPANS_MAX) {
+        spanStatus("A quote has at most " + SPANS_MAX + " spans: remove one first.");
+        return;
+      }
+      active = allSpans().length + 1;
+      var clash = overlapping(passageId, start, end, null);
+      if (clash) {
+        spanStatus("That overlaps span " + clash.number + ": select another place.");
+        active = 1;
+        return;
+      }
+      spanSet(spanItem(active), passage, start, end, quote);
+      spanStatus("Span " + active + " added.");
+      paintQuote();
+      return;
+    }
+    adding = false;
+    if (active > 1 && moreSpans()[active - 2]) {
+      var other = overlapping(passageId, start, end, active);
+      if (other) {
+        spanStatus("That overlaps span " + other.number + ".");
+        return;
+      }
+      spanSet(moreSpans()[active - 2], passage, start, end, quote);
+      paintQuote();
+      return;
+    }
+    active = 1;
+    f.passage.value = passageId;
     f.quote.value = quote;
     f.start.value = String(start);
     f.end.value = String(end);
     paintQuote();
   }
 
+  var dragAdds = false;
+
   document.addEventListener("pointerdown", function (event) {
     dragging = event.button === 0 && Boolean(passageOf(event.target));
+    // Ctrl (Cmd on a Mac) held while dragging: the drag adds a span. A plain drag changes the
+    // first span.
+    dragAdds = dragging && (event.ctrlKey || event.metaKey);
+    if (dragging && !dragAdds && !adding) active = 1;
   });
 
-  document.addEventListener("pointerup", function () {
+  document.addEventListener("pointerup", function (event) {
     if (!dragging) return;
     dragging = false;
-    takeSelection(true);
+    takeSelection(true, dragAdds || event.ctrlKey || event.metaKey);
+    dragAdds = false;
   });
+
+  window.addEventListener("resize", function () { paintQuote(); });
 
   document.addEventListener("selectionchange", function () {
     if (!dragging) takeSelection(false);
@@ -252,11 +516,19 @@
 
   document.addEventListener("click", function (event) {
     var target = event.target;
-    if (target.closest && target.closest("#quote-clear")) {
+    if (target.closest && target.closest(".quote-span-remove")) {
+      spanRemove(target.closest(".quote-span"), false);
+      var quoteBox = byId("quote-text");
+      if (quoteBox) quoteBox.focus();
+    } else if (target.closest && target.closest("#quote-span-add")) {
+      spanAddArm();
+    } else if (target.closest && target.closest("#quote-clear")) {
       ["quote-passage", "quote-text", "quote-start", "quote-end"].forEach(function (id) {
         var el = byId(id);
         if (el) el.value = "";
       });
+      active = 1;
+      spanPromote();
       paintQuote();
       var box = byId("quote-text");
       if (box) box.focus();
@@ -274,9 +546,12 @@
     if (event.target && event.target.name === "verdict") showCorrectField();
   });
 
-  document.body.addEventListener("htmx:afterSettle", function () {
+  document.body.addEventListener("htmx:afterSettle", function (event) {
     swapping = false;
     if (!byId("screen")) return;
+    // A page of the pile came in: the spans being selected (and "a") carry on across pages.
+    var pileOnly = event.detail && event.detail.target && event.detail.target.id === "pile";
+    if (!pileOnly) newScreenSpans();
     paintQuote();
     showCorrectField();
     fetchFollowing();
@@ -393,6 +668,7 @@
     if (!live) return;
     live.replaceWith(screen);
     if (window.htmx) window.htmx.process(screen);
+    newScreenSpans();
     focusHeading();
     paintQuote();
     showCorrectField();

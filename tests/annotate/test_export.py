@@ -228,7 +228,7 @@ def test_export_csv_has_one_row_per_claim_and_column_groups():
     rows = list(csv.DictReader(io.StringIO(export(project, "csv"))))
     assert len(rows) == 4
     header = list(rows[0])
-    assert header[:12] == [
+    assert header[:14] == [
         "answer_id",
         "claim_id",
         "position",
@@ -238,6 +238,8 @@ def test_export_csv_has_one_row_per_claim_and_column_groups():
         "citations",
         "risk_category",
         "abstention",
+        "system",
+        "question_id",
         "gold_verdict",
         "gold_source",
         "gold_reason",
@@ -291,6 +293,8 @@ def test_export_csv_has_one_row_per_claim_and_column_groups():
     assert card["label:ben:quote_text"] == ""
     assert card["gold_reason"] == "The pile says cards are free."
     assert card["judge:gpt@abc123:verdict"] == ""
+    # Answers of no system: the system and question key cells are empty.
+    assert (card["system"], card["question_id"]) == ("", "")
 
 
 @pytest.mark.parametrize("format", ["csv", "jsonl"])

@@ -20,7 +20,17 @@ from django.urls import reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotate.models import Answer, Claim, Gold, Label, Passage, Role, Verdict
+from annotate.models import (
+    Answer,
+    Claim,
+    EvidenceSpan,
+    Gold,
+    Label,
+    Passage,
+    Role,
+    System,
+    Verdict,
+)
 from interchange.services import exports
 from interchange.services.exports import claims_export
 from judges.models import Backend, Canary, JudgeRun, JudgeVerdict
@@ -86,6 +96,9 @@ def world():
         risk_category="health",
         answerable=True,
         metadata={"source": "tést", "n": 2},
+        # Its system's cell is NAME@VERSION; the question key needs quoting in csv.
+        system=System.objects.create(project=project, name="rag", version="2"),
+        question_id='dose, "twice"',
     )
     dose = PassageFactory(answer=first_answer, rank=1, source_id="doc-a", title="Dosage", text=DOSE)
     fees = PassageFactory(answer=first_answer, rank=2, source_id="", title="", text=FEES)
@@ -106,12 +119,17 @@ def world():
         span_end=10,
     )
     taken.cited_passages.add(fees, dose)
-    LabelFactory(
+    ana_label = LabelFactory(
         claim=taken,
         annotator=ana,
         verdict=Verdict.SUPPORTED,
         note="comma, newline\nnote",
         **evidence(dose, "5 mg, twice\na day"),
+    )
+    # A second span (issue 19): its cell is JSON, quotes and all. 25–43 counted by hand.
+    assert DOSE[25:43] == 'Ünïcödé ✓ "quoted"'
+    EvidenceSpan.objects.create(
+        label=ana_label, number=2, passage=dose, start=25, end=43, quote='Ünïcödé ✓ "quoted"'
     )
     LabelFactory(
         claim=taken,
@@ -188,13 +206,16 @@ def expected_csv(world):
         "citations",
         "risk_category",
         "abstention",
+        "system",
+        "question_id",
         "gold_verdict",
         "gold_source",
         "gold_reason",
     ]
     for name in ("ana", "ben", "zoë"):
         header += [
-            f"label:{name}:{field}" for field in (*fields, "correct", "changed_after_reveal")
+            f"label:{name}:{field}"
+            for field in (*fields, "correct", "changed_after_reveal", "more_quotes")
         ]
     for instrument in ("baseline@v1 (canary)", "baseline@v1", "gpt@abc"):
         header += [f"judge:{instrument}:verdict", f"judge:{instrument}:confidence"]
@@ -215,6 +236,8 @@ def expected_csv(world):
             citations="doc-a; #2",
             risk_category="health",
             abstention="false",
+            system="rag@2",
+            question_id='dose, "twice"',
             gold_verdict="SUPPORTED",
             gold_source="adjudicated",
             gold_reason='Lead: "yes",\nfinal',
@@ -225,6 +248,8 @@ def expected_csv(world):
                 "label:ana:quote_end": dose_start + 17,
                 "label:ana:quote_text": "5 mg, twice\na day",
                 "label:ana:note": "comma, newline\nnote",
+                "label:ana:more_quotes": '[{"passage": "doc-a", "start": 25, "end": 43, '
+                '"text": "Ünïcödé ✓ \\"quoted\\""}]',
                 "label:ben:verdict": "NOT_IN_PILE",
                 "label:zoë:verdict": "CONTRADICTED",
                 "label:zoë:quote_passage": "#2",
@@ -247,6 +272,8 @@ def expected_csv(world):
             origin="llm:abc",
             risk_category="health",
             abstention="false",
+            system="rag@2",
+            question_id='dose, "twice"',
             method=LABEL_METHOD,
         ),
         row(
@@ -308,6 +335,8 @@ def expected_jsonl(world):
             "answerable": True,
             "abstention": False,
             "metadata": {"source": "tést", "n": 2},
+            "system": {"name": "rag", "version": "2"},
+            "question_id": 'dose, "twice"',
             "claims": [
                 {
                     "claim_id": taken.pk,
@@ -327,6 +356,9 @@ def expected_jsonl(world):
                                 "end": dose_start + 17,
                                 "text": "5 mg, twice\na day",
                             },
+                            "more_quotes": [
+                                {"passage": 1, "start": 25, "end": 43, "text": 'Ünïcödé ✓ "quoted"'}
+                            ],  # fmt: skip
                             "note": "comma, newline\nnote",
                         },
                         {

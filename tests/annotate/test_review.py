@@ -248,7 +248,7 @@ def test_contradiction_rows_pair_the_answer_sentence_with_the_quoted_line():
     row = rows[0]
     assert row.gold == Verdict.CONTRADICTED
     assert row.said == "Refunds take 30 days."
-    label, line = row.quotes[0]
+    label, line, _passage, _quoted = row.quotes[0]
     assert label.annotator == analyst
     assert (line.before, line.mark, line.after) == (
         "Refunds are processed within ",

@@ -258,3 +258,36 @@ def test_a_label_goes_through_the_screens_checks(api_world):
     )
     assert response.status_code == 201, response.content
     assert response.json()["quote"] == "Refunds take 14 days."
+
+
+def test_a_label_of_two_spans_goes_in_and_comes_back_through_the_api(api_world):
+    tokens, values = _seed(api_world)
+    answer = Answer.objects.get(project=api_world.project, external_id="a1")
+    PassageFactory(answer=answer, rank=2, text="Cards are refunded; cash is not.")
+    analyst = ApiClient(tokens["analyst"])
+    url = f"/api/v1/projects/shop/claims/{values['claim_id']}/labels"
+    first = {"verdict": "SUPPORTED", "passage_rank": 1, "quote": "Refunds take 14 days."}
+    # A span that is not in its passage: refused, naming the span and its field.
+    response = analyst.post(
+        url, {**first, "more_quotes": [{"passage_rank": 2, "quote": "cash is refunded"}]}
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("Span 2: Passage #2 does not contain")
+    assert response.json()["errors"][0]["field"] == "more_quotes[0]"
+    response = analyst.post(url, {**first, "more_quotes": [{"passage_rank": 3, "quote": "x"}]})
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["field"] == "more_quotes[0].passage_rank"
+    assert not Label.objects.filter(annotator=api_world.people["analyst"]).exists()
+
+    response = analyst.post(
+        url, {**first, "more_quotes": [{"passage_rank": 2, "quote": "Cards are refunded"}]}
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["more_quotes"] == [{"passage_rank": 2, "quote": "Cards are refunded"}]
+    own = analyst.get(url).json()["own"]
+    assert own["quote"] == "Refunds take 14 days."
+    assert own["more_quotes"] == [{"passage_rank": 2, "quote": "Cards are refunded"}]
+    lead = ApiClient(tokens["lead"]).get(url).json()["all"]
+    assert [label["more_quotes"] for label in lead] == [
+        [{"passage_rank": 2, "quote": "Cards are refunded"}]
+    ]

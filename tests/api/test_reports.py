@@ -161,3 +161,39 @@ def test_compare_is_the_commands_json_with_scipys_paired_interval(api_world):
         analyst.get("/api/v1/projects/shop/compare", {"a": "rag@1", "b": "rag@2"}).status_code
         == 404
     )
+
+
+def test_report_snapshot_and_audit_card_take_a_system(
+    api_world, django_capture_on_commit_callbacks
+):
+    """A project of two systems: `system` picks whose answers (NAME@VERSION, or all); the
+    gold counts are read from the database; an unknown system is a 404 naming the field."""
+    from annotate.models import Gold
+    from tests.compare.builders import answer_record, import_records
+
+    records = [
+        answer_record("q1", "rag@1", [("SUPPORTED", "SUPPORTED"), ("NOT_IN_PILE", "SUPPORTED")]),
+        answer_record("q1", "rag@2", [("SUPPORTED", "SUPPORTED")]),
+        answer_record("q2", "rag@2", [("CONTRADICTED", "CONTRADICTED")]),
+    ]
+    import_records(api_world.project, records)
+    lead = api_world.client("lead")
+    url = "/api/v1/projects/shop/report"
+    b = lead.get(url, {"system": "rag@2"}).json()
+    assert b["system"]["version"] == "2"
+    assert b["claims"]["total"] == Gold.objects.filter(claim__answer__system__version="2").count()
+    pooled = lead.get(url, {"system": "all"}).json()
+    assert pooled["system_scope"] == "all"
+    assert pooled["claims"]["total"] == Gold.objects.count()
+    missing = lead.get(url, {"system": "rag@9"})
+    assert missing.status_code == 404
+    assert missing.json()["errors"][0]["field"] == "system"
+    with django_capture_on_commit_callbacks(execute=True):
+        created = lead.post("/api/v1/projects/shop/report/snapshots?system=rag@2")
+    assert created.status_code == 202
+    polled = lead.get(f"/api/v1/projects/shop/report/snapshots/{created.json()['id']}").json()
+    assert polled["report"]["system"]["version"] == "2"
+    card = lead.get("/api/v1/projects/shop/audit-card", {"judge": "j", "system": "rag@2"})
+    assert card.status_code == 200
+    assert card.json()["system"] == "rag@2"
+    assert card.json()["audit_sample_size"] == 2

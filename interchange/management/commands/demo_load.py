@@ -56,6 +56,8 @@ class Command(BaseCommand):
                 f"  lead (owner):  lead / {DEMO_PASSWORD}\n"
                 f"  analysts:      ana / {DEMO_PASSWORD}, ben / {DEMO_PASSWORD}\n"
                 f"  claims left to label (as ana or ben): {base}/p/{PRACTICE_SLUG}/label/\n"
+                f"  the two systems' answers in blind pairs (as ana or ben): "
+                f"{base}/p/{DEMO_SLUG}/pairwise/\n"
             )
         )
 

@@ -45,6 +45,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--max-retries", type=int, default=None, help="default: the cap")
         parser.add_argument("--verify-prompt-file", help="a file holding the verify prompt")
+        parser.add_argument(
+            "--pairwise-prompt-file",
+            help="a file holding the pairwise prompt ({question}, {answer_1}, {pile_1}, "
+            "{answer_2}, {pile_2})",
+        )
 
     def handle(self, *args, **opts):
         project = Project.objects.filter(slug=opts["project"]).first()
@@ -54,6 +59,10 @@ class Command(BaseCommand):
         if opts["verify_prompt_file"]:
             with open(opts["verify_prompt_file"], encoding="utf-8") as handle:
                 verify_prompt = handle.read()
+        pairwise_prompt = None
+        if opts["pairwise_prompt_file"]:
+            with open(opts["pairwise_prompt_file"], encoding="utf-8") as handle:
+                pairwise_prompt = handle.read()
         try:
             judge = judge_create(
                 project=project,
@@ -66,6 +75,7 @@ class Command(BaseCommand):
                 timeout_seconds=opts["timeout"],
                 max_retries=opts["max_retries"],
                 verify_prompt=verify_prompt,
+                pairwise_prompt=pairwise_prompt,
                 parameters={
                     key: opts[key]
                     for key in ("bits_threshold", "bits_mode")

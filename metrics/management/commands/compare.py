@@ -34,6 +34,14 @@ def _interval(block: dict | None) -> str:
     return f"{_points(block['value'])} [{_points(low)}, {_points(high)}]"
 
 
+def _share(block: dict) -> str:
+    if block.get("value") is None:
+        return "n/a"
+    low, high = block["ci"]
+    ends = "n/a" if low is None or high is None else f"[{100 * low:.1f}, {100 * high:.1f}]"
+    return f"{100 * block['value']:.1f}% {ends}"
+
+
 def compare_text(result: dict) -> str:
     """The comparison as a terminal reads it: the finding, then a table of B − A in points."""
     lines = [result["finding"], ""]
@@ -73,6 +81,20 @@ def compare_text(result: dict) -> str:
         lines.append("Pairwise judge, both orders:")
         lines.append("  " + pairwise["finding"])
         lines.append("  Method: " + pairwise["method"])
+    human = result.get("pairwise_human")
+    if human:
+        lines.append("")
+        lines.append("Pairwise, analysts:")
+        lines.append("  " + human["finding"])
+        agreement = human.get("agreement")
+        if agreement:
+            kappa = agreement["kappa"]
+            lines.append(
+                f"  agreement with the judge {_share(agreement['share'])} of "
+                f"{agreement['n']} marks; Cohen's kappa "
+                f"{'n/a' if kappa is None else f'{kappa:.2f}'}"
+            )
+        lines.append("  Method: " + human["method"])
     worse = [row for row in result["worst_questions"] if row["delta"] < 0]
     lines.append("")
     lines.append(f"Questions B got worse on: {len(worse)}")

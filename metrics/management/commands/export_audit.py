@@ -4,7 +4,12 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.csv_safe import NeutralCsvWriter
-from metrics.management.commands.report import project_and_judge, write_output
+from metrics.management.commands.report import (
+    SYSTEM_HELP,
+    project_and_judge,
+    system_option,
+    write_output,
+)
 from metrics.services import audit_card, audit_card_rows, report_compute
 from metrics.services.audit_card import AUDIT_CARD_CSV_HEADER
 
@@ -25,11 +30,15 @@ class Command(BaseCommand):
             default=0,
             help="which instrument (model × prompt version), 0 = the newest",
         )
+        parser.add_argument("--system", help=SYSTEM_HELP)
         parser.add_argument("--output", help="file to write; default standard output")
 
     def handle(self, *args, **opts):
         project, judge = project_and_judge(opts["project"], opts["judge"])
-        report = report_compute(project=project, judge=judge)
+        system, all_systems = system_option(project, opts.get("system"))
+        report = report_compute(
+            project=project, judge=judge, system=system, all_systems=all_systems
+        )
         instruments = report.get("instruments") or [report["judge"]]
         if not 0 <= opts["instrument"] < len(instruments):
             raise CommandError(

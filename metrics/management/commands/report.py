@@ -38,17 +38,34 @@ def write_output(text: str, path: str | None, stdout) -> None:
         raise CommandError(f"cannot write {path}: {error.strerror}") from None
 
 
+def system_option(project, ref: str | None):
+    """(system, all_systems) of a `--system` option: NAME, NAME@VERSION, or "all" (every
+    system's answers pooled); (None, False) without one. CommandError naming the systems."""
+    if not ref:
+        return None, False
+    if ref.strip() == "all":
+        return None, True
+    from metrics.services.compare import SystemNotFound, system_resolve
+
+    try:
+        return system_resolve(project=project, ref=ref), False
+    except SystemNotFound as error:
+        raise CommandError(str(error)) from error
+
+
+SYSTEM_HELP = (
+    "NAME or NAME@VERSION: that system's answers only (a project of two systems or more is "
+    "reported per system, by default its first); all: every system's answers pooled"
+)
+
+
 class Command(BaseCommand):
     help = "Compute a project's report now (gold rates, and a judge's audit with --judge) as JSON."
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--judge", help="judge name: adds its audit (every instrument)")
-        parser.add_argument(
-            "--system",
-            help="NAME or NAME@VERSION: that system's answers only (a project of two systems "
-            "or more is reported per system, by default its first)",
-        )
+        parser.add_argument("--system", help=SYSTEM_HELP)
         parser.add_argument("--format", choices=["json"], default="json")
         parser.add_argument("--output", help="file to write; default standard output")
         parser.add_argument(
@@ -62,21 +79,20 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         project, judge = project_and_judge(opts["project"], opts["judge"])
-        system = None
-        if opts.get("system"):
-            from metrics.services.compare import SystemNotFound, system_resolve
-
-            try:
-                system = system_resolve(project=project, ref=opts["system"])
-            except SystemNotFound as error:
-                raise CommandError(str(error)) from error
+        system, all_systems = system_option(project, opts.get("system"))
 
         def progress(fraction: float, stage: str) -> None:
             sys.stderr.write(f"\r{100 * fraction:5.1f}%  {stage[:60]:<60}")
             sys.stderr.flush()
 
         report = report_public(
-            report_compute(project=project, judge=judge, progress=progress, system=system)
+            report_compute(
+                project=project,
+                judge=judge,
+                progress=progress,
+                system=system,
+                all_systems=all_systems,
+            )
         )
         sys.stderr.write("\n")
         text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0013_active_queue'),
+        ('annotate', '0015_multispan_evidence'),
     ]
 
     operations = [

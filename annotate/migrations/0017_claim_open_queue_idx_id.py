@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0014_reservation_ahead'),
+        ('annotate', '0016_reservation_ahead'),
     ]
 
     operations = [
