@@ -84,6 +84,29 @@ class AnswerFilterForm(forms.Form):
             "judge_verdict": data["verdict"],
         }
 
+    def described(self) -> str:
+        """The filters in words, for a job started on the filtered set ("" for none): what a
+        lead reads on the job's page, e.g. `search “refund”, risk category Health, analysts
+        disagree` (call after is_valid())."""
+        data = self.cleaned_data
+        parts = []
+        if data["q"]:
+            parts.append(f"search “{data['q']}”")
+        for name in ("risk", "system", "gold", "verdict"):
+            if data[name] not in ("", None):
+                field = self.fields[name]
+                shown = dict(field.choices).get(data[name], data[name])
+                if name == "gold":
+                    parts.append(str(shown).lower())
+                else:
+                    parts.append(f"{str(field.label).lower()} {shown}")
+        parts += [
+            str(self.fields[name].label).lower()
+            for name in ("disagreement", "review")
+            if data[name]
+        ]
+        return ", ".join(parts)
+
     def query(self) -> str:
         """The filters and sort as a query string for links (pages, downloads)."""
         from urllib.parse import urlencode

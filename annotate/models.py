@@ -371,8 +371,12 @@ class Claim(models.Model):
         ordering = ["answer_id", "position", "id"]
         indexes = [
             models.Index(fields=["project", "queue_key"], name="claim_queue_idx"),
+            # The queue's first open claim. With id, as the stratum's index below: the queue
+            # orders by (queue_key, id), and without it PostgreSQL's incremental sort read 32
+            # candidates (each with its label, skip and reservation checks) to return one
+            # (the search 0.69 → 0.22 ms at 100k claims, bench-profile-100k's EXPLAIN ANALYZE).
             models.Index(
-                fields=["project", "queue_key"],
+                fields=["project", "queue_key", "id"],
                 condition=Q(label_count__lt=F("labels_required")),
                 name="claim_open_queue_idx",
             ),
@@ -674,6 +678,13 @@ class Reservation(models.Model):
     claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="reservations")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     expires_at = models.DateTimeField()
+    ahead = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Taken for the screen the labelling page renders ahead (the claim the next "
+        "save-and-next will serve), not served yet: a label saved on it first, reached by j/k, "
+        "is outside the queue. Serving it clears this.",
+    )
 
     class Meta:
         constraints = [

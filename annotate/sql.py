@@ -385,7 +385,11 @@ def claim_locked_read_statement(
             (SELECT v.verdict FROM {reveals} v WHERE v.claim_id = c.id AND v.user_id = %s),
             g.id, g.verdict, g.source, g.reason,
             l.id, l.annotator_id, l.verdict, l.needs_review, l.changed_after_reveal,
-            c.inclusion_probability, c.active_stratum
+            c.inclusion_probability, c.active_stratum,
+            EXISTS (
+                SELECT 1 FROM {reservations} r
+                WHERE r.claim_id = c.id AND r.user_id = %s AND r.ahead
+            )
         FROM {claims} c
         LEFT JOIN {golds} g ON g.claim_id = c.id
         LEFT JOIN {labels} l ON l.claim_id = c.id
@@ -395,6 +399,7 @@ def claim_locked_read_statement(
         user_id,
         user_id,
         connection.ops.adapt_datetimefield_value(now),
+        user_id,
         user_id,
         claim_id,
         project_id,
@@ -610,6 +615,48 @@ def queue_candidates_statement(
     return statement, params
 
 
+def own_reservation_statement(
+    *, project_id: int, user_id: int, now, routed_out: bool = False
+) -> tuple[str, list]:
+    """The claim of the project the user holds a live reservation on, still open and neither
+    labelled nor skipped by them, first in queue order, locked (SKIP LOCKED: another tab of
+    theirs may be saving it): its id. The unrestricted queue's first choice
+    (`annotate.services.queue.claim_take_next`); walks the user's few reservations
+    (reservation_user_idx).
+
+    Why raw: a save-and-next whose analyst holds the claim rendered ahead (label.js asks for
+    it on every screen) finds it here, so it rides in the label writes' round trip as the
+    queue's search does; the ORM's query was a round trip and a compilation of its own, and
+    its claim's screen reads two more ("save-and-next statements per POST, holding the claim
+    ahead: 6, as without; the ORM's path took 11", tests/annotate/test_screens_prefetch.py).
+    """
+    from annotate.models import Claim, ClaimSkip, Label, Reservation
+
+    claims, labels = Claim._meta.db_table, Label._meta.db_table
+    reservations, skips = Reservation._meta.db_table, ClaimSkip._meta.db_table
+    lock = ""
+    if connection.features.has_select_for_update_skip_locked:
+        lock = "FOR UPDATE OF c SKIP LOCKED"
+    statement = f"""
+        SELECT c.id FROM {reservations} r INNER JOIN {claims} c ON c.id = r.claim_id
+        WHERE r.user_id = %s AND r.expires_at > %s AND c.project_id = %s
+        AND c.label_count < c.labels_required
+        {"AND NOT c.routed_to_judge" if routed_out else ""}
+        AND NOT EXISTS (SELECT 1 FROM {labels} l WHERE l.claim_id = c.id AND l.annotator_id = %s)
+        AND NOT EXISTS (SELECT 1 FROM {skips} k WHERE k.claim_id = c.id AND k.user_id = %s)
+        ORDER BY c.queue_key, c.id
+        LIMIT 1 {lock}
+    """
+    params = [
+        user_id,
+        connection.ops.adapt_datetimefield_value(now),
+        project_id,
+        user_id,
+        user_id,
+    ]
+    return statement, params
+
+
 def active_strata_statement(*, project_id: int) -> tuple[str, list]:
     """The project's strata of the stratified design with their counts (`ActiveStratum`):
     rows (name, claims, labelled, supported, prior_p, prior_weight), for the Neyman choice.
@@ -643,10 +690,13 @@ def active_stratum_move(
     )
 
 
-def reservation_if_room_statement(*, claim_id: int, user_id: int, now, expires) -> tuple[str, list]:
+def reservation_if_room_statement(
+    *, claim_id: int, user_id: int, now, expires, ahead: bool = False
+) -> tuple[str, list]:
     """Reserve claim `claim_id` for the user until `expires` if its labels and other analysts'
     live reservations (at `now`) still leave room and the user has not labelled it; RETURNING
-    a row when it reserved. Run it holding the claim's row lock.
+    a row when it reserved. Run it holding the claim's row lock. `ahead`: taken for the screen
+    rendered ahead (`Reservation.ahead`); a reservation the queue served stays served.
 
     Why raw: correctness. The conditional INSERT … SELECT … ON CONFLICT re-checks the quota
     atomically with the reservation's upsert: a new statement reads with a fresh snapshot (READ
@@ -663,20 +713,22 @@ def reservation_if_room_statement(*, claim_id: int, user_id: int, now, expires) 
     )
     adapt = connection.ops.adapt_datetimefield_value
     statement = f"""
-        INSERT INTO {reservation} (claim_id, user_id, expires_at)
-        SELECT %s, %s, %s
+        INSERT INTO {reservation} (claim_id, user_id, expires_at, ahead)
+        SELECT %s, %s, %s, %s
         WHERE (
             SELECT COUNT(*) FROM {reservation}
             WHERE claim_id = %s AND user_id <> %s AND expires_at > %s
         ) < (SELECT labels_required - label_count FROM {claims} WHERE id = %s)
         AND NOT EXISTS (SELECT 1 FROM {label} WHERE claim_id = %s AND annotator_id = %s)
-        ON CONFLICT (claim_id, user_id) DO UPDATE SET expires_at = excluded.expires_at
+        ON CONFLICT (claim_id, user_id) DO UPDATE SET expires_at = excluded.expires_at,
+            ahead = {reservation}.ahead AND excluded.ahead
         RETURNING claim_id
     """
     params = [
         claim_id,
         user_id,
         adapt(expires),
+        ahead,
         claim_id,
         user_id,
         adapt(now),

@@ -108,6 +108,19 @@ class RunStartForm(forms.Form):
     )
 
 
+class RunBulkForm(forms.Form):
+    """A verify run over the answers list's filtered set: which judge, which of their claims."""
+
+    judge = forms.ModelChoiceField(queryset=Judge.objects.none())
+    scope = RunStartForm.base_fields["scope"]
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = Judge.objects.filter(project=project).order_by("name")
+        self.fields["judge"].error_messages["invalid_choice"] = "Choose a judge of this project."
+        self.fields["judge"].error_messages["required"] = "Choose the judge to run."
+
+
 class CanaryListForm(forms.Form):
     lines = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 5}),

@@ -117,6 +117,15 @@ class JudgeRun(models.Model):
     prompt_version = models.CharField(max_length=40, blank=True)
     prompt_text = models.TextField(blank=True)
     parameters = models.JSONField(default=dict, blank=True)
+    answer_ids = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The answers whose claims the run covers, frozen at the start (the answers "
+        "list's filtered set); empty: every answer of the project.",
+    )
+    answers_filter = models.CharField(
+        max_length=500, blank=True, help_text="The answers list's filters the run was started with."
+    )
     # Progress and cost, updated in chunks.
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
@@ -367,6 +376,9 @@ class SplitJob(models.Model):
         help_text="The one answer to split; empty: the project's answers.",
     )
     answer_ids = models.JSONField(default=list, blank=True)
+    answers_filter = models.CharField(
+        max_length=500, blank=True, help_text="The answers list's filters the job was started with."
+    )
     force = models.BooleanField(default=False)
     origin = models.CharField(max_length=60, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)

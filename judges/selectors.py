@@ -47,13 +47,25 @@ def judge_run_get_for_project(*, project: Project, run_id: int) -> JudgeRun:
     return run
 
 
-def claims_in_scope(*, project_id: int, kind: str, scope: str, judge_id: int, before_run_id=None):
-    """The claims a run of this kind and scope covers (not yet limited to the frozen id bound).
+def claims_in_scope(
+    *,
+    project_id: int,
+    kind: str,
+    scope: str,
+    judge_id: int,
+    before_run_id=None,
+    answer_ids: list[int] | None = None,
+):
+    """The claims a run of this kind and scope covers (not yet limited to the frozen id bound),
+    of the answers `answer_ids` only when given (a run started on the answers list's filtered
+    set).
 
     "unjudged": claims without a parseable verdict of this judge and kind on their current
     text: a claim whose text a lead changed since (its verdicts `stale`) is unjudged again.
     """
     claims = Claim.objects.filter(project_id=project_id)
+    if answer_ids is not None:
+        claims = claims.filter(answer_id__in=answer_ids)
     if kind == JudgeRun.Kind.CITATION:
         through = Claim.cited_passages.through
         claims = claims.filter(Exists(through.objects.filter(claim_id=OuterRef("pk"))))
@@ -86,6 +98,7 @@ def run_items_remaining(*, run: JudgeRun, after_id: int, limit: int) -> list[tup
             scope=run.scope,
             judge_id=run.judge_id,
             before_run_id=run.pk,
+            answer_ids=run.answer_ids,
         ).filter(pk__lte=bound, pk__gt=after_id)
         done = JudgeVerdict.objects.filter(run_id=run.pk, claim_id=OuterRef("pk"))
         failed = JudgeFailure.objects.filter(run_id=run.pk, claim_id=OuterRef("pk"))

@@ -237,13 +237,22 @@ def judge_spec(judge: Judge) -> dict:
 
 @transaction.atomic
 def judge_run_start(
-    *, judge: Judge, kind: str = "verify", scope: str = "all", user=None, enqueue: bool = True
+    *,
+    judge: Judge,
+    kind: str = "verify",
+    scope: str = "all",
+    user=None,
+    enqueue: bool = True,
+    among=None,
+    among_described: str = "",
 ) -> JudgeRun:
     """Freeze the instrument, count the work, and enqueue the run once this transaction commits
     (`enqueue=False`: the caller executes it, as `run_judge --wait` does without a broker).
 
     The set of items is frozen as an id bound: claims (or canaries) imported after the start
-    are not part of this run.
+    are not part of this run. `among` (a queryset or list of answer ids: the answers list's
+    filtered set, described in words by `among_described`) narrows a claims run to those
+    answers' claims, frozen as the list of answer ids; refused when they have none.
     """
     if kind not in JudgeRun.Kind.values or kind == JudgeRun.Kind.PAIRWISE:
         raise ValidationError(
@@ -268,13 +277,30 @@ def judge_run_start(
         prompt_text = bits_instrument_text(float(spec.get("bits_threshold") or 0.0))
         spec.pop("decompose_prompt", None)
         spec.pop("temperature", None)
+    answer_ids = None
+    if among is not None:
+        if kind == JudgeRun.Kind.CANARY:
+            raise ValidationError({"kind": "A canary run judges canaries, not listed answers."})
+        answer_ids = sorted(
+            Answer.objects.filter(project_id=judge.project_id, pk__in=among).values_list(
+                "pk", flat=True
+            )
+        )
     if kind == JudgeRun.Kind.CANARY:
         items = Canary.objects.filter(project=judge.project)
         scope = JudgeRun.Scope.ALL
     else:
         items = claims_in_scope(
-            project_id=judge.project_id, kind=kind, scope=scope, judge_id=judge.pk
+            project_id=judge.project_id,
+            kind=kind,
+            scope=scope,
+            judge_id=judge.pk,
+            answer_ids=answer_ids,
         )
+        if answer_ids is not None and not items.exists():
+            raise ValidationError(
+                {"scope": "The answers listed have no claims in that scope: nothing to judge."}
+            )
     bound = items.aggregate(m=Max("pk"))["m"] or 0
     run = JudgeRun.objects.create(
         judge=judge,
@@ -287,6 +313,8 @@ def judge_run_start(
         prompt_text=prompt_text,
         prompt_version=prompt_version(prompt_text),
         parameters={**spec, "items_up_to_id": bound},
+        answer_ids=answer_ids,
+        answers_filter=among_described[:500] if answer_ids is not None else "",
         created_by=user if user is not None and user.is_authenticated else None,
     )
     # Counted after the run exists, so an "unjudged" scope excludes exactly what the run will.

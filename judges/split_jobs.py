@@ -58,10 +58,12 @@ def split_job_start(
     force: bool = False,
     enqueue: bool = True,
     among=None,
+    among_described: str = "",
 ) -> SplitJob:
     """Queue an LLM split of `answer` (or of the project's answers without claims; all of
     them with `force`; `among`, a queryset or list of answer ids, narrows them to the answers
-    list's filtered set) through `judge`'s decompose prompt. Refused before anything is queued
+    list's filtered set, described in words by `among_described`) through `judge`'s
+    decompose prompt. Refused before anything is queued
     when the judge cannot call an endpoint, or the one answer already has claims and `force`
     is not given. `enqueue=False`: the caller runs it (`split_job_execute`)."""
     if judge.backend != Backend.OPENAI:
@@ -99,6 +101,7 @@ def split_job_start(
         judge=judge,
         answer=answer,
         answer_ids=answer_ids,
+        answers_filter=among_described[:500] if answer is None and among is not None else "",
         force=force,
         origin=f"llm:{prompt_version(spec['decompose_prompt'])}",
         total=len(answer_ids),

@@ -10,7 +10,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
 from annotate.forms import AnswerFilterForm
-from annotate.models import Role
+from annotate.models import Claim, Role
 from annotate.selectors import answer_get_for_project, answers_filtered
 from judges import selectors, services
 from judges.endpoints import HOW_TO_DECLARE, endpoints_declared
@@ -18,6 +18,7 @@ from judges.forms import (
     CanaryListForm,
     CanaryTransplantForm,
     JudgeForm,
+    RunBulkForm,
     RunStartForm,
     SplitStartForm,
 )
@@ -348,6 +349,7 @@ def split_bulk(request, project, membership):
                 user=request.user,
                 force=form.cleaned_data["force"],
                 among=answers.values("pk"),
+                among_described=filters.described(),
             )
         except ValidationError as exc:
             _form_errors(form, exc)
@@ -371,6 +373,52 @@ def split_bulk(request, project, membership):
     }
     status = 400 if (answers is None or (request.method == "POST" and form.errors)) else 200
     return render(request, "judges/split_bulk.html", context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@project_view(Role.LEAD)
+def run_bulk(request, project, membership):
+    """Run a judge (verify) over the claims of the answers list's filtered answers (all of
+    them with no filter), as one run with its progress page."""
+    data = request.POST if request.method == "POST" else request.GET
+    filters, answers = _split_bulk_answers(request, project, data)
+    form = RunBulkForm(request.POST or None, project=project)
+    if answers is not None and request.method == "POST" and form.is_valid():
+        try:
+            described = filters.described()
+            run = services.judge_run_start(
+                judge=form.cleaned_data["judge"],
+                scope=form.cleaned_data["scope"],
+                user=request.user,
+                # No filter: every answer, as a run started from the judge's page (no ids kept).
+                among=answers.values("pk") if described else None,
+                among_described=described,
+            )
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, f"Run #{run.pk} queued: {run.total} claims.")
+            return redirect("judges:run-detail", project.slug, run.pk)
+    judges = list(form.fields["judge"].queryset)
+    for judge in judges:
+        judge.problem = services.judge_endpoint_problem(judge)
+    context = {
+        "project": project,
+        "membership": membership,
+        "filter_form": filters,
+        "filters": filters.query() if answers is not None else "",
+        "described": filters.described() if answers is not None else "",
+        "count": answers.count() if answers is not None else 0,
+        "claims": (
+            Claim.objects.filter(answer__in=answers.values("pk")).count()
+            if answers is not None
+            else 0
+        ),
+        "form": form,
+        "judges": judges,
+    }
+    status = 400 if (answers is None or (request.method == "POST" and form.errors)) else 200
+    return render(request, "judges/run_bulk.html", context, status=status)
 
 
 @require_GET
@@ -398,6 +446,7 @@ urlpatterns = [
     path("p/<slug:slug>/judges/<int:judge_id>/", judge_detail, name="judge-detail"),
     path("p/<slug:slug>/judges/<int:judge_id>/edit/", judge_update, name="judge-update"),
     path("p/<slug:slug>/judges/<int:judge_id>/runs/", run_start, name="run-start"),
+    path("p/<slug:slug>/judges/runs/answers/", run_bulk, name="run-bulk"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/", run_detail, name="run-detail"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/progress/", run_progress, name="run-progress"),
     path("p/<slug:slug>/judges/runs/<int:run_id>/cancel/", run_cancel, name="run-cancel"),

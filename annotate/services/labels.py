@@ -291,6 +291,8 @@ class _LockedClaim:
     gold: tuple[str, str, str] | None  # its gold: verdict, source, reason
     gold_id: int | None
     reserved: bool  # the user holds a reservation on it (expired or not)
+    # ... and the queue served it: not only held for the screen rendered ahead (reached by j/k)
+    served: bool
     holds_another: bool  # the user holds an unexpired reservation on another claim of the project
     revealed: str | None  # the user's verdict when the claim was first revealed to them
     # the stratified design's ActiveStratum rows, read in the same round trip (if asked)
@@ -348,6 +350,7 @@ def _claim_lock(
         gold=(first[11], first[12], first[13]) if first[10] is not None else None,
         gold_id=first[10],
         reserved=bool(first[7]),
+        served=bool(first[7]) and not first[21],
         holds_another=bool(first[8]),
         revealed=first[9],
         strata=(results[strata_at] or []) if strata_at is not None else None,
@@ -520,12 +523,13 @@ def _label_save_and_next(
         more=more,
     )
     _label_check(claim=claim, verdict=verdict, require_quote=None, **evidence)
-    # Whether the queue served this claim: the member's reservation on it, expired or not.
+    # Whether the queue served this claim: the member's reservation on it, expired or not,
+    # unless it was only held for the screen rendered ahead (then reached by j/k).
     writes = StatementBatch()
     if locked.reserved:
         sql.reservation_release(writes, claim_id=claim.pk, user_id=annotator.pk)
-    stratum = recorded if locked.reserved else {**recorded, "outside_queue": True}
-    if locked.reserved and project.queue_design == Project.QueueDesign.STRATIFIED:
+    stratum = recorded if locked.served else {**recorded, "outside_queue": True}
+    if locked.served and project.queue_design == Project.QueueDesign.STRATIFIED:
         # The stratified design's stratum, beside the member's restriction (issue 14).
         stratum = {**stratum, "active_stratum": claim.active_stratum}
     labels_before = claim.label_count
@@ -539,7 +543,7 @@ def _label_save_and_next(
         stratum=stratum,
         now=now,
         count_changed=project.count_changed_after_reveal,
-        design=label_design_fields(project=project, claim=claim, served=locked.reserved),
+        design=label_design_fields(project=project, claim=claim, served=locked.served),
         **evidence,
     )
     last = StatementBatch()

@@ -113,32 +113,49 @@ def _candidates(*, project: Project, user, condition: Q, now) -> QuerySet[Claim]
     )
 
 
-def _reserve(*, claim: Claim, user, now) -> None:
+def _reserve(*, claim: Claim, user, now, ahead: bool = False) -> None:
     # One upsert (INSERT … ON CONFLICT DO UPDATE) instead of a read, a savepoint and a write.
+    # Served, a reservation is no longer `ahead`; renewed ahead, a served one stays served.
     Reservation.objects.bulk_create(
         [
             Reservation(
-                claim=claim, user=user, expires_at=now + timedelta(minutes=RESERVATION_MINUTES)
+                claim=claim,
+                user=user,
+                expires_at=now + timedelta(minutes=RESERVATION_MINUTES),
+                ahead=ahead,
             )
         ],
         update_conflicts=True,
         unique_fields=["claim", "user"],
-        update_fields=["expires_at"],
+        update_fields=["expires_at"] if ahead else ["expires_at", "ahead"],
     )
 
 
 @transaction.atomic
-def claim_next_for_user(*, project: Project, user, stratum: dict | None = None) -> Claim | None:
+def claim_next_for_user(
+    *, project: Project, user, stratum: dict | None = None, after: int | None = None
+) -> Claim | None:
     """The claim `user` should label next, reserved for them; None when their queue is empty.
 
     The user's own unexpired reservation comes first (a reload keeps the same claim). `stratum`
     is the member's `Membership.queue_stratum`. Also clears the user's expired reservations in
     the project (they no longer count anywhere; this only keeps the table small).
+
+    `after`: the claim the user is labelling now. The answer is then the claim their
+    save-and-next of it will serve (the labelling screen pre-renders it): the same search with
+    claim `after` left out, reserved for them like any served claim, so no other analyst is
+    handed it meanwhile. The save's own search then finds it first among their reservations
+    (`claim_take_next`), unless it was lost meanwhile (expired and taken, say): the save's
+    answer is the one that counts.
     """
     now = timezone.now()
     condition, _ = stratum_condition(project=project, stratum=stratum)
+    if after is not None:
+        condition &= ~Q(pk=after)
     _expired_release(project=project, user=user, now=now)
-    return claim_take_next(project=project, user=user, condition=condition, now=now)
+    return claim_take_next(
+        project=project, user=user, condition=condition, now=now, ahead=after is not None
+    )
 
 
 def _expired_release(*, project: Project, user, now) -> None:
@@ -162,6 +179,7 @@ def claim_take_next(
     after: StatementBatch | None = None,
     strata: list[tuple] | None = None,
     counted: tuple[str, int, int] | None = None,
+    ahead: bool = False,
 ) -> Claim | None:
     """`claim_next_for_user` for a caller already inside a transaction, with the stratum's
     `condition` (see `stratum_condition`); the claim comes with its answer.
@@ -181,6 +199,8 @@ def claim_take_next(
     each stratum's first open claim in queue order, then any open claim (a stratum may be
     "full" by its count while a claim of it still needs a second label, and claims added after
     the design have no stratum).
+
+    `ahead`: the claim is taken for the screen rendered ahead (`Reservation.ahead`), not served.
     """
     from annotate.services.design import strata_ranked
 
@@ -203,7 +223,23 @@ def claim_take_next(
                 for name, big_n, n, k, *rest in strata
             ]
         tries = [*strata_ranked(strata=list(strata)), None]
-    if may_hold_one:
+    if may_hold_one and not restricted:
+        # SKIP LOCKED (as below): in the caller's round trip, then reserved again (re-checked)
+        # with the screen's reads in one more, as a claim the search finds.
+        rows = before.run_then(
+            *sql.own_reservation_statement(
+                project_id=project.pk, user_id=user.pk, now=now, routed_out=routed_out
+            )
+        )
+        if rows:
+            batch = StatementBatch()
+            reserved = _reserve_if_room(batch, claim_id=rows[0][0], user=user, now=now, ahead=ahead)
+            batch.extend(after)
+            screen = _screen_reads(batch, claim_id=rows[0][0])
+            results = batch.run()
+            if results[reserved]:
+                return screen(results)
+    elif may_hold_one:
         before.run()
         # SKIP LOCKED: the claim may be locked by another tab of this user saving it (its
         # transaction holds this member's counter row we would wait for next: a deadlock).
@@ -224,7 +260,7 @@ def claim_take_next(
             .first()
         )
         if mine is not None:
-            _reserve(claim=mine, user=user, now=now)
+            _reserve(claim=mine, user=user, now=now, ahead=ahead)
             after.run()
             return mine
     tried = 0
@@ -262,7 +298,7 @@ def claim_take_next(
             continue
         # The reservation, the caller's last writes and the screen's reads: one round trip.
         batch = StatementBatch()
-        reserved = _reserve_if_room(batch, claim_id=claim_id, user=user, now=now)
+        reserved = _reserve_if_room(batch, claim_id=claim_id, user=user, now=now, ahead=ahead)
         batch.extend(after)
         screen = _screen_reads(batch, claim_id=claim_id)
         results = batch.run()
@@ -325,7 +361,9 @@ def _first_open_claim_id(
     return rows[0][0] if rows else None
 
 
-def _reserve_if_room(batch: StatementBatch, *, claim_id: int, user, now) -> int:
+def _reserve_if_room(
+    batch: StatementBatch, *, claim_id: int, user, now, ahead: bool = False
+) -> int:
     """Queue on `batch` the reservation of claim `claim_id` for `user` if its labels and other
     analysts' live reservations still leave room and the user has not labelled it; returns the
     index of its result, which has a row when it reserved. Run it holding the claim's row lock.
@@ -341,6 +379,7 @@ def _reserve_if_room(batch: StatementBatch, *, claim_id: int, user, now) -> int:
             user_id=user.pk,
             now=now,
             expires=now + timedelta(minutes=RESERVATION_MINUTES),
+            ahead=ahead,
         )
     )
 

@@ -8,9 +8,11 @@ Blind by default: the judge's verdicts and colleagues' labels reach the page onl
 
 from django import forms
 from django.contrib import messages
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.text import Truncator
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url, trigger_client_event
 
@@ -265,6 +267,27 @@ def label_claim(request, project, membership, claim_id: int):
     return _screen(request, project, membership, claim)
 
 
+@never_cache
+@require_GET
+@project_view(Role.ANALYST)
+def label_claim_following(request, project, membership, claim_id: int):
+    """The screen save-and-next of claim `claim_id` will answer with, rendered ahead: label.js
+    fetches it once `claim_id` is shown and swaps it in the moment the analyst saves, while the
+    save is posted. The claim is reserved for the analyst now (`claim_next_for_user(after=)`);
+    204 when nothing would follow, so the last save of a queue waits for the server."""
+    if not Claim.objects.filter(project=project, pk=claim_id).exists():
+        raise Http404("No such claim in this project.")
+    try:
+        claim = claim_next_for_user(
+            project=project, user=request.user, stratum=membership.queue_stratum, after=claim_id
+        )
+    except QueueError:
+        claim = None
+    if claim is None:
+        return HttpResponse(status=204)
+    return _screen(request, project, membership, claim, from_queue=True)
+
+
 @require_POST
 @project_view(Role.ANALYST)
 def label_claim_save(request, project, membership, claim_id: int):
@@ -430,4 +453,9 @@ urlpatterns = [
     path("p/<slug:slug>/label/undo/", label_last_undo, name="label-undo"),
     path("p/<slug:slug>/label/<int:claim_id>/", label_claim, name="label-claim"),
     path("p/<slug:slug>/label/<int:claim_id>/save/", label_claim_save, name="label-save"),
+    path(
+        "p/<slug:slug>/label/<int:claim_id>/following/",
+        label_claim_following,
+        name="label-following",
+    ),
 ]

@@ -200,6 +200,14 @@
     return spans;
   }
 
+  // A new claim's screen (a swap by htmx or one shown ahead): no span is being added.
+  function newScreenSpans() {
+    adding = false;
+    active = 1;
+    lastTaken = "";
+    spanStatus("");
+  }
+
   function spanStatus(text) {
     var status = byId("quote-span-status");
     if (status) status.textContent = text;
@@ -539,18 +547,24 @@
   });
 
   document.body.addEventListener("htmx:afterSettle", function (event) {
+    swapping = false;
     if (!byId("screen")) return;
     // A page of the pile came in: the spans being selected (and "a") carry on across pages.
     var pileOnly = event.detail && event.detail.target && event.detail.target.id === "pile";
-    if (!pileOnly) {
-      adding = false;
-      active = 1;
-      lastTaken = "";
-      spanStatus("");
-    }
+    if (!pileOnly) newScreenSpans();
     paintQuote();
     showCorrectField();
+    fetchFollowing();
+    release();
   });
+
+  function focusHeading() {
+    var heading = byId("claim-heading") || document.querySelector("#screen h1");
+    if (heading && document.activeElement !== heading) {
+      heading.setAttribute("tabindex", "-1");
+      heading.focus({ preventScroll: false });
+    }
+  }
 
   // The next claim's heading takes focus in the same task as the swap (htmx has just put focus
   // back on the new quote box, which shares the old one's id): no key an analyst presses
@@ -559,12 +573,203 @@
     if (!byId("screen")) return;
     // A page of the pile came in: the analyst is reading it, keep their place.
     if (event.detail && event.detail.target && event.detail.target.id === "pile") return;
-    var heading = byId("claim-heading") || document.querySelector("#screen h1");
-    if (heading && document.activeElement !== heading) {
-      heading.setAttribute("tabindex", "-1");
-      heading.focus({ preventScroll: false });
-    }
+    // Until the settle, htmx has not taken over the new forms: a save now would post natively.
+    swapping = true;
+    focusHeading();
   });
+
+  // Save-and-next without the wait (HumanSignal/label-studio#9101). Once a claim's screen is
+  // shown, the screen its save will answer with is fetched (GET …/label/<id>/following/, which
+  // reserves that claim for this analyst) and kept aside. At a save that passes the checks
+  // the server makes first (a verdict; a quote where one is needed, found in its passage;
+  // none with NOT_IN_PILE), that screen is shown at once and the save is posted; its answer
+  // then confirms the claim shown (only the counters and the "Saved …" line are taken from
+  // it, so what the analyst began on the next claim stays) or wins: a refusal (the form as
+  // sent, with its message), a busy database's 503, or another claim (the one rendered ahead
+  // was lost meanwhile: labelled by others once its reservation expired) replaces the screen.
+  // A save that fails the first checks goes the usual way and shows nothing ahead.
+  // One request from the screen at a time, as hx-sync keeps htmx's own: a save, an undo, a
+  // skip, j/k or a page of the pile asked for while the screen ahead is fetched, or while a
+  // save shown ahead is posted, waits for it and then goes, in order.
+  var following = null; // {after: claim id, html} for the screen of that claim
+  var fetching = false; // the screen ahead is being fetched
+  var swapping = false; // htmx swapped a screen in and has not settled it
+  var saving = null; // {to: claim id shown ahead, previous: the saved claim's screen}
+  var held = []; // forms and links whose request waits for `fetching` or `saving`
+
+  function busy() { return fetching || swapping || Boolean(saving); }
+
+  // Send what waited, in order; how many went (a form or link of a screen since replaced
+  // is dropped, as hx-sync drops a request of a replaced element).
+  function release() {
+    var waiting = held;
+    var sent = 0;
+    held = [];
+    waiting.forEach(function (el) {
+      if (busy()) held.push(el);
+      else if (!document.contains(el)) return;
+      else {
+        sent += 1;
+        if (el.tagName === "FORM") submit(el); else el.click();
+      }
+    });
+    return sent;
+  }
+
+  document.body.addEventListener("htmx:beforeRequest", function (event) {
+    if (!busy()) return;
+    event.preventDefault();
+    var el = event.detail && event.detail.elt;
+    if (el && held.indexOf(el) < 0) held.push(el);
+  });
+
+  function screenIn(html) {
+    var box = document.createElement("template");
+    box.innerHTML = html || "";
+    return box.content.querySelector("#screen");
+  }
+
+  function fetchFollowing() {
+    var screen = byId("screen");
+    var url = screen && screen.getAttribute("data-following-url");
+    var after = screen && screen.getAttribute("data-claim-id");
+    if (!url || busy() || (following && following.after === after)) return;
+    following = null;
+    fetching = true;
+    fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true", "HX-Target": "screen" } })
+      .then(function (response) { return response.status === 200 ? response.text() : ""; })
+      .catch(function () { return ""; }) // no screen ahead: the save waits for the server
+      .then(function (html) {
+        fetching = false;
+        var now = byId("screen");
+        if (html && now && now.getAttribute("data-claim-id") === after) {
+          following = { after: after, html: html };
+          now.setAttribute("data-following-ready", "");
+        }
+        release();
+      });
+  }
+
+  function passesFirstChecks(form) {
+    var verdict = form.querySelector("input[name=verdict]:checked");
+    if (!verdict) return false;
+    var quote = form.querySelector("[name=quote]");
+    var passage = form.querySelector("[name=passage]");
+    var quoted = (quote && quote.value) || "";
+    var chosen = (passage && passage.value) || "";
+    if (verdict.value === "NOT_IN_PILE") return !quoted && !chosen;
+    if (!quoted && !chosen) return form.getAttribute("data-quote-required") !== "true";
+    var shown = chosen && document.querySelector('.passage-text[data-passage-id="' + chosen + '"]');
+    return Boolean(shown && quoted && shown.textContent.indexOf(quoted) >= 0);
+  }
+
+  function show(screen) {
+    var live = byId("screen");
+    if (!live) return;
+    live.replaceWith(screen);
+    if (window.htmx) window.htmx.process(screen);
+    newScreenSpans();
+    focusHeading();
+    paintQuote();
+    showCorrectField();
+    window.scrollTo({ top: 0 });
+  }
+
+  function saveAhead(form, screen) {
+    var next = screenIn(following.html);
+    following = null;
+    var body = new URLSearchParams(new FormData(form));
+    saving = { to: next.getAttribute("data-claim-id"), previous: screen };
+    var line = document.createElement("aside");
+    line.className = "label-saving";
+    line.setAttribute("role", "status");
+    line.setAttribute("aria-label", "Last save");
+    var text = screen.querySelector("[data-testid=claim-text]");
+    line.textContent = "Saving your label for “" + (text ? text.textContent : "") + "”…";
+    var status = next.querySelector(".label-status");
+    if (status) status.after(line);
+    show(next);
+    fetch(form.action, {
+      method: "POST",
+      body: body,
+      credentials: "same-origin",
+      headers: { "HX-Request": "true", "HX-Target": "screen", "HX-Current-URL": location.href },
+    })
+      .then(function (response) {
+        return response.text().then(function (html) { answered(response, html); });
+      })
+      .catch(function () { answered(null, ""); });
+  }
+
+  function answered(response, html) {
+    var done = saving;
+    saving = null;
+    var fresh = screenIn(html);
+    var live = byId("screen");
+    var confirmed = Boolean(response && response.ok && fresh && live &&
+      fresh.getAttribute("data-claim-id") === done.to &&
+      live.getAttribute("data-claim-id") === done.to && !fresh.querySelector(".label-error"));
+    if (confirmed) {
+      var line = live.querySelector(".label-saving");
+      if (line) line.remove();
+      ["label-status", "last-saved"].forEach(function (name) {
+        var mine = live.querySelector("." + name);
+        var theirs = fresh.querySelector("." + name);
+        if (theirs && mine) mine.replaceWith(theirs);
+        else if (mine) mine.remove();
+        else if (theirs) live.querySelector(".label-status").after(theirs);
+        if (theirs && window.htmx) window.htmx.process(theirs);
+      });
+    } else if (fresh) {
+      show(fresh); // the server's answer wins
+    } else {
+      // No screen came back (a server error, the network): the claim comes back as sent.
+      show(done.previous);
+      var error = document.createElement("div");
+      error.className = "error label-error";
+      error.setAttribute("role", "alert");
+      error.textContent = "Your label was not saved: the server did not answer. Your verdict " +
+        "and quote are still in the form: press Save again.";
+      var top = done.previous.querySelector(".label-status");
+      if (top) top.after(error);
+    }
+    if (response) {
+      var pushed = response.headers.get("HX-Push-Url");
+      if (pushed && pushed !== location.pathname + location.search) {
+        history.pushState({ htmx: true }, "", pushed);
+      }
+      var events = response.headers.get("HX-Trigger");
+      if (events && window.htmx) {
+        try {
+          var parsed = JSON.parse(events);
+          Object.keys(parsed).forEach(function (name) {
+            window.htmx.trigger(document.body, name, parsed[name]);
+          });
+        } catch (e) { /* not JSON: no events */ }
+      }
+    }
+    // A request sent now brings a screen of its own (its settle fetches what follows that).
+    if (!release()) fetchFollowing();
+  }
+
+  // Capture, so this runs before htmx's own handler on the form.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form || !form.closest("#main") || form.getAttribute("method") === "dialog") return;
+    if (busy()) {
+      event.preventDefault();
+      event.stopPropagation();
+      if (held.indexOf(form) < 0) held.push(form);
+      return;
+    }
+    var screen = byId("screen");
+    if (form.id !== "label-form" || !following || !screen) return;
+    if (following.after !== screen.getAttribute("data-claim-id")) return;
+    if (!screenIn(following.html) || !passesFirstChecks(form)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    saveAhead(form, screen);
+  }, true);
 
   // A save that lost to concurrent saves answers 503 with the screen as sent (verdict, quote,
   // the message): htmx leaves error statuses unswapped unless told.
@@ -581,4 +786,5 @@
 
   showCorrectField();
   paintQuote();
+  fetchFollowing();
 })();

@@ -80,6 +80,8 @@ def test_two_spans_in_two_passages_are_dragged_marked_saved_and_marked_again(
     page.keyboard.press("1")
     page.keyboard.press("Enter")
     claim_shown(page, claims[1].text)
+    # The next claim is shown ahead of the save's answer: the label is stored once it comes.
+    page.wait_for_selector(f'.last-saved[data-saved-claim="{claims[0].pk}"]')
     label = Label.objects.get(claim=claims[0], annotator=user)
     assert label.evidence_quote == first
     [extra] = label.more_spans.all()
@@ -161,6 +163,8 @@ def test_spans_are_added_with_the_a_key_and_removed_by_keyboard_and_mouse(browse
     page.keyboard.press("1")
     page.keyboard.press("Enter")
     claim_shown(page, claims[1].text)
+    # The next claim is shown ahead of the save's answer: the label is stored once it comes.
+    page.wait_for_selector(f'.last-saved[data-saved-claim="{claims[0].pk}"]')
     label = Label.objects.get(claim=claims[0], annotator=user)
     assert label.evidence_quote == "Monday to Friday"
     assert not label.more_spans.exists()
@@ -192,7 +196,7 @@ def test_a_second_span_from_another_page_of_the_pile(browser_page, screenshot, s
     screenshot(page, "multispan-other-page.png", full_page=False)
     page.keyboard.press("1")
     page.keyboard.press("Enter")
-    page.wait_for_selector(".last-saved")
+    page.wait_for_selector(f'.last-saved[data-saved-claim="{claim.pk}"]')
     label = Label.objects.get(claim=claim, annotator=user)
     assert (label.evidence_passage.rank, label.evidence_quote) == (3, "refund takes")
     [extra] = label.more_spans.all()

@@ -94,7 +94,8 @@ def test_a_mid_word_drag_snaps_to_words_stays_marked_and_is_marked_again_on_retu
 
     page.keyboard.press("1")
     page.keyboard.press("Enter")
-    claim_shown(page, claims[1].text)
+    claim_shown(page, claims[1].text)  # rendered ahead: shown before the save is answered
+    page.wait_for_selector(f'.last-saved[data-saved-claim="{claims[0].pk}"]')
     label = Label.objects.get(claim=claims[0], annotator=user)
     assert label.evidence_quote == snapped
     assert HOURS[label.evidence_start : label.evidence_end] == snapped

@@ -63,6 +63,7 @@ def test_a_bulk_split_of_the_filtered_set_splits_those_answers_only(
     assert answers[1].claims.count() == 1  # had claims: left alone without "split again"
     page = lead_client.get(response["Location"]).content.decode()
     assert "Split 2 answers into 4 new claims" in page
+    assert "2 answers (filtered: risk category Legal)" in page
 
 
 def test_a_bulk_split_with_nothing_left_says_so_and_queues_nothing(

@@ -19,6 +19,7 @@ from annotate.models import (
     Membership,
     Passage,
     Project,
+    System,
     Verdict,
 )
 from api.models import ApiToken
@@ -48,6 +49,7 @@ class World:
     split_job: SplitJob
     skip: ClaimSkip
     token: ApiToken
+    systems: tuple[System, System]
 
     def ids(self) -> dict[str, int]:
         """The object id each URL keyword names."""
@@ -63,6 +65,9 @@ class World:
             "split_job_id": self.split_job.pk,
             "skip_id": self.skip.pk,
             "token_id": self.token.pk,
+            # the two systems of the analysts' pairwise queue (/pairwise/<a>/<b>/)
+            "a": self.systems[0].pk,
+            "b": self.systems[1].pk,
         }
 
 
@@ -189,6 +194,11 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
     )
     # The owner's API token (the account page revokes it by id).
     token = token_create(user=users["owner"], name=f"{marker} token").token
+    # Two systems, so the analysts' pairwise queue has a pair of systems to open.
+    systems = tuple(
+        System.objects.create(project=project, name=f"{marker} system", version=version)
+        for version in ("1", "2")
+    )
     return World(
         project=project,
         users=users,
@@ -206,4 +216,5 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         split_job=split_job,
         skip=skip,
         token=token,
+        systems=systems,
     )
