@@ -271,6 +271,7 @@ def _split_panel(request, project, membership, answer, *, job=None, form=None):
         "job": job,
         "form": form or SplitStartForm(project=project),
         "split_judges": judges,
+        "recent_jobs": selectors.split_jobs_bulk_for_project(project=project),
         "endpoints": endpoints_declared(),
         "how_to_declare": HOW_TO_DECLARE,
         "poll_url": f"{panel_url}?poll={job.pk}" if job else "",
@@ -373,6 +374,7 @@ def split_bulk(request, project, membership):
         "without_claims": answers.filter(claims__isnull=True).count() if answers is not None else 0,
         "form": form,
         "split_judges": judges,
+        "recent_jobs": selectors.split_jobs_bulk_for_project(project=project),
         "endpoints": endpoints_declared(),
         "how_to_declare": HOW_TO_DECLARE,
     }

@@ -119,6 +119,11 @@ def test_a_rule_job_over_the_filtered_set_splits_exactly_those_answers(
     assert 'aria-valuemax="3" aria-valuenow="3"' in page
     assert "3 of 3 answers split; 5 new claims." in page
     assert "Split 3 answers into 5 new claims" in page
+    # The bulk page lists it among the recent splits, so a lead finds it again.
+    bulk = lead_client.get(reverse("judges:split-bulk", args=[project.slug])).content.decode()
+    assert (
+        f">#{job.pk}</a> by rule, 3 answers (filtered: risk category Legal): done, 3 of 3," in bulk
+    )
 
 
 def test_split_again_resplits_keeping_and_flagging_labelled_claims(
