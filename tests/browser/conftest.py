@@ -12,6 +12,8 @@ list, for a test that provokes one on purpose.
 """
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -106,7 +108,25 @@ def browser_page(chromium, live_server, fast_passwords):
     for context, violations in contexts:
         context.close()
         found += violations
+    _live_requests_finish()
     assert not found, f"Content-Security-Policy violations: {found}"
+
+
+def _live_requests_finish(timeout: float = 30.0) -> None:
+    """Wait until the live server has answered every request the closed pages had sent.
+
+    A page that reads ahead (the labelling screen fetches the next claim once one is shown) can
+    leave a request running in the live server's thread when the test ends; the database flush
+    that follows then waits on that request's row locks and fails, the next test finds the last
+    one's rows (the CI failure of the prefetch browser tests at 0faa959). The live server
+    (socketserver.ThreadingMixIn) answers each request in a thread running
+    `process_request_thread`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = [t for t in threading.enumerate() if "process_request_thread" in t.name]
+        if not busy:
+            return
+        busy[0].join(timeout=0.1)
 
 
 @pytest.fixture
