@@ -150,3 +150,14 @@ class SplitStartForm(forms.Form):
         self.fields["judge"].error_messages["invalid_choice"] = (
             "Choose an OpenAI-compatible judge of this project: its decompose prompt splits."
         )
+
+
+class SplitBulkForm(SplitStartForm):
+    """Split the answers list's filtered set: by rule (no judge chosen, the default: offline
+    and deterministic), or by LLM through the chosen judge's decompose prompt."""
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, project=project, **kwargs)
+        del self.fields["answer"]
+        self.fields["judge"].required = False
+        self.fields["judge"].empty_label = "By rule (offline, deterministic)"

@@ -352,12 +352,18 @@ class JudgeFailure(models.Model):
 
 
 class SplitJob(models.Model):
-    """Splitting answers into claims through a judge's decompose prompt, on a worker.
+    """Splitting answers into claims on a worker: through a judge's decompose prompt (by LLM),
+    or by annotate's rule splitter over many answers at once (by rule, no judge).
 
-    The endpoint is called by the `split_claims` task, never inside a web request; the job
-    holds the progress the claims page polls. `answer_ids` is the work, frozen at the start;
-    `done + failed` answers of it are behind, so a redelivered task carries on from there.
+    The work runs in the `split_claims` task, never inside a web request; the job holds the
+    progress the claims page and the bulk split page poll. `answer_ids` is the work, frozen at
+    the start; `done + failed` answers of it are behind, so a redelivered task carries on
+    from there.
     """
+
+    class Method(models.TextChoices):
+        RULE = "rule", "By rule"
+        LLM = "llm", "By LLM"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for a worker"
@@ -366,7 +372,15 @@ class SplitJob(models.Model):
         FAILED = "failed", "Failed"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="split_jobs")
-    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="split_jobs")
+    method = models.CharField(max_length=4, choices=Method.choices, default=Method.LLM)
+    judge = models.ForeignKey(
+        Judge,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="split_jobs",
+        help_text="By LLM: the judge whose decompose prompt splits; empty by rule.",
+    )
     answer = models.ForeignKey(
         Answer,
         null=True,
@@ -403,6 +417,12 @@ class SplitJob(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=["pending", "running", "done", "failed"]),
                 name="splitjob_status_valid",
+            ),
+            # A judge exactly when the split is by LLM: a rule job has no prompt to name.
+            models.CheckConstraint(
+                condition=(Q(method="llm") & Q(judge__isnull=False))
+                | (Q(method="rule") & Q(judge__isnull=True)),
+                name="splitjob_judge_iff_llm",
             ),
         ]
 

@@ -184,6 +184,15 @@ def split_job_get_for_project(*, project: Project, job_id: int) -> SplitJob:
     return job
 
 
+def split_jobs_bulk_for_project(*, project: Project, limit: int = 5) -> list[SplitJob]:
+    """The project's latest split jobs over many answers (by rule or by LLM), newest first."""
+    return list(
+        SplitJob.objects.filter(project=project, answer__isnull=True)
+        .select_related("judge")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
 def split_job_latest_for_answer(*, answer) -> SplitJob | None:
     """The latest split job of this one answer, or None."""
     return SplitJob.objects.filter(answer=answer).select_related("judge", "created_by").first()

@@ -1,5 +1,8 @@
-"""Splitting answers into claims by LLM, as a job: the endpoint is called by a worker (or by
-the operator's shell, `split_claims --method llm`), never inside a web request.
+"""Splitting answers into claims as a job: by LLM, the endpoint is called by a worker (or by
+the operator's shell, `split_claims --method llm`), never inside a web request; by rule
+(`split_job_start_by_rule`), annotate's rule splitter runs over the answers list's filtered
+set on the same worker, with the same progress page, so a lead splits in bulk from the UI
+with no LLM endpoint declared.
 
 The judges side calls the endpoint and hands annotate the claim texts through annotate's own
 claims service (`claims_split(method="llm", texts=..., origin=...)`), which aligns them to the
@@ -23,8 +26,8 @@ from django.db.models import Count, F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotate.models import Answer
-from annotate.services.claims import ClaimsError, claims_split
+from annotate.models import Answer, Project
+from annotate.services.claims import ORIGIN_RULE, ClaimsError, claims_split
 from judges.backends import JudgeCallFailed, JudgeConfigError, backend_for_spec
 from judges.models import Backend, Judge, SplitJob, prompt_version
 from judges.services import judge_endpoint_problem, judge_spec, task
@@ -32,16 +35,22 @@ from judges.services import judge_endpoint_problem, judge_spec, task
 logger = logging.getLogger(__name__)
 
 MAX_FAILURES_KEPT = 200
+NOTHING_LEFT = (
+    "Every answer listed already has claims: nothing to split (tick “split again” to "
+    "re-split them on purpose)."
+)
 QUEUE_DOWN_SPLIT = (
     "The task queue (Redis) could not be reached, so the split was not started and nothing "
     "was split. Start it again once the queue is back."
 )
 
 
-def _answers_to_split(*, judge: Judge, answer: Answer | None, force: bool, among=None) -> list[int]:
+def _answers_to_split(
+    *, project_id: int, answer: Answer | None, force: bool, among=None
+) -> list[int]:
     if answer is not None:
         return [answer.pk]
-    answers = Answer.objects.filter(project_id=judge.project_id)
+    answers = Answer.objects.filter(project_id=project_id)
     if among is not None:
         answers = answers.filter(pk__in=among)
     if not force:
@@ -87,23 +96,56 @@ def split_job_start(
                     "re-split it only on purpose (tick “split again”)."
                 }
             )
-    answer_ids = _answers_to_split(judge=judge, answer=answer, force=force, among=among)
+    answer_ids = _answers_to_split(
+        project_id=judge.project_id, answer=answer, force=force, among=among
+    )
     if answer is None and among is not None and not answer_ids:
-        raise ValidationError(
-            {
-                "force": "Every answer listed already has claims: nothing to split (tick "
-                "“split again” to re-split them on purpose)."
-            }
-        )
+        raise ValidationError({"force": NOTHING_LEFT})
     spec = judge_spec(judge)
     job = SplitJob.objects.create(
         project_id=judge.project_id,
+        method=SplitJob.Method.LLM,
         judge=judge,
         answer=answer,
         answer_ids=answer_ids,
         answers_filter=among_described[:500] if answer is None and among is not None else "",
         force=force,
         origin=f"llm:{prompt_version(spec['decompose_prompt'])}",
+        total=len(answer_ids),
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+    if enqueue:
+        transaction.on_commit(lambda: _send(job.pk))
+    return job
+
+
+@transaction.atomic
+def split_job_start_by_rule(
+    *,
+    project: Project,
+    user=None,
+    force: bool = False,
+    enqueue: bool = True,
+    among=None,
+    among_described: str = "",
+) -> SplitJob:
+    """Queue a split by rule of the project's answers without claims (all of them with
+    `force`: claims with labels are kept, flagged when the rule does not reproduce them), or
+    of those among `among` (the answers list's filtered set, a queryset or list of answer
+    ids, described in words by `among_described`). Each answer is split in its own
+    transaction by annotate's `claims_split(method="rule")`, as `split_claims --method rule`
+    does. Refused, with nothing queued, when no answer is left to split. `enqueue=False`: the
+    caller runs it (`split_job_execute`)."""
+    answer_ids = _answers_to_split(project_id=project.pk, answer=None, force=force, among=among)
+    if not answer_ids:
+        raise ValidationError({"force": NOTHING_LEFT})
+    job = SplitJob.objects.create(
+        project=project,
+        method=SplitJob.Method.RULE,
+        answer_ids=answer_ids,
+        answers_filter=among_described[:500] if among is not None else "",
+        force=force,
+        origin=ORIGIN_RULE,
         total=len(answer_ids),
         created_by=user if user is not None and user.is_authenticated else None,
     )
@@ -144,11 +186,14 @@ def split_job_execute(
     SplitJob.objects.filter(pk=job_id).update(
         status=SplitJob.Status.RUNNING, started_at=Coalesce(F("started_at"), now)
     )
-    try:
-        backend = backend_for_spec(judge_spec(job.judge))
-    except JudgeConfigError as exc:
-        _finish(job_id, SplitJob.Status.FAILED, str(exc))
-        return "failed"
+    if job.method == SplitJob.Method.RULE:
+        split_one = _by_rule(job)
+    else:
+        try:
+            split_one = _by_llm(job, backend_for_spec(judge_spec(job.judge)))
+        except JudgeConfigError as exc:
+            _finish(job_id, SplitJob.Status.FAILED, str(exc))
+            return "failed"
     for answer_id in job.answer_ids[job.done + job.failed :]:
         answer = Answer.objects.filter(pk=answer_id).first()
         label = answer.external_id if answer is not None else f"#{answer_id}"
@@ -156,17 +201,7 @@ def split_job_execute(
         try:
             if answer is None:
                 raise ClaimsError("the answer was deleted")
-            texts = backend.decompose(answer.text)
-            created = len(
-                claims_split(
-                    answer=answer,
-                    method="llm",
-                    texts=texts,
-                    origin=job.origin,
-                    user=job.created_by,
-                    force=job.force,
-                )
-            )
+            created = len(split_one(answer))
         except JudgeConfigError as exc:  # no answer can split: stop here, say why
             _finish(job_id, SplitJob.Status.FAILED, str(exc))
             return "failed"
@@ -177,6 +212,28 @@ def split_job_execute(
             progress(job, f"answer {label}: {error or f'{created} claims'}")
     _finish(job_id, SplitJob.Status.DONE)
     return "done"
+
+
+def _by_rule(job: SplitJob) -> Callable[[Answer], list]:
+    def split_one(answer: Answer) -> list:
+        # claims_split writes each answer in its own transaction, under the answer's lock.
+        return claims_split(answer=answer, method="rule", user=job.created_by, force=job.force)
+
+    return split_one
+
+
+def _by_llm(job: SplitJob, backend) -> Callable[[Answer], list]:
+    def split_one(answer: Answer) -> list:
+        return claims_split(
+            answer=answer,
+            method="llm",
+            texts=backend.decompose(answer.text),
+            origin=job.origin,
+            user=job.created_by,
+            force=job.force,
+        )
+
+    return split_one
 
 
 def _count(job: SplitJob, *, label: str, created: int, error: str) -> SplitJob:

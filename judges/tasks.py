@@ -45,8 +45,8 @@ def run_pairwise(run_id: int) -> str:
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def split_claims(job_id: int) -> str:
-    """Split the answers of split job `job_id` by LLM; a redelivery carries on after the
-    answers already counted."""
+    """Split the answers of split job `job_id` (by rule or by LLM); a redelivery carries on
+    after the answers already counted."""
     from judges.split_jobs import split_job_execute
 
     return split_job_execute(job_id)

@@ -20,10 +20,11 @@ from judges.forms import (
     JudgeForm,
     RunBulkForm,
     RunStartForm,
+    SplitBulkForm,
     SplitStartForm,
 )
 from judges.models import JudgeRun
-from judges.split_jobs import split_job_start
+from judges.split_jobs import split_job_start, split_job_start_by_rule
 from metrics.judge_agreement import run_agreement
 
 
@@ -270,6 +271,7 @@ def _split_panel(request, project, membership, answer, *, job=None, form=None):
         "job": job,
         "form": form or SplitStartForm(project=project),
         "split_judges": judges,
+        "recent_jobs": selectors.split_jobs_bulk_for_project(project=project),
         "endpoints": endpoints_declared(),
         "how_to_declare": HOW_TO_DECLARE,
         "poll_url": f"{panel_url}?poll={job.pk}" if job else "",
@@ -337,20 +339,24 @@ def _split_bulk_answers(request, project, data):
 @require_http_methods(["GET", "POST"])
 @project_view(Role.LEAD)
 def split_bulk(request, project, membership):
-    """Split the answers list's filtered answers (all of them with no filter) into claims by
-    LLM, as a split job with a progress bar (judges/split_jobs.py)."""
+    """Split the answers list's filtered answers (all of them with no filter) into claims, by
+    rule or by an LLM judge, as a split job with a progress bar (judges/split_jobs.py)."""
     data = request.POST if request.method == "POST" else request.GET
     filters, answers = _split_bulk_answers(request, project, data)
-    form = SplitStartForm(request.POST or None, project=project)
+    form = SplitBulkForm(request.POST if request.method == "POST" else None, project=project)
     if answers is not None and request.method == "POST" and form.is_valid():
+        judge = form.cleaned_data["judge"]
+        scope = {
+            "user": request.user,
+            "force": form.cleaned_data["force"],
+            "among": answers.values("pk"),
+            "among_described": filters.described(),
+        }
         try:
-            job = split_job_start(
-                judge=form.cleaned_data["judge"],
-                user=request.user,
-                force=form.cleaned_data["force"],
-                among=answers.values("pk"),
-                among_described=filters.described(),
-            )
+            if judge is None:
+                job = split_job_start_by_rule(project=project, **scope)
+            else:
+                job = split_job_start(judge=judge, **scope)
         except ValidationError as exc:
             _form_errors(form, exc)
         else:
@@ -368,6 +374,7 @@ def split_bulk(request, project, membership):
         "without_claims": answers.filter(claims__isnull=True).count() if answers is not None else 0,
         "form": form,
         "split_judges": judges,
+        "recent_jobs": selectors.split_jobs_bulk_for_project(project=project),
         "endpoints": endpoints_declared(),
         "how_to_declare": HOW_TO_DECLARE,
     }
