@@ -1,5 +1,173 @@
-"""Tests written in the seventh session (2026-12-01) to kill the survivors of its mutation run.
+"""Tests written in the seventh session (2026-12-01) to kill the survivors of its mutation run
+(tests/MUTATION.md). Each expected figure or sentence is derived by hand from the inputs given,
+never by calling the product function under test for the expected side; each test names the
+mutants it was written against."""
 
-Each expected figure is derived by hand or by an independent library, never by the product
-function under test; each test names the mutant it was written against (see tests/MUTATION.md).
-"""
+import pytest
+
+from annotate.models import Gold
+from metrics.services import report_compute
+from metrics.services.audit_card_text import audit_card_markdown, audit_card_readable
+from tests.factories import AnswerFactory, ClaimFactory, ProjectFactory
+from tests.metrics.test_dashboard_summary import _card
+
+S, C, N = "SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"
+DASH = "—"
+
+# --- metrics.services.audit_card_text: the readable card, every row, by hand ----------------
+#
+# The card of tests/metrics/test_dashboard_summary.py with 5 canaries, 4 of them passed. Each
+# figure is the card's value rounded by hand to a whole percent, halves up (0.625 → 63%), or to
+# two decimals (kappa 0.4375 → 0.44, ECE 0.39698 → 0.40, Platt 0.2391 → 0.24, isotonic
+# 0.2669 → 0.27, the analysts' kappa 0.7985 → 0.80); intervals likewise (0.4231–0.8451 →
+# 42–85%, 0.3934–1 → 39–100%, 0.3851–0.8160 → 39–82%).
+
+FIGURES = [
+    ("Faithfulness, gold only (audit sample)", "67%", "42–85%", "Wilson."),
+    ("Faithfulness, Rogan–Gladen (debiased)", "59%", "0–100%", "RG."),
+    ("Faithfulness, PPI++ (prediction-powered) — headline", "65%", "44–85%", "PPI++."),
+    (
+        "Faithfulness the judge alone would claim (naive)",
+        "30%",
+        DASH,
+        "Share of the judge's verdicts that are SUPPORTED, with none of its errors corrected.",
+    ),
+    ("Sensitivity", "50%", "23–77%", "On 16 audited claims. Wilson."),
+    ("Specificity", "100%", "39–100%", "On 8 audited claims. Wilson."),
+    (
+        "Agreement with gold",
+        "63%",
+        "39–82%",
+        "Share of audited claims where the judge's verdict equals gold; clustered by answer.",
+    ),
+    (
+        "Cohen's kappa (judge–gold)",
+        "0.44",
+        DASH,
+        "Agreement beyond chance; the analysts' own kappa, 0.80, is its ceiling.",
+    ),
+    ("Youden's J", "0.50", DASH, "Sensitivity + specificity − 1."),
+    (
+        "Expected calibration error",
+        "0.40",
+        DASH,
+        "Raw confidence; after Platt scaling 0.24, isotonic 0.27; out of fold.",
+    ),
+    (
+        "Confidence cut for a false-claim rate ≤ 10%",
+        "none meets the target",
+        DASH,
+        "Conformal risk control: 0 of 9 held-out claims kept, realized false-claim rate 0%.",
+    ),
+    (
+        "Canary pass rate",
+        "80%",
+        DASH,
+        "Planted claims the pile cannot support that came back NOT_IN_PILE, of 5.",
+    ),
+]
+
+
+def _readable():
+    return audit_card_readable(card=_card(canary_pass_rate=0.8, canaries=5), design=None)
+
+
+def test_readable_card_every_figure_row_rounded_by_hand():
+    """audit_card_text `_row` `_1` (default method "XXXX"), `_figures` `_64` (specificity key
+    renamed: its row a dash), `_251` (the canary figure dropped: the row's columns shift), and
+    every other row's label, figure, interval and sentence."""
+    rows = _readable()["figures"]
+    assert [(r["label"], r["figure"], r["interval"], r["method"]) for r in rows] == FIGURES
+    assert [r.get("headline", False) for r in rows] == [False, False, True] + [False] * 9
+
+
+def test_readable_card_identity_sample_and_limits_in_words():
+    readable = _readable()
+    assert readable["identity"] == [
+        ("Judge", "baseline"),
+        ("Backend", "baseline"),
+        ("Model", "lexical-baseline"),
+        ("Prompt version", "287adda8bc44"),
+        ("Project", "demo"),
+        ("Computed", "2026-12-01 15:00 UTC"),
+    ]
+    assert readable["sample"] == [
+        "24 audited claims (gold verdicts: 24 unanimous among analysts, 0 adjudicated by a "
+        "lead) out of 27 claims the judge judged.",
+        "Design: not recorded in this report (computed before designs were kept).",
+    ]
+    assert readable["headline_reason"] == "PPI++ is the narrowest."
+    assert readable["method"] == "Audit of baseline."
+    limits = readable["limits"]
+    assert len(limits) == 4  # agreement below 80%, wide, 2 unparseable, the CRC caveat
+    assert limits[0].startswith("The judge agrees with analysts on 63% of audited claims, below 80%")
+    # (0.8514 − 0.4443)/2 = 0.2036: ±20 points
+    assert limits[1] == (
+        "The headline interval is wide (±20 points): 24 audited claims are few; more labels "
+        "narrow it."
+    )
+    assert limits[2] == "2 judge responses could not be read and are not counted as verdicts."
+
+
+def test_card_markdown_is_the_readable_card_section_by_section():
+    """The Markdown a lead pastes: title, identity bullets, the sample, the figures table (one
+    line per row above, in order), the reason, the limits, the method."""
+    text = audit_card_markdown(_readable())
+    lines = text.splitlines()
+    assert lines[:8] == [
+        "# Audit card: baseline",
+        "",
+        "- **Judge**: baseline",
+        "- **Backend**: baseline",
+        "- **Model**: lexical-baseline",
+        "- **Prompt version**: 287adda8bc44",
+        "- **Project**: demo",
+        "- **Computed**: 2026-12-01 15:00 UTC",
+    ]
+    at = lines.index("## Audit sample")
+    assert lines[at + 1 : at + 5] == [
+        "",
+        "- 24 audited claims (gold verdicts: 24 unanimous among analysts, 0 adjudicated by a "
+        "lead) out of 27 claims the judge judged.",
+        "- Design: not recorded in this report (computed before designs were kept).",
+        "",
+    ]
+    at = lines.index("## Figures")
+    table = lines[at + 2 : at + 4 + len(FIGURES)]
+    assert table[:2] == ["| Figure | Value | 95% interval | How |", "|---|---|---|---|"]
+    assert table[2:] == [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in FIGURES]
+    assert "**Why the headline:** PPI++ is the narrowest." in lines
+    at = lines.index("## Limits")
+    assert lines[at + 2].startswith("- The judge agrees with analysts on 63%")
+    assert lines[-3:] == ["## Method", "", "Audit of baseline."]
+
+
+# --- metrics.services.active_audit: an active design with gold drawn under another ----------
+
+
+@pytest.mark.django_db
+def test_active_design_whose_gold_was_all_drawn_uniformly_says_so_and_still_forecasts():
+    """active_audit `_active_headline` `_84` (`method =` for `+=`: the "fewer than 2" sentence
+    lost) and `_24` (a fill π of 2 for the claims without one when no label has a π: the
+    forecast then refuses the π and the report fails).
+
+    The project's queue is active, but its 3 gold claims were labelled before (no recorded π)
+    and no claim has a π: nothing is drawn under the design, so the headline is not estimated
+    and says the 3 gold claims are left out; the forecasts have no labels to go on."""
+    project = ProjectFactory(queue_design="active")
+    claims = [ClaimFactory(answer=AnswerFactory(project=project)) for _ in range(5)]
+    for claim, verdict in zip(claims[:3], (S, S, C), strict=True):
+        Gold.objects.create(claim=claim, verdict=verdict, source="unanimous")
+    block = report_compute(project=project)["active_audit"]
+    assert block["design"] == "active"
+    assert block["labels_now"] == 0
+    headline = block["headline"]
+    assert headline["value"] is None  # nan in the report JSON is null
+    assert headline["gold_left_out"] == 3
+    assert headline["method"] == (
+        "Fewer than 2 gold claims drawn under the active design: not estimated. 3 gold claims "
+        "with no recorded inclusion probability (labelled under another design) left out of "
+        "this estimate."
+    )
+    assert set(block["forecast"]) == {"uniform", "active"}
+    assert block["forecast"]["active"]["labels_total"] is None
