@@ -100,7 +100,9 @@ def test_readable_card_identity_sample_and_limits_in_words():
     assert readable["method"] == "Audit of baseline."
     limits = readable["limits"]
     assert len(limits) == 4  # agreement below 80%, wide, 2 unparseable, the CRC caveat
-    assert limits[0].startswith("The judge agrees with analysts on 63% of audited claims, below 80%")
+    assert limits[0].startswith(
+        "The judge agrees with analysts on 63% of audited claims, below 80%"
+    )
     # (0.8514 − 0.4443)/2 = 0.2036: ±20 points
     assert limits[1] == (
         "The headline interval is wide (±20 points): 24 audited claims are few; more labels "
@@ -171,3 +173,127 @@ def test_active_design_whose_gold_was_all_drawn_uniformly_says_so_and_still_fore
     )
     assert set(block["forecast"]) == {"uniform", "active"}
     assert block["forecast"]["active"]["labels_total"] is None
+
+
+# --- metrics.stats.paired: two shared questions, the t quantile at 1 degree of freedom --------
+
+
+def test_paired_gold_difference_of_two_questions_uses_t_with_one_degree_of_freedom():
+    """paired `_finish` `_39` (t at max(df, 2) for max(df, 1): 4.30 for 12.71 when G = 2).
+
+    50 units per system and question: A 25 and 25 supported, B 26 and 24. By hand: θ_A = θ_B =
+    0.5, D = 0; z_Bq = (26 − 25)/100 = +0.01 and −0.01, z_Aq = 0; SE² = G/(G − 1)·Σ z² =
+    2·0.0002, SE = 0.02; the interval 0 ± t_{0.975, 1}·0.02 (t from scipy), inside [−1, 1]."""
+    import numpy as np
+    from scipy.stats import t as student_t
+
+    from metrics.stats.paired import paired_gold_difference
+
+    values, system, question = [], [], []
+    for s, q, k in ((0, "q1", 25), (0, "q2", 25), (1, "q1", 26), (1, "q2", 24)):
+        values += [1.0] * k + [0.0] * (50 - k)
+        system += [s] * 50
+        question += [q] * 50
+    est = paired_gold_difference(np.array(values), np.array(system), np.array(question))
+    half = float(student_t.ppf(0.975, 1)) * 0.02  # 12.706 · 0.02 = 0.2541
+    assert est.value == pytest.approx(0.0, abs=1e-15)
+    assert est.std_error == pytest.approx(0.02, rel=1e-12)
+    assert est.ci == (pytest.approx(-half, rel=1e-12), pytest.approx(half, rel=1e-12))
+    assert est.n_questions == 2
+
+
+# --- metrics.services.gate: a gold-only gate reports the report's own method sentence ---------
+
+
+def test_gate_on_the_gold_figure_reports_the_reports_method_sentence():
+    """gate `_figure` `_39` (`report.get("XXmethodXX")`: every gold-only gate said the default
+    "gold claims, 95% Wilson interval" instead of the report's sentence, e.g. its clustering)."""
+    from metrics.services.gate import gate_check
+
+    report = {
+        "faithfulness": {"pooled": {"value": 0.8, "ci": [0.7, 0.9]}},
+        "method": {
+            "faithfulness": "gold claims, clustered by answer, 95% Wilson interval at n_eff"
+        },
+    }
+    result = gate_check(report, metric="faithfulness", minimum=0.75, on="lower")
+    assert result["method"] == "gold claims, clustered by answer, 95% Wilson interval at n_eff"
+    assert result["pass"] is False  # lower end 0.7 < 0.75
+    no_method = gate_check({"faithfulness": report["faithfulness"]}, minimum=0.75, on="value")
+    assert no_method["method"] == "gold claims, 95% Wilson interval"
+    assert no_method["pass"] is True
+
+
+# --- metrics.services.compare: the JSON names both systems --------------------------------------
+
+
+@pytest.mark.django_db
+def test_compare_names_both_systems_by_name_version_and_label():
+    """compare `systems_compare` `_44` (the B system's "name" key renamed: the compare JSON of
+    `manage.py compare --format json` and the API lose B's name)."""
+    from metrics.services.compare import system_resolve, systems_compare
+    from tests.compare.builders import answer_record, import_records
+
+    project = ProjectFactory()
+    import_records(
+        project,
+        [
+            answer_record("q1", "rag@1", [(S, None)]),
+            answer_record("q1", "rag@2", [(N, None)]),
+            answer_record("q2", "rag@1", [(S, None)]),
+            answer_record("q2", "rag@2", [(S, None)]),
+        ],
+    )
+    a = system_resolve(project=project, ref="rag@1")
+    b = system_resolve(project=project, ref="rag@2")
+    result = systems_compare(project=project, a=a, b=b)
+    assert {k: result["a"][k] for k in ("name", "version", "label")} == {
+        "name": "rag",
+        "version": "1",
+        "label": "rag@1",
+    }
+    assert {k: result["b"][k] for k in ("name", "version", "label")} == {
+        "name": "rag",
+        "version": "2",
+        "label": "rag@2",
+    }
+    assert set(result["a"]) == set(result["b"]) == {"name", "version", "label", "metadata"}
+    # B 1 of 2 supported, A 2 of 2: B − A = −0.5 by hand
+    assert result["rates"]["faithfulness"]["gold_only"]["value"] == pytest.approx(-0.5)
+
+
+@pytest.mark.django_db
+def test_active_headline_with_a_gold_claim_drawn_under_another_design_keeps_its_method():
+    """active_audit `_active_headline` `_84` (`method = _left_out_text(...)` for `+=` once 2 or
+    more labels have a π: the estimate's own sentence lost, only the left-out one kept).
+
+    Six one-claim answers, the queue active: four labelled under the design with π = 0.5 and
+    gold S, S, C, S; a fifth with gold but no recorded π (left out); a sixth without gold. No
+    judge: the Hájek mean of the four labels with equal weights, 3/4 by hand."""
+    from annotate.models import Label
+    from tests.factories import UserFactory
+
+    project = ProjectFactory(queue_design="active")
+    claims = [ClaimFactory(answer=AnswerFactory(project=project)) for _ in range(6)]
+    analyst = UserFactory()
+    for claim, verdict in zip(claims[:5], (S, S, C, S, C), strict=True):
+        Gold.objects.create(claim=claim, verdict=verdict, source="unanimous")
+    for claim, verdict in zip(claims[:4], (S, S, C, S), strict=True):
+        Label.objects.create(
+            claim=claim,
+            annotator=analyst,
+            verdict=verdict,
+            design="active",
+            inclusion_probability=0.5,
+        )
+    headline = report_compute(project=project)["active_audit"]["headline"]
+    assert headline["value"] == pytest.approx(0.75, abs=1e-12)
+    assert headline["gold_left_out"] == 1
+    left_out = (
+        " 1 gold claim with no recorded inclusion probability (labelled under another design) "
+        "left out of this estimate."
+    )
+    assert headline["method"].endswith(left_out)
+    estimate_sentence = headline["method"][: -len(left_out)]
+    assert estimate_sentence.strip()  # the estimate's own sentence comes first
+    assert "left out" not in estimate_sentence
