@@ -297,3 +297,46 @@ def test_active_headline_with_a_gold_claim_drawn_under_another_design_keeps_its_
     estimate_sentence = headline["method"][: -len(left_out)]
     assert estimate_sentence.strip()  # the estimate's own sentence comes first
     assert "left out" not in estimate_sentence
+
+
+# --- metrics.stats.conformal_splits: per-claim inputs given as columns ------------------------
+
+
+def test_crc_splits_reads_column_vectors_as_one_value_per_claim():
+    """conformal_splits `crc_splits` `_21` (`supported` not flattened: a column of 0/1, as a
+    one-column table gives it, was used as a 2-D mask). Each input given as an (n, 1) column:
+    the full-data cut and each split's held-out risk against the literal CRC definition
+    (tests.metrics.independent)."""
+    import numpy as np
+
+    from metrics.stats.conformal_splits import crc_splits
+    from tests.metrics import independent as ref
+
+    rng = np.random.default_rng(11)
+    k = rng.integers(1, 5, 30)
+    answer = np.repeat(np.arange(30), k)
+    supported = rng.random(answer.size) < 0.7
+    conf = np.round(
+        np.where(supported, rng.beta(5, 2, answer.size), rng.beta(2, 4, answer.size)), 2
+    )
+    out = crc_splits(
+        conf[:, None],
+        supported[:, None],
+        answer[:, None],
+        0.15,
+        n_splits=5,
+        seed=2,
+        return_masks=True,
+    )
+    per = [(conf[answer == a], supported[answer == a]) for a in range(30)]
+    assert out["lambda_hat_full"] == ref.crc_cut([c for c, _ in per], [s for _, s in per], 0.15)
+    for split in range(5):
+        cal = out["calibration"][split]
+        lam = ref.crc_cut(
+            [per[i][0] for i in np.flatnonzero(cal)], [per[i][1] for i in np.flatnonzero(cal)], 0.15
+        )
+        assert out["lambda_hat"][split] == lam
+        test = [per[i] for i in np.flatnonzero(~cal)]
+        assert out["realized"][split] == pytest.approx(
+            np.mean([ref.crc_loss(c, s, lam) for c, s in test]), abs=1e-12
+        )
