@@ -1,0 +1,342 @@
+"""Tests written in the seventh session (2026-12-01) to kill the survivors of its mutation run
+(tests/MUTATION.md). Each expected figure or sentence is derived by hand from the inputs given,
+never by calling the product function under test for the expected side; each test names the
+mutants it was written against."""
+
+import pytest
+
+from annotate.models import Gold
+from metrics.services import report_compute
+from metrics.services.audit_card_text import audit_card_markdown, audit_card_readable
+from tests.factories import AnswerFactory, ClaimFactory, ProjectFactory
+from tests.metrics.test_dashboard_summary import _card
+
+S, C, N = "SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"
+DASH = "—"
+
+# --- metrics.services.audit_card_text: the readable card, every row, by hand ----------------
+#
+# The card of tests/metrics/test_dashboard_summary.py with 5 canaries, 4 of them passed. Each
+# figure is the card's value rounded by hand to a whole percent, halves up (0.625 → 63%), or to
+# two decimals (kappa 0.4375 → 0.44, ECE 0.39698 → 0.40, Platt 0.2391 → 0.24, isotonic
+# 0.2669 → 0.27, the analysts' kappa 0.7985 → 0.80); intervals likewise (0.4231–0.8451 →
+# 42–85%, 0.3934–1 → 39–100%, 0.3851–0.8160 → 39–82%).
+
+FIGURES = [
+    ("Faithfulness, gold only (audit sample)", "67%", "42–85%", "Wilson."),
+    ("Faithfulness, Rogan–Gladen (debiased)", "59%", "0–100%", "RG."),
+    ("Faithfulness, PPI++ (prediction-powered) — headline", "65%", "44–85%", "PPI++."),
+    (
+        "Faithfulness the judge alone would claim (naive)",
+        "30%",
+        DASH,
+        "Share of the judge's verdicts that are SUPPORTED, with none of its errors corrected.",
+    ),
+    ("Sensitivity", "50%", "23–77%", "On 16 audited claims. Wilson."),
+    ("Specificity", "100%", "39–100%", "On 8 audited claims. Wilson."),
+    (
+        "Agreement with gold",
+        "63%",
+        "39–82%",
+        "Share of audited claims where the judge's verdict equals gold; clustered by answer.",
+    ),
+    (
+        "Cohen's kappa (judge–gold)",
+        "0.44",
+        DASH,
+        "Agreement beyond chance; the analysts' own kappa, 0.80, is its ceiling.",
+    ),
+    ("Youden's J", "0.50", DASH, "Sensitivity + specificity − 1."),
+    (
+        "Expected calibration error",
+        "0.40",
+        DASH,
+        "Raw confidence; after Platt scaling 0.24, isotonic 0.27; out of fold.",
+    ),
+    (
+        "Confidence cut for a false-claim rate ≤ 10%",
+        "none meets the target",
+        DASH,
+        "Conformal risk control: 0 of 9 held-out claims kept, realized false-claim rate 0%.",
+    ),
+    (
+        "Canary pass rate",
+        "80%",
+        DASH,
+        "Planted claims the pile cannot support that came back NOT_IN_PILE, of 5.",
+    ),
+]
+
+
+def _readable():
+    return audit_card_readable(card=_card(canary_pass_rate=0.8, canaries=5), design=None)
+
+
+def test_readable_card_every_figure_row_rounded_by_hand():
+    """audit_card_text `_row` `_1` (default method "XXXX"), `_figures` `_64` (specificity key
+    renamed: its row a dash), `_251` (the canary figure dropped: the row's columns shift), and
+    every other row's label, figure, interval and sentence."""
+    rows = _readable()["figures"]
+    assert [(r["label"], r["figure"], r["interval"], r["method"]) for r in rows] == FIGURES
+    assert [r.get("headline", False) for r in rows] == [False, False, True] + [False] * 9
+
+
+def test_readable_card_identity_sample_and_limits_in_words():
+    readable = _readable()
+    assert readable["identity"] == [
+        ("Judge", "baseline"),
+        ("Backend", "baseline"),
+        ("Model", "lexical-baseline"),
+        ("Prompt version", "287adda8bc44"),
+        ("Project", "demo"),
+        ("Computed", "2026-12-01 15:00 UTC"),
+    ]
+    assert readable["sample"] == [
+        "24 audited claims (gold verdicts: 24 unanimous among analysts, 0 adjudicated by a "
+        "lead) out of 27 claims the judge judged.",
+        "Design: not recorded in this report (computed before designs were kept).",
+    ]
+    assert readable["headline_reason"] == "PPI++ is the narrowest."
+    assert readable["method"] == "Audit of baseline."
+    limits = readable["limits"]
+    assert len(limits) == 4  # agreement below 80%, wide, 2 unparseable, the CRC caveat
+    assert limits[0].startswith(
+        "The judge agrees with analysts on 63% of audited claims, below 80%"
+    )
+    # (0.8514 − 0.4443)/2 = 0.2036: ±20 points
+    assert limits[1] == (
+        "The headline interval is wide (±20 points): 24 audited claims are few; more labels "
+        "narrow it."
+    )
+    assert limits[2] == "2 judge responses could not be read and are not counted as verdicts."
+
+
+def test_card_markdown_is_the_readable_card_section_by_section():
+    """The Markdown a lead pastes: title, identity bullets, the sample, the figures table (one
+    line per row above, in order), the reason, the limits, the method."""
+    text = audit_card_markdown(_readable())
+    lines = text.splitlines()
+    assert lines[:8] == [
+        "# Audit card: baseline",
+        "",
+        "- **Judge**: baseline",
+        "- **Backend**: baseline",
+        "- **Model**: lexical-baseline",
+        "- **Prompt version**: 287adda8bc44",
+        "- **Project**: demo",
+        "- **Computed**: 2026-12-01 15:00 UTC",
+    ]
+    at = lines.index("## Audit sample")
+    assert lines[at + 1 : at + 5] == [
+        "",
+        "- 24 audited claims (gold verdicts: 24 unanimous among analysts, 0 adjudicated by a "
+        "lead) out of 27 claims the judge judged.",
+        "- Design: not recorded in this report (computed before designs were kept).",
+        "",
+    ]
+    at = lines.index("## Figures")
+    table = lines[at + 2 : at + 4 + len(FIGURES)]
+    assert table[:2] == ["| Figure | Value | 95% interval | How |", "|---|---|---|---|"]
+    assert table[2:] == [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in FIGURES]
+    assert "**Why the headline:** PPI++ is the narrowest." in lines
+    at = lines.index("## Limits")
+    assert lines[at + 2].startswith("- The judge agrees with analysts on 63%")
+    assert lines[-3:] == ["## Method", "", "Audit of baseline."]
+
+
+# --- metrics.services.active_audit: an active design with gold drawn under another ----------
+
+
+@pytest.mark.django_db
+def test_active_design_whose_gold_was_all_drawn_uniformly_says_so_and_still_forecasts():
+    """active_audit `_active_headline` `_84` (`method =` for `+=`: the "fewer than 2" sentence
+    lost) and `_24` (a fill π of 2 for the claims without one when no label has a π: the
+    forecast then refuses the π and the report fails).
+
+    The project's queue is active, but its 3 gold claims were labelled before (no recorded π)
+    and no claim has a π: nothing is drawn under the design, so the headline is not estimated
+    and says the 3 gold claims are left out; the forecasts have no labels to go on."""
+    project = ProjectFactory(queue_design="active")
+    claims = [ClaimFactory(answer=AnswerFactory(project=project)) for _ in range(5)]
+    for claim, verdict in zip(claims[:3], (S, S, C), strict=True):
+        Gold.objects.create(claim=claim, verdict=verdict, source="unanimous")
+    block = report_compute(project=project)["active_audit"]
+    assert block["design"] == "active"
+    assert block["labels_now"] == 0
+    headline = block["headline"]
+    assert headline["value"] is None  # nan in the report JSON is null
+    assert headline["gold_left_out"] == 3
+    assert headline["method"] == (
+        "Fewer than 2 gold claims drawn under the active design: not estimated. 3 gold claims "
+        "with no recorded inclusion probability (labelled under another design) left out of "
+        "this estimate."
+    )
+    assert set(block["forecast"]) == {"uniform", "active"}
+    assert block["forecast"]["active"]["labels_total"] is None
+
+
+# --- metrics.stats.paired: two shared questions, the t quantile at 1 degree of freedom --------
+
+
+def test_paired_gold_difference_of_two_questions_uses_t_with_one_degree_of_freedom():
+    """paired `_finish` `_39` (t at max(df, 2) for max(df, 1): 4.30 for 12.71 when G = 2).
+
+    50 units per system and question: A 25 and 25 supported, B 26 and 24. By hand: θ_A = θ_B =
+    0.5, D = 0; z_Bq = (26 − 25)/100 = +0.01 and −0.01, z_Aq = 0; SE² = G/(G − 1)·Σ z² =
+    2·0.0002, SE = 0.02; the interval 0 ± t_{0.975, 1}·0.02 (t from scipy), inside [−1, 1]."""
+    import numpy as np
+    from scipy.stats import t as student_t
+
+    from metrics.stats.paired import paired_gold_difference
+
+    values, system, question = [], [], []
+    for s, q, k in ((0, "q1", 25), (0, "q2", 25), (1, "q1", 26), (1, "q2", 24)):
+        values += [1.0] * k + [0.0] * (50 - k)
+        system += [s] * 50
+        question += [q] * 50
+    est = paired_gold_difference(np.array(values), np.array(system), np.array(question))
+    half = float(student_t.ppf(0.975, 1)) * 0.02  # 12.706 · 0.02 = 0.2541
+    assert est.value == pytest.approx(0.0, abs=1e-15)
+    assert est.std_error == pytest.approx(0.02, rel=1e-12)
+    assert est.ci == (pytest.approx(-half, rel=1e-12), pytest.approx(half, rel=1e-12))
+    assert est.n_questions == 2
+
+
+# --- metrics.services.gate: a gold-only gate reports the report's own method sentence ---------
+
+
+def test_gate_on_the_gold_figure_reports_the_reports_method_sentence():
+    """gate `_figure` `_39` (`report.get("XXmethodXX")`: every gold-only gate said the default
+    "gold claims, 95% Wilson interval" instead of the report's sentence, e.g. its clustering)."""
+    from metrics.services.gate import gate_check
+
+    report = {
+        "faithfulness": {"pooled": {"value": 0.8, "ci": [0.7, 0.9]}},
+        "method": {
+            "faithfulness": "gold claims, clustered by answer, 95% Wilson interval at n_eff"
+        },
+    }
+    result = gate_check(report, metric="faithfulness", minimum=0.75, on="lower")
+    assert result["method"] == "gold claims, clustered by answer, 95% Wilson interval at n_eff"
+    assert result["pass"] is False  # lower end 0.7 < 0.75
+    no_method = gate_check({"faithfulness": report["faithfulness"]}, minimum=0.75, on="value")
+    assert no_method["method"] == "gold claims, 95% Wilson interval"
+    assert no_method["pass"] is True
+
+
+# --- metrics.services.compare: the JSON names both systems --------------------------------------
+
+
+@pytest.mark.django_db
+def test_compare_names_both_systems_by_name_version_and_label():
+    """compare `systems_compare` `_44` (the B system's "name" key renamed: the compare JSON of
+    `manage.py compare --format json` and the API lose B's name)."""
+    from metrics.services.compare import system_resolve, systems_compare
+    from tests.compare.builders import answer_record, import_records
+
+    project = ProjectFactory()
+    import_records(
+        project,
+        [
+            answer_record("q1", "rag@1", [(S, None)]),
+            answer_record("q1", "rag@2", [(N, None)]),
+            answer_record("q2", "rag@1", [(S, None)]),
+            answer_record("q2", "rag@2", [(S, None)]),
+        ],
+    )
+    a = system_resolve(project=project, ref="rag@1")
+    b = system_resolve(project=project, ref="rag@2")
+    result = systems_compare(project=project, a=a, b=b)
+    assert {k: result["a"][k] for k in ("name", "version", "label")} == {
+        "name": "rag",
+        "version": "1",
+        "label": "rag@1",
+    }
+    assert {k: result["b"][k] for k in ("name", "version", "label")} == {
+        "name": "rag",
+        "version": "2",
+        "label": "rag@2",
+    }
+    assert set(result["a"]) == set(result["b"]) == {"name", "version", "label", "metadata"}
+    # B 1 of 2 supported, A 2 of 2: B − A = −0.5 by hand
+    assert result["rates"]["faithfulness"]["gold_only"]["value"] == pytest.approx(-0.5)
+
+
+@pytest.mark.django_db
+def test_active_headline_with_a_gold_claim_drawn_under_another_design_keeps_its_method():
+    """active_audit `_active_headline` `_84` (`method = _left_out_text(...)` for `+=` once 2 or
+    more labels have a π: the estimate's own sentence lost, only the left-out one kept).
+
+    Six one-claim answers, the queue active: four labelled under the design with π = 0.5 and
+    gold S, S, C, S; a fifth with gold but no recorded π (left out); a sixth without gold. No
+    judge: the Hájek mean of the four labels with equal weights, 3/4 by hand."""
+    from annotate.models import Label
+    from tests.factories import UserFactory
+
+    project = ProjectFactory(queue_design="active")
+    claims = [ClaimFactory(answer=AnswerFactory(project=project)) for _ in range(6)]
+    analyst = UserFactory()
+    for claim, verdict in zip(claims[:5], (S, S, C, S, C), strict=True):
+        Gold.objects.create(claim=claim, verdict=verdict, source="unanimous")
+    for claim, verdict in zip(claims[:4], (S, S, C, S), strict=True):
+        Label.objects.create(
+            claim=claim,
+            annotator=analyst,
+            verdict=verdict,
+            design="active",
+            inclusion_probability=0.5,
+        )
+    headline = report_compute(project=project)["active_audit"]["headline"]
+    assert headline["value"] == pytest.approx(0.75, abs=1e-12)
+    assert headline["gold_left_out"] == 1
+    left_out = (
+        " 1 gold claim with no recorded inclusion probability (labelled under another design) "
+        "left out of this estimate."
+    )
+    assert headline["method"].endswith(left_out)
+    estimate_sentence = headline["method"][: -len(left_out)]
+    assert estimate_sentence.strip()  # the estimate's own sentence comes first
+    assert "left out" not in estimate_sentence
+
+
+# --- metrics.stats.conformal_splits: per-claim inputs given as columns ------------------------
+
+
+def test_crc_splits_reads_column_vectors_as_one_value_per_claim():
+    """conformal_splits `crc_splits` `_21` (`supported` not flattened: a column of 0/1, as a
+    one-column table gives it, was used as a 2-D mask). Each input given as an (n, 1) column:
+    the full-data cut and each split's held-out risk against the literal CRC definition
+    (tests.metrics.independent)."""
+    import numpy as np
+
+    from metrics.stats.conformal_splits import crc_splits
+    from tests.metrics import independent as ref
+
+    rng = np.random.default_rng(11)
+    k = rng.integers(1, 5, 30)
+    answer = np.repeat(np.arange(30), k)
+    supported = rng.random(answer.size) < 0.7
+    conf = np.round(
+        np.where(supported, rng.beta(5, 2, answer.size), rng.beta(2, 4, answer.size)), 2
+    )
+    out = crc_splits(
+        conf[:, None],
+        supported[:, None],
+        answer[:, None],
+        0.15,
+        n_splits=5,
+        seed=2,
+        return_masks=True,
+    )
+    per = [(conf[answer == a], supported[answer == a]) for a in range(30)]
+    assert out["lambda_hat_full"] == ref.crc_cut([c for c, _ in per], [s for _, s in per], 0.15)
+    for split in range(5):
+        cal = out["calibration"][split]
+        lam = ref.crc_cut(
+            [per[i][0] for i in np.flatnonzero(cal)], [per[i][1] for i in np.flatnonzero(cal)], 0.15
+        )
+        assert out["lambda_hat"][split] == lam
+        test = [per[i] for i in np.flatnonzero(~cal)]
+        assert out["realized"][split] == pytest.approx(
+            np.mean([ref.crc_loss(c, s, lam) for c, s in test]), abs=1e-12
+        )
