@@ -340,3 +340,22 @@ def test_crc_splits_reads_column_vectors_as_one_value_per_claim():
         assert out["realized"][split] == pytest.approx(
             np.mean([ref.crc_loss(c, s, lam) for c, s in test]), abs=1e-12
         )
+
+
+# --- metrics.stats.conformal: a bad outcome is refused naming the argument ---------------------
+
+
+@pytest.mark.parametrize("function", ["crc_threshold", "crc_evaluate", "frontier"])
+def test_conformal_refuses_a_non_binary_outcome_naming_supported(function):
+    """conformal `_Flat.__init__` `_56` (`as_binary(...)` without its name: the error said
+    "values must hold only 0/1" and a caller could not tell which argument was wrong)."""
+    from metrics.stats import conformal
+
+    confidences, supported = [[0.9, 0.4], [0.7]], [[1, 2], [0]]
+    call = {
+        "crc_threshold": lambda: conformal.crc_threshold(confidences, supported, 0.1),
+        "crc_evaluate": lambda: conformal.crc_evaluate(confidences, supported, 0.5),
+        "frontier": lambda: conformal.frontier(confidences, supported),
+    }[function]
+    with pytest.raises(ValueError, match=r"^supported must hold only 0/1"):
+        call()
