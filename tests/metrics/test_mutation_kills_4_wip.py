@@ -359,3 +359,31 @@ def test_conformal_refuses_a_non_binary_outcome_naming_supported(function):
     }[function]
     with pytest.raises(ValueError, match=r"^supported must hold only 0/1"):
         call()
+
+
+# --- metrics.stats.calibration: Platt's line search gives up on a rounding plateau -------------
+
+
+def test_platt_on_20000_separable_claims_fits_platts_two_targets():
+    """calibration `_platt_fit` `_157` (`return` for `break` when the backtracking line search
+    finds no decrease: None instead of the fit, and the calibrator fails). 20,000 claims whose
+    confidence is exactly their 0/1 outcome (seed 0): near the optimum the objective's rounding
+    stops the line search before Newton's decrement falls below the tolerance.
+
+    With two distinct confidences the sigmoid meets Platt's regularised targets exactly (Platt
+    1999, §2.2): σ(b) = 1/(N₋ + 2) at confidence 0 and σ(a + b) = (N₊ + 1)/(N₊ + 2) at 1, i.e.
+    b = −log(N₋ + 1) and a + b = log(N₊ + 1)."""
+    import numpy as np
+
+    from metrics.stats.calibration import platt_calibrator
+
+    c = np.random.default_rng(0).integers(0, 2, 20_000).astype(float)
+    n1 = int(c.sum())
+    n0 = c.size - n1
+    calibrator = platt_calibrator(c, c)
+    # stopped on the plateau, within 1e-4 of the optimum (here 1.6e-5 in b)
+    assert calibrator.intercept == pytest.approx(-np.log(n0 + 1), abs=1e-4)
+    assert calibrator.slope + calibrator.intercept == pytest.approx(np.log(n1 + 1), abs=1e-4)
+    p0, p1 = calibrator(np.array([0.0, 1.0]))
+    assert p0 == pytest.approx(1 / (n0 + 2), rel=1e-4)
+    assert p1 == pytest.approx((n1 + 1) / (n1 + 2), rel=1e-9)
