@@ -387,3 +387,85 @@ def test_platt_on_20000_separable_claims_fits_platts_two_targets():
     p0, p1 = calibrator(np.array([0.0, 1.0]))
     assert p0 == pytest.approx(1 / (n0 + 2), rel=1e-4)
     assert p1 == pytest.approx((n1 + 1) / (n1 + 2), rel=1e-8)
+
+
+# --- metrics.services.compare: the pairwise block from stored verdicts, by hand ---------------
+
+
+@pytest.mark.django_db
+def test_compare_pairwise_block_from_both_orders_by_hand():
+    """compare `_pairwise_block` `_51` (`setdefault(question)`: None, the block fails), `_77`
+    (`incomplete_pairs` renamed) and `_164` (the method sentence changed); the whole block.
+
+    Verdicts stored for six questions (position named, as the judge answers):
+    q1 B-first "first", A-first "second": B's scores 1 and 1, p = 1, first-position share f = ½;
+    q2 "first", "first": p = ½, f = 1; q3 "second", "first": p = 0, f = ½;
+    q4 "tie", "second": p = (½ + 1)/2 = ¾, f = (½ + 0)/2 = ¼;
+    q5 B-first only: incomplete; q6 B-first UNPARSEABLE, A-first "first": incomplete, 1 reply
+    unparseable. Over the 4 complete pairs: P(B preferred) = mean p = 0.5625, the position bias
+    mean f − ½ = 0.0625, each with the t interval of scipy over the pairs."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    from judges.models import JudgeRun, PairwiseVerdict
+    from metrics.services.compare import system_resolve, systems_compare
+    from tests.compare.builders import answer_record, import_records
+    from tests.factories import JudgeFactory, JudgeRunFactory
+
+    project = ProjectFactory()
+    import_records(
+        project,
+        [answer_record(f"q{i}", s, [(S, None)]) for i in range(1, 7) for s in ("rag@1", "rag@2")],
+    )
+    a = system_resolve(project=project, ref="rag@1")
+    b = system_resolve(project=project, ref="rag@2")
+    judge = JudgeFactory(project=project, name="pj")
+    run = JudgeRunFactory(
+        judge=judge,
+        kind=JudgeRun.Kind.PAIRWISE,
+        parameters={"system_a": a.pk, "system_b": b.pk},
+    )
+    stored = {
+        "q1": ("first", "second"),
+        "q2": ("first", "first"),
+        "q3": ("second", "first"),
+        "q4": ("tie", "second"),
+        "q5": ("first", None),
+        "q6": ("UNPARSEABLE", "first"),
+    }
+    for question, (b_first, a_first) in stored.items():
+        for order, verdict in (("b_first", b_first), ("a_first", a_first)):
+            if verdict is not None:
+                PairwiseVerdict.objects.create(
+                    run=run, judge=judge, question_id=question, system_a=a, system_b=b,
+                    order=order, verdict=verdict,
+                )  # fmt: skip
+    pw = systems_compare(project=project, a=a, b=b)["pairwise"]
+
+    def t_interval(x):
+        x = np.asarray(x, float)
+        half = scipy_stats.t.ppf(0.975, x.size - 1) * scipy_stats.sem(x)
+        return x.mean() - half, x.mean() + half
+
+    p = [1.0, 0.5, 0.0, 0.75]
+    f_minus_half = [0.0, 0.5, 0.0, -0.25]
+    assert (pw["judge"], pw["run_id"], pw["n_pairs"]) == ("pj", run.pk, 4)
+    assert (pw["incomplete_pairs"], pw["unparseable"]) == (2, 1)
+    assert pw["preference_b"]["value"] == pytest.approx(0.5625)
+    assert list(pw["preference_b"]["ci"]) == pytest.approx(t_interval(p))
+    assert pw["position_bias"]["value"] == pytest.approx(0.0625)
+    assert list(pw["position_bias"]["ci"]) == pytest.approx(t_interval(f_minus_half))
+    assert pw["first_position_share"]["value"] == pytest.approx(0.5625)
+    lo_p, hi_p = t_interval(p)
+    lo_f, hi_f = (c + 0.5 for c in t_interval(f_minus_half))
+    assert pw["finding"] == (
+        f"The judge pj prefers whichever answer comes first in 56% [{100 * lo_f:.0f}, "
+        f"{100 * hi_f:.0f}] of pairs; averaged over both orders, rag@2 (B) is preferred to "
+        f"rag@1 (A) in 56% [{100 * lo_p:.0f}, {100 * hi_p:.0f}] of 4 pairs (ties count half)."
+    )
+    assert pw["method"] == (
+        "asked in both orders and averaged; position bias = share of first-position wins − 50%, "
+        "over both orders of every pair; t intervals over pairs, 95%; 1 unparseable reply "
+        "counted apart and a pair counts only when both its orders have a verdict; ties count "
+        "half."
+    )
