@@ -260,6 +260,14 @@ def test_compare_names_both_systems_by_name_version_and_label():
     assert set(result["a"]) == set(result["b"]) == {"name", "version", "label", "metadata"}
     # B 1 of 2 supported, A 2 of 2: B − A = −0.5 by hand
     assert result["rates"]["faithfulness"]["gold_only"]["value"] == pytest.approx(-0.5)
+    # compare `systems_compare` `_115`: the method sentence the page and the JSON carry
+    assert result["method"] == (
+        "Paired by question: only questions both systems answered count; every interval is "
+        "clustered by question (a question's claims and answers, of both systems, are one "
+        "cluster), 95%. Gold only: the claims (answers) with gold. PPI++: the judge's verdicts "
+        "on every claim of both systems, rectified by its errors on the gold claims, power-tuned "
+        "for the difference. Headline: the narrowest valid interval."
+    )
 
 
 @pytest.mark.django_db
@@ -491,3 +499,75 @@ def test_headline_estimate_gives_no_width_to_an_interval_with_an_infinite_end():
     out = headline_estimate((0.6, (0.5, 0.7)), None, (0.3, (-math.inf, 0.4)))
     assert math.isnan(out["widths"]["ppi"])
     assert math.isnan(out["widths"]["rogan_gladen"])  # not computed
+
+
+# --- metrics.services.bits: the bits-vs-judge table, every cell by brute force ------------------
+
+
+@pytest.mark.django_db
+def test_bits_and_a_prompted_judge_every_disagreement_cell_counted_by_brute_force():
+    """bits `with_judge_block` `_54` (`neither` counted as "bits say no, the judge says yes").
+    The project of test_bits_audit.py with a prompted judge's verdicts drawn at random: for each
+    gold verdict, the four cells (bits only, judge only, both, neither say SUPPORTED) counted
+    claim by claim; they add up to the claims with that gold."""
+    import numpy as np
+
+    from metrics.services import report_compute
+    from tests.factories import JudgeFactory, JudgeRunFactory, JudgeVerdictFactory
+    from tests.metrics.factories_bits import build_bits_project
+
+    built = build_bits_project(n_answers=10)
+    other = JudgeFactory(project=built.project, name="prompted", backend="openai", model="m")
+    run = JudgeRunFactory(judge=other, prompt_version="p1")
+    rng = np.random.default_rng(5)
+    judge_says = {}
+    for claim in built.claims:
+        verdict = "SUPPORTED" if rng.random() < 0.6 else "NOT_IN_PILE"
+        JudgeVerdictFactory(run=run, claim=claim, verdict=verdict, confidence=None)
+        judge_says[claim.pk] = verdict == "SUPPORTED"
+    w = report_compute(project=built.project, judge=built.judge)["grounding_bits"]["with_judge"]
+    for gold in ("SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"):
+        mine = [c for c in built.claims if c.gold.verdict == gold]
+        cells = {
+            "bits_only_supported": 0,
+            "judge_only_supported": 0,
+            "both_supported": 0,
+            "neither": 0,
+        }
+        for c in mine:
+            bits, judge = built.bits[c.pk] > 0, judge_says[c.pk]
+            key = {
+                (True, False): "bits_only_supported",
+                (False, True): "judge_only_supported",
+                (True, True): "both_supported",
+                (False, False): "neither",
+            }[(bits, judge)]
+            cells[key] += 1
+        assert w["disagreements"][gold] == {"claims": len(mine), **cells}, gold
+    assert sum(w["disagreements"][g]["neither"] for g in w["disagreements"]) > 0  # reached
+
+
+# --- metrics.stats.active: constant π, one claim per answer, with a judge: today's PPI++ -------
+
+
+def test_active_ppi_mean_with_constant_pi_is_ppi_pp_with_a_normal_interval():
+    """active `_uniform_today` `_107` (`df=inf` dropped: the estimate's degrees of freedom nan,
+    where its method says "normal interval"). Constant π, every claim its own answer, a judge's
+    prediction on all 60 claims, 40 labelled: the point and interval are ppi_py's PPI++ mean
+    (tests.metrics.independent.ppi), the normal interval's df infinite."""
+    import math
+
+    import numpy as np
+
+    from metrics import stats
+    from tests.metrics import independent as ref
+
+    rng = np.random.default_rng(3)
+    y = (rng.random(60) < 0.7).astype(float)
+    f = np.clip(np.where(y > 0, 0.8, 0.3) + rng.normal(0, 0.1, 60), 0, 1)
+    labelled = np.r_[np.ones(40, bool), np.zeros(20, bool)]
+    est = stats.active_ppi_mean(np.where(labelled, y, np.nan), labelled, f, np.full(60, 0.5))
+    value, (lo, hi), _lam = ref.ppi(y[:40], f[:40], f[40:])
+    assert est.value == pytest.approx(value, rel=1e-9)
+    assert est.ci == (pytest.approx(lo, rel=1e-9), pytest.approx(hi, rel=1e-9))
+    assert est.df == math.inf
