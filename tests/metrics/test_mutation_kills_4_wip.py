@@ -571,3 +571,59 @@ def test_active_ppi_mean_with_constant_pi_is_ppi_pp_with_a_normal_interval():
     assert est.value == pytest.approx(value, rel=1e-9)
     assert est.ci == (pytest.approx(lo, rel=1e-9), pytest.approx(hi, rel=1e-9))
     assert est.df == math.inf
+
+
+# --- metrics.services.active_audit: the block's method keeps its headline with routed claims ----
+
+
+@pytest.mark.django_db
+def test_active_audit_method_with_routed_claims_is_the_headline_then_the_routing_sentence():
+    """active_audit `_block_method` `_73` (`text =` for `+=`: with claims routed to the judge the
+    block's method was the routing sentence alone, the headline's and the forecast's gone).
+    The project of test_active_audit.py's routing test: uniform queue, 7 claims routed."""
+    from annotate.models import Claim
+    from tests.metrics.test_active_audit import build_confident_judge_project
+
+    project, judge, rows = build_confident_judge_project()
+    Claim.objects.filter(pk__in=[claim.pk for claim, *_ in rows[:7]]).update(routed_to_judge=True)
+    project.selective_judging = True
+    project.save()
+    block = report_compute(project=project, judge=judge)["active_audit"]
+    method = block["method"]
+    assert method.startswith("Headline under uniform sampling: ")
+    assert (
+        " Forecast: labels needed for a 95% half-width of ±0.100 (default target, none set)"
+        in method
+    )
+    assert method.endswith(" " + block["routing"]["text"])
+    assert block["routing"]["routed_claims"] == 7
+
+
+# --- metrics.services.judge_audit: failures worst first, the larger group first on a tie -------
+
+
+@pytest.mark.django_db
+def test_judge_failures_by_risk_category_worst_first_and_larger_first_on_a_tie():
+    """judge_audit `_failures` `_33` (`+n` for `−n`: among categories with the same agreement the
+    smaller came first). By hand: health 2 of 4 audited claims agree (0.5), legal 1 of 2 (0.5),
+    financial 1 of 1 (1.0): health, legal, financial."""
+    from judges.models import Judge
+    from tests.compare.builders import answer_record, import_records
+
+    project = ProjectFactory()
+    import_records(
+        project,
+        [
+            answer_record("q1", "rag", [(S, S), (N, N)], risk="health"),
+            answer_record("q2", "rag", [(S, N), (C, S)], risk="health"),
+            answer_record("q3", "rag", [(S, S), (S, N)], risk="legal"),
+            answer_record("q4", "rag", [(S, S)], risk="financial"),
+        ],
+    )
+    report = report_compute(project=project, judge=Judge.objects.get(name="j"))
+    rows = report["judge"]["failures"]["by_risk_category"]
+    assert [(r["group"], r["n"], r["agreement"]) for r in rows] == [
+        ("health", 4, 0.5),
+        ("legal", 2, 0.5),
+        ("financial", 1, 1.0),
+    ]
