@@ -627,3 +627,31 @@ def test_judge_failures_by_risk_category_worst_first_and_larger_first_on_a_tie()
         ("legal", 2, 0.5),
         ("financial", 1, 1.0),
     ]
+
+
+# --- metrics.stats.conformal: the held-out check with no answer or no cut keeps its keys -------
+
+
+def test_crc_evaluate_without_answers_or_without_a_cut_has_every_key():
+    """conformal `crc_evaluate` `_15` (the early return's "lambda" key renamed: with no held-out
+    answer or a nan cut the result lacked the cut it was asked about). By hand: no answers, 0
+    kept of 0; a nan cut on 2 answers (3 claims): the counts unknown (nan), the total 3."""
+    import math
+
+    from metrics.stats.conformal import crc_evaluate
+
+    keys = {
+        "lambda", "n_answers", "false_claim_rate", "claims_total", "claims_retained",
+        "retained_share", "supported_retained", "faithfulness_retained", "answers_abstaining",
+    }  # fmt: skip
+    empty = crc_evaluate([], [], 0.5)
+    assert set(empty) == keys
+    assert (empty["lambda"], empty["n_answers"], empty["claims_total"]) == (0.5, 0, 0)
+    assert (empty["claims_retained"], empty["answers_abstaining"]) == (0, 0)
+    no_cut = crc_evaluate([[0.9, 0.2], [0.7]], [[1, 0], [1]], math.nan)
+    assert set(no_cut) == keys
+    assert math.isnan(no_cut["lambda"]) and math.isnan(no_cut["claims_retained"])
+    assert (no_cut["n_answers"], no_cut["claims_total"]) == (2, 3)
+    cut = crc_evaluate([[0.9, 0.2], [0.7]], [[1, 0], [1]], 0.5)  # keeps 0.9 and 0.7, both right
+    assert set(cut) == keys
+    assert (cut["lambda"], cut["claims_retained"], cut["false_claim_rate"]) == (0.5, 2, 0.0)
