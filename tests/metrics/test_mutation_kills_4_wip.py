@@ -655,3 +655,22 @@ def test_crc_evaluate_without_answers_or_without_a_cut_has_every_key():
     cut = crc_evaluate([[0.9, 0.2], [0.7]], [[1, 0], [1]], 0.5)  # keeps 0.9 and 0.7, both right
     assert set(cut) == keys
     assert (cut["lambda"], cut["claims_retained"], cut["false_claim_rate"]) == (0.5, 2, 0.0)
+
+
+# --- metrics.stats.active: a bad prediction is refused naming it ---------------------------------
+
+
+@pytest.mark.parametrize("design", ["uniform_ppi", "active"])
+def test_labels_needed_refuses_a_prediction_outside_0_1_naming_it(design):
+    """active `labels_needed` `_258` (the judge's prediction named "PREDICTION" in the error a
+    caller reads)."""
+    import numpy as np
+
+    from metrics import stats
+
+    y = np.array([1.0, 0.0] * 10)
+    labelled = np.r_[np.ones(16, bool), np.zeros(4, bool)]  # enough labels to forecast from
+    prediction = np.full(20, 0.6)
+    prediction[3] = 1.5
+    with pytest.raises(ValueError, match=r"^prediction must be 0/1 verdicts or probabilities"):
+        stats.labels_needed(0.1, design, y, labelled, prediction=prediction)
