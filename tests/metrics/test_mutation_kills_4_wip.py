@@ -674,3 +674,27 @@ def test_labels_needed_refuses_a_prediction_outside_0_1_naming_it(design):
     prediction[3] = 1.5
     with pytest.raises(ValueError, match=r"^prediction must be 0/1 verdicts or probabilities"):
         stats.labels_needed(0.1, design, y, labelled, prediction=prediction)
+
+
+# --- metrics.services.bits: the share of supported claims the bits score positive -------------
+
+
+@pytest.mark.django_db
+def test_bits_block_supported_positive_is_the_share_above_zero_with_its_wilson_interval():
+    """bits `grounding_bits_block` `_100` (`pos > 1` for `pos > 0`: supported claims scoring
+    between 0 and 1 bit counted as not positive). The bits project of test_bits_audit.py (40
+    gold claims, 20 SUPPORTED, bits drawn around each verdict's mean): the share counted claim by
+    claim, its Wilson interval from statsmodels."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from tests.metrics.factories_bits import build_bits_project
+
+    built = build_bits_project(n_answers=10)
+    block = report_compute(project=built.project, judge=built.judge)["grounding_bits"]
+    pos = [built.bits[c.pk] for c in built.claims if c.gold.verdict == S]
+    assert any(0 < b <= 1 for b in pos)  # the case the share must count
+    k, n = sum(b > 0 for b in pos), len(pos)
+    share = block["supported_positive"]
+    assert (share["numerator"], share["denominator"]) == (k, n)
+    assert share["value"] == pytest.approx(k / n)
+    assert list(share["ci"]) == pytest.approx(proportion_confint(k, n, method="wilson"))
