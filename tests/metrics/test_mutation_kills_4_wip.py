@@ -650,7 +650,8 @@ def test_crc_evaluate_without_answers_or_without_a_cut_has_every_key():
     assert (empty["claims_retained"], empty["answers_abstaining"]) == (0, 0)
     no_cut = crc_evaluate([[0.9, 0.2], [0.7]], [[1, 0], [1]], math.nan)
     assert set(no_cut) == keys
-    assert math.isnan(no_cut["lambda"]) and math.isnan(no_cut["claims_retained"])
+    assert math.isnan(no_cut["lambda"])
+    assert math.isnan(no_cut["claims_retained"])
     assert (no_cut["n_answers"], no_cut["claims_total"]) == (2, 3)
     cut = crc_evaluate([[0.9, 0.2], [0.7]], [[1, 0], [1]], 0.5)  # keeps 0.9 and 0.7, both right
     assert set(cut) == keys
@@ -698,3 +699,65 @@ def test_bits_block_supported_positive_is_the_share_above_zero_with_its_wilson_i
     assert (share["numerator"], share["denominator"]) == (k, n)
     assert share["value"] == pytest.approx(k / n)
     assert list(share["ci"]) == pytest.approx(proportion_confint(k, n, method="wilson"))
+
+
+# --- metrics.services.trend: a system's gold-only interval is clustered by answer -------------
+
+
+@pytest.mark.django_db
+def test_trend_gold_only_interval_is_clustered_by_answer():
+    """trend `systems_trend` `_80` (`design_proportion(…, None)`: the trend's gold-only interval
+    treated an answer's claims as independent). Eight answers of three gold claims, alike within
+    an answer: the interval is the hand CR1 clustered Wilson (tests.metrics.independent), wider
+    than the independent-claims Wilson."""
+    import numpy as np
+
+    from metrics.services.trend import systems_trend
+    from tests.compare.builders import answer_record, import_records
+    from tests.metrics import independent as ref
+
+    answers = [
+        [S, S, S], [N, N, N], [S, S, N], [S, S, S], [N, N, S], [S, S, S], [S, N, N], [S, S, S],
+    ]  # fmt: skip
+    project = ProjectFactory()
+    import_records(
+        project,
+        [answer_record(f"q{i}", "rag@1", [(v, None) for v in a]) for i, a in enumerate(answers)],
+    )
+    (row,) = systems_trend(project=project)
+    y = np.array([v == S for a in answers for v in a], dtype=float)
+    ids = np.repeat(np.arange(8), 3)
+    lo, hi = ref.clustered_wilson(y, ids)
+    assert row["gold_only"]["value"] == pytest.approx(16 / 24)
+    assert row["gold_only"]["ci"] == [pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9)]
+    w_lo, w_hi = ref.wilson(16, 24)
+    assert hi - lo > w_hi - w_lo + 0.05  # clustering matters here
+
+
+def test_dashboard_summary_faithfulness_carries_its_figures():
+    """summary `_faithfulness` `_89` (the "value" key renamed: the dashboard's figure lost). By
+    hand: 16/25 → 64, the interval 0.4496–0.8046 → 45–80, from 25 gold claims."""
+    from metrics.services.summary import dashboard_summary
+    from tests.metrics.test_dashboard_summary import _report
+
+    faith = dashboard_summary(report=_report(), audit=None)["faithfulness"]
+    assert {k: faith[k] for k in ("value", "low", "high", "n", "source")} == {
+        "value": 64,
+        "low": 45,
+        "high": 80,
+        "n": 25,
+        "source": "gold",
+    }
+
+
+def test_active_ppi_mean_reports_kish_effective_size_of_its_weights():
+    """active `active_ppi_mean` `_283` (`W·2` for `W²` in Kish's effective size). Four labels
+    with π = 0.5, 0.5, 0.25, 0.25 (weights 2, 2, 4, 4): n_eff = (Σw)²/Σw² = 144/40 = 3.6."""
+    import numpy as np
+
+    from metrics import stats
+
+    labelled = np.r_[np.ones(4, bool), np.zeros(4, bool)]
+    y = np.array([1.0, 0.0, 1.0, 1.0] + [np.nan] * 4)
+    est = stats.active_ppi_mean(y, labelled, None, np.array([0.5, 0.5, 0.25, 0.25] + [0.5] * 4))
+    assert est.extra["kish_n"] == pytest.approx(3.6)
