@@ -761,3 +761,52 @@ def test_active_ppi_mean_reports_kish_effective_size_of_its_weights():
     y = np.array([1.0, 0.0, 1.0, 1.0] + [np.nan] * 4)
     est = stats.active_ppi_mean(y, labelled, None, np.array([0.5, 0.5, 0.25, 0.25] + [0.5] * 4))
     assert est.extra["kish_n"] == pytest.approx(3.6)
+
+
+# --- metrics.stats.heterogeneity: a group without claims is skipped, not the end ---------------
+
+
+def test_stratified_ppi_skips_an_empty_group_and_combines_the_rest():
+    """heterogeneity `stratified_ppi` `_18` (`break` for `continue` at a group with no claims:
+    every group after it was dropped). An empty group first, then one group: the combined
+    figure is that group's PPI++ mean by ppi_py, weight 1."""
+    import numpy as np
+
+    from metrics.stats.heterogeneity import stratified_ppi
+    from tests.metrics import independent as ref
+
+    rng = np.random.default_rng(4)
+    y = (rng.random(30) < 0.7).astype(float)
+    fg = np.clip(np.where(y > 0, 0.8, 0.3) + rng.normal(0, 0.1, 30), 0, 1)
+    fr = np.clip(rng.normal(0.65, 0.2, 50), 0, 1)
+    out = stratified_ppi(
+        {
+            "empty": {
+                "gold": np.empty(0),
+                "judge_on_gold": np.empty(0),
+                "judge_on_rest": np.empty(0),
+            },
+            "b": {"gold": y, "judge_on_gold": fg, "judge_on_rest": fr},
+        }
+    )
+    value, _ci, _lam = ref.ppi(y, fg, fr)
+    assert out["value"] == pytest.approx(value, rel=1e-9)
+    assert set(out["per_group"]) == {"b"}
+    assert out["per_group"]["b"]["weight"] == 1.0
+
+
+# --- metrics.stats.calibration: a judge that always says 1.0 --------------------------------------
+
+
+def test_platt_of_a_constant_confidence_of_one_is_the_mean_platt_target():
+    """calibration `_platt_fit` `_97` (`w.sum() − σ` for `+ σ` in the Hessian: with every
+    confidence exactly 1 its determinant is −σ² < 0, Newton stops at the start and the
+    calibrated value is (N₊ + 1)/(N + 2)). With one confidence value the best sigmoid meets the
+    mean of Platt's targets: 3 supported, 1 not: (3·4/5 + 1/3)/4 = 0.68333 by hand."""
+    import numpy as np
+
+    from metrics.stats.calibration import platt_calibrator
+
+    calibrator = platt_calibrator(np.ones(4), np.array([1.0, 1.0, 1.0, 0.0]))
+    # Newton stops within its tolerance (here 3e-8); the mutant stops at 4/6 = 0.667
+    assert calibrator(np.array([1.0]))[0] == pytest.approx((3 * 4 / 5 + 1 / 3) / 4, rel=1e-6)
