@@ -894,3 +894,60 @@ def test_selective_routing_routes_exactly_the_claims_at_or_above_the_threshold()
     assert out["routed"] == len(expected) > 0
     project.refresh_from_db()
     assert project.selective_judging is True
+
+
+# --- metrics.services.audit_design: the design's own method names the labels left out ---------
+
+
+@pytest.mark.django_db
+def test_design_method_says_the_labels_made_outside_the_queue_are_not_in_the_audit():
+    """audit_design `design_method` `_68` (`outside_queue_sentence(None)`: the design section's
+    method, `method.design` of the report, lost the sentence; the faithfulness method gets it
+    separately, which is all the old test read). 10 queue labels, 3 made outside the queue."""
+    from annotate.models import Label
+    from tests.factories import UserFactory
+
+    project = ProjectFactory()
+    user = UserFactory()
+    claims = []
+    for _ in range(10):
+        answer = AnswerFactory(project=project)
+        claims += [ClaimFactory(answer=answer), ClaimFactory(answer=answer)]
+    for i, claim in enumerate(claims[:13]):
+        verdict = S if i < 10 else N
+        Gold.objects.create(claim=claim, verdict=verdict, source="unanimous")
+        stratum = {} if i < 10 else {"outside_queue": True}
+        Label.objects.create(claim=claim, annotator=user, verdict=verdict, stratum=stratum)
+    report = report_compute(project=project)
+    sentence = "3 labels made outside the queue are not in the audit."
+    assert report["design"]["method"].endswith(". " + sentence)
+    assert report["method"]["design"] == report["design"]["method"]
+
+
+# --- metrics.stats.design: the clustered Rogan–Gladen interval against a cluster bootstrap -----
+
+
+def test_design_rogan_gladen_clustered_interval_agrees_with_a_cluster_bootstrap():
+    """design `design_rogan_gladen` `_208` (the floor of the adjusted variance 1 + 1e-12 for
+    1e-12: every clustered interval [0, 1]). The clustered audit of test_design.py (the judge a
+    census): the interval's ends within 0.02 of the 2.5% and 97.5% quantiles of a 2,000-draw
+    bootstrap of answers computed here (0.476, 0.655; the interval 0.472–0.646)."""
+    import numpy as np
+
+    from metrics import stats
+    from tests.metrics.stats.test_design import _clustered_audit, _rg_from_counts
+
+    gold, judge, ids = _clustered_audit()
+    judge_all = np.r_[np.ones(470, int), np.zeros(530, int)]
+    est = stats.design_rogan_gladen(
+        judge_all, np.arange(1000), gold, judge, ids, judge_is_census=True
+    )
+    g = ids.max() + 1
+    a_se, b_se = np.bincount(ids, gold * judge, g), np.bincount(ids, gold, g)
+    a_sp, b_sp = np.bincount(ids, (1 - gold) * (1 - judge), g), np.bincount(ids, 1 - gold, g)
+    draws = np.random.default_rng(7).integers(0, g, size=(2000, g))
+    counts = np.stack([np.bincount(row, minlength=g) for row in draws])
+    boot = _rg_from_counts(0.47, counts @ a_se, counts @ b_se, counts @ a_sp, counts @ b_sp)
+    lo, hi = np.quantile(boot, [0.025, 0.975])
+    assert est.ci[0] == pytest.approx(lo, abs=0.02)
+    assert est.ci[1] == pytest.approx(hi, abs=0.02)
