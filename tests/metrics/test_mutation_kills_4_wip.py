@@ -951,3 +951,79 @@ def test_design_rogan_gladen_clustered_interval_agrees_with_a_cluster_bootstrap(
     lo, hi = np.quantile(boot, [0.025, 0.975])
     assert est.ci[0] == pytest.approx(lo, abs=0.02)
     assert est.ci[1] == pytest.approx(hi, abs=0.02)
+
+
+# --- metrics.services.compare: the judge audited per system counts only gold claims -----------
+
+
+@pytest.mark.django_db
+def test_compare_judge_by_system_audits_only_claims_with_gold():
+    """compare `_judge_by_system` `_7` (`gold != "XXXX"`: claims the judge judged without gold
+    entered the per-system audit). Each system: two gold claims the judge got right (S, N) and
+    one judged claim without gold: 2 audited, sensitivity 1 of 1, specificity 1 of 1."""
+    from judges.models import Judge
+    from metrics.services.compare import system_resolve, systems_compare
+    from tests.compare.builders import answer_record, import_records
+
+    project = ProjectFactory()
+    import_records(
+        project,
+        [answer_record("q1", s, [(S, S), (N, N), (None, S)]) for s in ("rag@1", "rag@2")],
+    )
+    a = system_resolve(project=project, ref="rag@1")
+    b = system_resolve(project=project, ref="rag@2")
+    result = systems_compare(project=project, a=a, b=b, judge=Judge.objects.get(name="j"))
+    rows = result["judge_by_system"]["per_system"]
+    assert [(r["system"], r["n_audited"]) for r in rows] == [("rag@1", 2), ("rag@2", 2)]
+    for r in rows:
+        assert (r["sensitivity"]["successes"], r["sensitivity"]["n"]) == (1, 1)
+        assert (r["specificity"]["successes"], r["specificity"]["n"]) == (1, 1)
+
+
+# --- metrics.services.active_audit: the active forecast draws with the claims' own π -----------
+
+
+@pytest.mark.django_db
+def test_active_forecast_uses_the_claims_current_pi_for_the_labels_to_come():
+    """active_audit `_forecasts` `_54` (`design_pi=None`: the forecast of the labels still to
+    draw used the labels' π, with their mean for claims without one, instead of the claims'
+    current π). 40 one-claim answers, the queue active: 20 labelled with π 0.5 (gold 14 S, 6 N),
+    10 unlabelled with π 0.1, 10 without π. The labels' π fill the last 10 with 0.5, the
+    claims' π with their mean (20·0.5 + 10·0.1)/30. Expected: `stats.labels_needed` (pinned by
+    hand in tests/metrics/stats/test_active.py) on those arrays, the wiring being the point."""
+    import numpy as np
+
+    from annotate.models import Label
+    from metrics import stats
+    from tests.factories import UserFactory
+
+    project = ProjectFactory(queue_design="active")
+    claims = [ClaimFactory(answer=AnswerFactory(project=project)) for _ in range(40)]
+    user = UserFactory()
+    verdicts = [S] * 14 + [N] * 6
+    for claim, verdict in zip(claims[:20], verdicts, strict=True):
+        Gold.objects.create(claim=claim, verdict=verdict, source="unanimous")
+        Label.objects.create(
+            claim=claim, annotator=user, verdict=verdict, design="active", inclusion_probability=0.5
+        )
+    for claim in claims[:20]:
+        claim.inclusion_probability = 0.5
+        claim.save(update_fields=["inclusion_probability"])
+    for claim in claims[20:30]:
+        claim.inclusion_probability = 0.1
+        claim.save(update_fields=["inclusion_probability"])
+    forecast = report_compute(project=project)["active_audit"]["forecast"]["active"]
+
+    y = np.array([1.0] * 14 + [0.0] * 26)
+    labelled = np.r_[np.ones(20, bool), np.zeros(20, bool)]
+    pi = np.r_[np.full(20, 0.5), np.full(10, 0.1), np.full(10, 0.5)]
+    design_pi = np.r_[np.full(20, 0.5), np.full(10, 0.1), np.full(10, (20 * 0.5 + 10 * 0.1) / 30)]
+    expected = stats.labels_needed(
+        0.10, "active", y, labelled, prediction=np.full(40, 0.5), pi=pi, design_pi=design_pi,
+        cluster=np.arange(40),
+    )  # fmt: skip
+    without = stats.labels_needed(
+        0.10, "active", y, labelled, prediction=np.full(40, 0.5), pi=pi, cluster=np.arange(40)
+    )
+    assert expected.labels_total != without.labels_total  # the case tells the two apart
+    assert forecast["labels_total"] == expected.labels_total
