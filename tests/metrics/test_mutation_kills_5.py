@@ -32,3 +32,24 @@ def test_paired_difference_interval_is_clipped_to_minus_one_one():
     assert est.value == pytest.approx(0.5)
     assert est.std_error == pytest.approx(0.5)
     assert est.ci == (-1.0, 1.0)
+
+
+# --- active: the selective-judging sentence names its level -------------------------------------
+
+
+@pytest.mark.parametrize(("delta", "level"), [(0.1, 90), (0.05, 95)])
+def test_selective_threshold_sentence_names_the_lower_bounds_level(delta, level):
+    """active `selective_threshold` `_241` (the bound's level written as (2 − δ)·100%). 300
+    audited claims, all agreeing, confidences 0.5–1: every cut certifies, the lowest is chosen;
+    the exact one-sided lower bound of 300 of 300 at level 1 − δ is δ^(1/300) by hand (99.2%,
+    99.0%)."""
+    import numpy as np
+
+    from metrics import stats
+
+    result = stats.selective_threshold(
+        np.linspace(0.5, 1, 300), np.ones(300, bool), target=0.9, delta=delta
+    )
+    assert result.threshold == 0.5
+    bound = 100 * delta ** (1 / 300)
+    assert f"agreement 100.0%, lower {level}% bound {bound:.1f}%)" in result.method
