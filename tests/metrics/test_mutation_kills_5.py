@@ -53,3 +53,106 @@ def test_selective_threshold_sentence_names_the_lower_bounds_level(delta, level)
     assert result.threshold == 0.5
     bound = 100 * delta ** (1 / 300)
     assert f"agreement 100.0%, lower {level}% bound {bound:.1f}%)" in result.method
+
+
+def test_selective_threshold_refuses_a_delta_of_zero():
+    """active `selective_threshold` `_41` (`0 <= delta`: δ = 0, a bound holding with certainty,
+    accepted)."""
+    import numpy as np
+
+    from metrics import stats
+
+    with pytest.raises(ValueError, match=r"^delta must be strictly between 0 and 1, got 0"):
+        stats.selective_threshold(np.linspace(0.5, 1, 30), np.ones(30, bool), target=0.9, delta=0)
+
+
+# --- conformal: fact coverage with several links per fact ----------------------------------------
+
+
+def test_frontier_coverage_counts_each_fact_once_by_hand():
+    """conformal `_facts_table` `_168` (`key[:-2]` for `key[:-1]`: with four or more supported
+    fact links the arrays differ in length and the frontier fails; the old tests had three).
+    Answer 1: claims at 0.9, 0.6, 0.3, all supported, grounding {a}, {a, b}, {c}, 3 facts;
+    answer 2: 0.8 supported grounding {x}, 0.4 unsupported grounding {x}, 1 fact. Coverage
+    (facts grounded by a kept supported claim / 4) by hand: τ = 0: 4/4; 0.5: a, b, x = 3/4;
+    0.85: a = 1/4; 0.95: 0."""
+    from metrics import stats
+
+    table = stats.frontier(
+        [[0.9, 0.6, 0.3], [0.8, 0.4]],
+        [[1, 1, 1], [1, 0]],
+        [[["a"], ["a", "b"], ["c"]], [["x"], ["x"]]],
+        cuts=[0.0, 0.5, 0.85, 0.95],
+        facts_total=[3, 1],
+    )
+    assert table["coverage"].tolist() == pytest.approx([1.0, 0.75, 0.25, 0.0])
+
+
+# --- design: the cluster bootstrap drawn in small blocks ----------------------------------------
+
+
+def test_cluster_bootstrap_in_blocks_smaller_than_the_resamples_is_the_plain_bootstrap():
+    """design `cluster_bootstrap` `_102` (`n_boot + done` for `n_boot − done`: the last block
+    overran the draws when `chunk` holds fewer than n_boot resamples). 10 answers of 3 claims,
+    chunk = 30 index cells (3 resamples a block), 10 resamples: the percentile interval equals
+    one computed here from the same generator's 10 × 10 draws of answers (numpy's stream does
+    not depend on the block size)."""
+    import numpy as np
+
+    from metrics.stats.design import cluster_bootstrap
+
+    y = np.array(
+        [1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0, 1.0]
+    )
+    ids = np.repeat(np.arange(10), 3)
+    est = cluster_bootstrap(y, answer_ids=ids, n_boot=10, seed=3, chunk=30)
+    idx = np.random.default_rng(3).integers(0, 10, size=(10, 10))
+    per_answer = np.bincount(ids, y, 10)
+    draws = per_answer[idx].sum(axis=1) / 30
+    lo, hi = np.quantile(draws, [0.025, 0.975])
+    assert est.value == pytest.approx(y.mean())
+    assert est.ci == (pytest.approx(lo), pytest.approx(hi))
+
+
+# --- compare: the pairwise block of the judge asked for ------------------------------------------
+
+
+@pytest.mark.django_db
+def test_compare_pairwise_block_is_the_chosen_judges_not_the_newest():
+    """compare `_pairwise_block` `_7` (the judge not passed: the newest pairwise run of any
+    judge was shown). Judge "old" judged 2 pairs, B first both times ("first", "first") and A
+    first ("second", "second"): B preferred in 2 of 2; judge "new", run later, the opposite. The
+    comparison asked for "old" shows old's block, P(B preferred) = 1 by hand."""
+    from judges.models import JudgeRun, PairwiseVerdict
+    from metrics.services.compare import system_resolve, systems_compare
+    from tests.compare.builders import answer_record, import_records
+    from tests.factories import JudgeFactory, JudgeRunFactory, ProjectFactory
+
+    project = ProjectFactory()
+    import_records(
+        project,
+        [
+            answer_record(f"q{i}", s, [("SUPPORTED", None)])
+            for i in (1, 2)
+            for s in ("rag@1", "rag@2")
+        ],
+    )
+    a = system_resolve(project=project, ref="rag@1")
+    b = system_resolve(project=project, ref="rag@2")
+    for name, (b_first, a_first) in (("old", ("first", "second")), ("new", ("second", "first"))):
+        judge = JudgeFactory(project=project, name=name)
+        run = JudgeRunFactory(
+            judge=judge,
+            kind=JudgeRun.Kind.PAIRWISE,
+            parameters={"system_a": a.pk, "system_b": b.pk},
+        )
+        for q in ("q1", "q2"):
+            for order, verdict in (("b_first", b_first), ("a_first", a_first)):
+                PairwiseVerdict.objects.create(
+                    run=run, judge=judge, question_id=q, system_a=a, system_b=b,
+                    order=order, verdict=verdict,
+                )  # fmt: skip
+    old = JudgeRun.objects.get(judge__name="old")
+    pw = systems_compare(project=project, a=a, b=b, judge=old.judge)["pairwise"]
+    assert (pw["judge"], pw["run_id"], pw["n_pairs"]) == ("old", old.pk, 2)
+    assert pw["preference_b"]["value"] == 1.0
