@@ -156,3 +156,44 @@ def test_compare_pairwise_block_is_the_chosen_judges_not_the_newest():
     pw = systems_compare(project=project, a=a, b=b, judge=old.judge)["pairwise"]
     assert (pw["judge"], pw["run_id"], pw["n_pairs"]) == ("old", old.pk, 2)
     assert pw["preference_b"]["value"] == 1.0
+
+
+# --- heterogeneity: the stratified PPI interval stays within [0, 1] ------------------------------
+
+
+def test_stratified_ppi_interval_is_clipped_at_one():
+    """heterogeneity `_combined` `_21` (the upper clip at 2 for 1). One group, 10 audited claims,
+    9 supported, a judge that says exactly the gold and 10 more claims it calls supported: the
+    unclipped upper end (value + z·SE, from the group's own figures) is above 1, so the interval
+    ends at 1, a share."""
+    import numpy as np
+    from scipy.stats import norm
+
+    from metrics.stats.heterogeneity import stratified_ppi
+
+    y = np.array([1.0] * 9 + [0.0])
+    out = stratified_ppi(
+        {"g": {"gold": y, "judge_on_gold": y.copy(), "judge_on_rest": np.ones(10)}}
+    )
+    group = out["per_group"]["g"]
+    assert group["value"] + norm.ppf(0.975) * group["se"] > 1.0  # the case
+    assert out["ci"][1] == 1.0
+    assert out["value"] <= 1.0
+
+
+# --- audit_design: a stratum drawn by a run's verdict names the run --------------------------------
+
+
+def test_stratum_name_of_a_queue_by_a_runs_verdict_names_the_run():
+    """audit_design `_stratum_name` `_23` (the ", run N" suffix read from a misspelt key: never
+    written). By hand from the recorded queue condition."""
+    from metrics.services.audit_design import _stratum_name
+
+    recorded = {"judge": "lenient", "judge_verdict": "SUPPORTED", "judge_run": 7}
+    assert _stratum_name(recorded) == "judge lenient verdict SUPPORTED, run 7"
+    assert _stratum_name({"judge": "lenient", "judge_verdict": "SUPPORTED"}) == (
+        "judge lenient verdict SUPPORTED"
+    )
+    assert _stratum_name({"risk_category": "health", **recorded}) == (
+        "risk category health; judge lenient verdict SUPPORTED, run 7"
+    )
