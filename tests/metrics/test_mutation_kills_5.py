@@ -197,3 +197,41 @@ def test_stratum_name_of_a_queue_by_a_runs_verdict_names_the_run():
     assert _stratum_name({"risk_category": "health", **recorded}) == (
         "risk category health; judge lenient verdict SUPPORTED, run 7"
     )
+
+
+# --- calibration: the report applies Platt when Platt is chosen ----------------------------------
+
+
+def test_apply_calibrator_platt_is_platts_sigmoid_by_scikit_learn():
+    """calibration `_apply_calibrator` `_17` (`method == "platt" and False`: isotonic applied
+    where the report chose Platt). 40 audited claims; the calibrated confidences of 6 judged
+    claims (one missing) against Platt's fit by scikit-learn (tests.metrics.independent)."""
+    import math
+
+    import numpy as np
+
+    from metrics.services.calibration import _apply_calibrator
+    from tests.metrics import independent as ref
+
+    rng = np.random.default_rng(2)
+    y = (rng.random(40) < 0.6).astype(float)
+    c = np.clip(np.where(y > 0, 0.7, 0.4) + rng.normal(0, 0.15, 40), 0, 1)
+    values = np.array([0.1, 0.35, math.nan, 0.5, 0.8, 0.95])
+    out = _apply_calibrator("platt", c, y, values)
+    expected = ref.platt_fit(c, y)(values[[0, 1, 3, 4, 5]])
+    assert math.isnan(out[2])
+    assert out[[0, 1, 3, 4, 5]] == pytest.approx(expected, abs=1e-6)
+
+
+# --- summary: a figure without an interval says so -------------------------------------------------
+
+
+def test_dashboard_summary_of_a_figure_without_an_interval_says_no_interval():
+    """summary `_faithfulness` `_81` (`text -=`: a pooled figure without an interval made the
+    summary fail). By hand: 2/3 → 67%, from 3 gold claims."""
+    from metrics.services.summary import dashboard_summary
+
+    report = {"claims": {"total": 3}, "faithfulness": {"pooled": {"value": 2 / 3, "ci": None}}}
+    faith = dashboard_summary(report=report, audit=None)["faithfulness"]
+    assert faith["text"] == "About 67% of claims are supported (from 3 gold claims; no interval)."
+    assert (faith["low"], faith["high"]) == (None, None)
