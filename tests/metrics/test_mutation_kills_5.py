@@ -5,6 +5,8 @@ or by scipy, never by the function under test."""
 
 import pytest
 
+from metrics.services import report_compute
+
 # --- active and paired: a missing standard deviation, the difference's clip -----------------
 
 
@@ -51,6 +53,8 @@ def test_selective_threshold_sentence_names_the_lower_bounds_level(delta, level)
         np.linspace(0.5, 1, 300), np.ones(300, bool), target=0.9, delta=delta
     )
     assert result.threshold == 0.5
+    assert result.n_accepted == 300  # confidence ≥ 0.5: all (kills `_108`, side "left")
+    assert "(100% of audited claims;" in result.method  # kills `_234` (101·m/n)
     bound = 100 * delta ** (1 / 300)
     assert f"agreement 100.0%, lower {level}% bound {bound:.1f}%)" in result.method
 
@@ -235,3 +239,94 @@ def test_dashboard_summary_of_a_figure_without_an_interval_says_no_interval():
     faith = dashboard_summary(report=report, audit=None)["faithfulness"]
     assert faith["text"] == "About 67% of claims are supported (from 3 gold claims; no interval)."
     assert (faith["low"], faith["high"]) == (None, None)
+
+
+# --- active: today's constant-π figure has design effect 1 ----------------------------------------
+
+
+def test_active_ppi_mean_constant_pi_one_claim_per_answer_has_design_effect_one():
+    """active `_uniform_today` `_93` (the design effect None for 1.0 in the constant-π PPI++
+    branch: one claim per answer is a simple random sample, design effect 1 by definition)."""
+    import numpy as np
+
+    from metrics import stats
+
+    rng = np.random.default_rng(3)
+    y = (rng.random(60) < 0.7).astype(float)
+    f = np.clip(np.where(y > 0, 0.8, 0.3) + rng.normal(0, 0.1, 60), 0, 1)
+    labelled = np.r_[np.ones(40, bool), np.zeros(20, bool)]
+    est = stats.active_ppi_mean(np.where(labelled, y, np.nan), labelled, f, np.full(60, 0.5))
+    assert est.design_effect == 1.0
+    wilson = stats.active_ppi_mean(np.where(labelled, y, np.nan), labelled, None, np.full(60, 0.5))
+    assert wilson.design_effect == 1.0
+
+
+# --- by_category: the per-category PPI++ has no single λ ----------------------------------------
+
+
+@pytest.mark.django_db
+def test_per_category_ppi_has_no_single_lambda():
+    """by_category `category_correction` `_37` (its `"lambda": None` written under another key:
+    the per-category PPI++ kept a λ that belongs to no single category). The drifting judge of
+    test_report_by_category.py (specificity 0.5 on health, 1.0 on legal)."""
+    from tests.metrics.test_report_by_category import _project
+
+    project, judge = _project(health_sp_hits=10)
+    block = report_compute(project=project, judge=judge)["judge"]
+    assert block["error_rates_by_risk_category"]["correction"] == "per_category"
+    assert block["ppi_faithfulness"]["lambda"] is None
+    assert "LAMBDA" not in block["ppi_faithfulness"]
+
+
+# --- audit_design: one label outside the queue is singular --------------------------------------
+
+
+def test_outside_queue_sentence_for_one_label_is_singular():
+    """audit_design `outside_queue_sentence` `_29` ("IS" for "is")."""
+    import numpy as np
+
+    from metrics.services.audit_design import AuditDesign, outside_queue_sentence
+
+    one = AuditDesign(stratum=np.zeros(0, np.int64), names=[], outside_queue_labels=1)
+    assert outside_queue_sentence(one) == "1 label made outside the queue is not in the audit."
+    two = AuditDesign(stratum=np.zeros(0, np.int64), names=[], outside_queue_labels=2)
+    assert outside_queue_sentence(two) == "2 labels made outside the queue are not in the audit."
+
+
+@pytest.mark.django_db
+def test_compare_pairwise_block_with_one_complete_pair_has_no_estimate_yet():
+    """compare `_pairwise_block` `_95` (the `a_first` key renamed in the block of fewer than two
+    complete pairs). One pair judged in both orders: no preference, no bias, both single-order
+    figures None, and the finding says 2 are needed."""
+    from judges.models import JudgeRun, PairwiseVerdict
+    from metrics.services.compare import system_resolve, systems_compare
+    from tests.compare.builders import answer_record, import_records
+    from tests.factories import JudgeFactory, JudgeRunFactory, ProjectFactory
+
+    project = ProjectFactory()
+    import_records(
+        project, [answer_record("q1", s, [("SUPPORTED", None)]) for s in ("rag@1", "rag@2")]
+    )
+    a = system_resolve(project=project, ref="rag@1")
+    b = system_resolve(project=project, ref="rag@2")
+    judge = JudgeFactory(project=project, name="pj")
+    run = JudgeRunFactory(
+        judge=judge, kind=JudgeRun.Kind.PAIRWISE, parameters={"system_a": a.pk, "system_b": b.pk}
+    )
+    for order, verdict in (("b_first", "first"), ("a_first", "second")):
+        PairwiseVerdict.objects.create(
+            run=run, judge=judge, question_id="q1", system_a=a, system_b=b, order=order,
+            verdict=verdict,
+        )  # fmt: skip
+    pw = systems_compare(project=project, a=a, b=b)["pairwise"]
+    assert pw["n_pairs"] == 1
+    assert (pw["preference_b"], pw["position_bias"], pw["first_position_share"]) == (
+        None,
+        None,
+        None,
+    )
+    assert pw["single_order"] == {"b_first": None, "a_first": None}
+    assert pw["finding"] == (
+        "Pairwise judge pj: 1 pair(s) judged in both orders so far; at least 2 are needed for an "
+        "interval."
+    )
