@@ -109,11 +109,51 @@ those is shown.
 """
 
 
+_ROW = re.compile(r"^\| (\d+) \|")
+
+
+def rows_kept(old_block: str, new_block: str) -> str:
+    """`new_block` with the rows of every measurement it did not make taken from `old_block`.
+
+    A run of some measurements (`--only save_next --write`) used to replace the whole table, so
+    the figures of the others were lost from RESULTS.md; now they stay, in number order, each
+    marked with the date of the write that measured it ("[kept from 2026-12-01 16:34 UTC]", a
+    mark that stays through later partial writes)."""
+    old_lines, new_lines = old_block.splitlines(), new_block.splitlines()
+    measured = {int(m.group(1)) for line in new_lines if (m := _ROW.match(line))}
+    date = next((line[8:] for line in old_lines if line.startswith("- date: ")), "")
+    when = date.split(";")[0].strip() or "an earlier run"
+    kept = []
+    for line in old_lines:
+        found = _ROW.match(line)
+        if not found or int(found.group(1)) in measured:
+            continue
+        if "[kept from " not in line:
+            cells = line.split(" | ")
+            cells[1] += f" [kept from {when}]"
+            line = " | ".join(cells)
+        kept.append(line)
+    if not kept:
+        return new_block
+    rows = [line for line in new_lines if _ROW.match(line)] + kept
+    rows.sort(key=lambda line: int(_ROW.match(line).group(1)))  # stable: each one's own order
+    out, placed = [], False
+    for line in new_lines:
+        if _ROW.match(line):
+            if not placed:
+                out += rows
+                placed = True
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
 def results_write(rows: list[Row], ctx: Context, command: str) -> None:
     old = RESULTS.read_text() if RESULTS.exists() else PREAMBLE
     block = auto_block(rows, ctx, command)
     pattern = re.compile(re.escape(AUTO_BEGIN) + r".*?" + re.escape(AUTO_END), re.S)
-    if pattern.search(old):
+    if found := pattern.search(old):
+        block = rows_kept(found.group(0), block)
         new = pattern.sub(lambda _m: block, old, count=1)
     else:
         # First write: the table goes right after the preamble, before any other section
