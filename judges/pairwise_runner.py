@@ -22,6 +22,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.models import Answer, Passage
+from annotate.pairwise import question_key as annotate_question_key
 from judges.backends import JudgeCallFailed, JudgeConfigError, backend_for_spec
 from judges.models import JudgeRun, PairwiseVerdict
 from judges.runner import LIVE, lease_acquire, lease_touch
@@ -41,7 +42,10 @@ class Side:
 
 
 def question_key(answer: dict) -> str:
-    return answer["question_id"] or answer["question"]
+    """The question key that pairs two systems' answers: the analysts' pairwise queue's rule
+    (`annotate.pairwise.question_key`), so a judge's verdicts and a human's preference on a
+    question are about the same two answers."""
+    return annotate_question_key(answer["question_id"], answer["question"])
 
 
 def shared_pairs(*, system_a_id: int, system_b_id: int) -> dict[str, tuple[Side, Side]]:
