@@ -12,17 +12,8 @@
 
   function byId(id) { return document.getElementById(id); }
 
-  function isTyping(el) {
-    if (!el || !el.tagName) return false;
-    if (el.isContentEditable) return true;
-    var tag = el.tagName;
-    if (tag === "TEXTAREA" || tag === "SELECT") return true;
-    if (tag === "INPUT") {
-      var type = (el.type || "text").toLowerCase();
-      return ["radio", "checkbox", "button", "submit", "reset", "hidden"].indexOf(type) < 0;
-    }
-    return false;
-  }
+  var isTyping = window.FaithKeys.isTyping; // static/js/keys.js
+  var submit = window.FaithKeys.submit;
 
   function showCorrectField() {
     var form = byId("label-form");
@@ -40,11 +31,6 @@
       radio.checked = true;
       showCorrectField();
     }
-  }
-
-  function submit(form) {
-    if (!form) return;
-    if (form.requestSubmit) form.requestSubmit(); else form.submit();
   }
 
   function showGuidelines(open) {
