@@ -50,6 +50,7 @@ def _logit_ci(auc, var, conf):
         ([0.9, 0.4, 0.7, 0.4, float("nan")], [0.1, 0.4, 0.8, float("nan")], 0.9),
         ([0.6], [0.2, 0.7, 0.6], 0.95),  # one positive: its variance term is 0
         ([0.3, 0.8, 0.5], [0.4], 0.8),  # one negative
+        ([0.3, 0.8], [0.4, 0.1], 0.95),  # two of each: s² with ddof 1 over two values
     ],
 )
 def test_auc_delong_whole_dict_brute_force(pos, neg, conf):
@@ -235,3 +236,10 @@ def test_method_string_no_claims_and_custom_words():
     with pytest.raises(ValueError, match=r"^counts must") as err:
         rates.method_string(3, 2, 1, 0)
     assert str(err.value) == ("counts must be non-negative and supported, contradicted <= n_claims")
+
+
+def test_pairwise_two_pairs_has_t_interval_with_one_df():
+    got = pairwise.pairwise_both_orders(["first", "second"], ["second", "second"], 0.9)
+    pref = np.array([1.0, 0.5])
+    assert got["preference_b"] == _t_ci(pref, 0.9)
+    assert got["position_bias"] == _t_ci(np.array([0.5, 0.0]) - 0.5 + 0.0, 0.9)
