@@ -243,3 +243,33 @@ def test_pairwise_two_pairs_has_t_interval_with_one_df():
     pref = np.array([1.0, 0.5])
     assert got["preference_b"] == _t_ci(pref, 0.9)
     assert got["position_bias"] == _t_ci(np.array([0.5, 0.0]) - 0.5 + 0.0, 0.9)
+
+
+# --------------------------------------------------------------------------------------------
+# Platt scaling
+
+
+def test_platt_constant_confidence_reaches_mean_target():
+    # one distinct confidence: the Hessian is singular but for the 1e-12 ridge; Newton must
+    # still move from its start b = log((N₊+1)/(N₋+1)) to σ(a·c + b) = mean of Platt's targets
+    from metrics.stats.calibration import platt_calibrator
+
+    y = np.array([1, 1, 1, 0])
+    t = np.where(y == 1, 4 / 5, 1 / 3)
+    cal = platt_calibrator([0.5, 0.5, 0.5, 0.5], y)
+    assert cal(np.array([0.5]))[0] == A(t.mean(), rel=1e-6)
+    assert cal.n == 4
+
+
+def test_platt_tiny_matches_sklearn_soft_targets():
+    from metrics.stats.calibration import platt_calibrator
+    from tests.metrics.independent import platt_fit
+
+    c = np.array([0.2, 0.9, 0.4, 0.7, 0.8, 0.3])
+    y = np.array([0, 1, 1, 0, 1, 0])
+    cal = platt_calibrator(c, y)
+    grid = np.array([0.0, 0.25, 0.5, 1.0])
+    assert cal(grid) == A(platt_fit(c, y)(grid), rel=1e-6)
+    empty = platt_calibrator([], [])
+    assert empty.n == 0
+    assert np.isnan(empty(np.array([0.5]))).all()
