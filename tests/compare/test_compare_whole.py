@@ -11,6 +11,7 @@ import datetime as dt
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import statsmodels.api as sm
 from django.contrib.auth import get_user_model
@@ -21,7 +22,15 @@ from statsmodels.stats.proportion import proportion_confint
 from annotate.models import Answer, PairwisePreference, System
 from judges.models import Judge, JudgeRun, PairwiseVerdict
 from metrics.services import compare as compare_module
-from metrics.services.compare import system_resolve, systems_compare
+from metrics.services.compare import (
+    SystemNotFound,
+    _finding,
+    _judge_by_system,
+    compare_gate,
+    model_family,
+    system_resolve,
+    systems_compare,
+)
 from tests.compare.builders import answer_record, import_records
 from tests.factories import JudgeFactory, JudgeRunFactory, ProjectFactory
 
@@ -852,6 +861,8 @@ def approx_tree(value):
         return {key: approx_tree(item) for key, item in value.items()}
     if isinstance(value, list):
         return [approx_tree(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(approx_tree(item) for item in value)
     if isinstance(value, float):
         return pytest.approx(value, rel=1e-9, abs=1e-12)
     return value
@@ -1052,3 +1063,291 @@ def test_the_analysts_block_is_statsmodels_and_sklearn(world):
         cohen_kappa_score([h for h, _ in both], [j for _, j in both])
     )
     assert (agreement["n"], agreement["n_pairs"]) == (len(both), 4) == (6, 4)
+
+
+# -- compare_gate: both sides and exactly at the margin (no database) ---------------------------
+
+
+def _gate_result(choice, high, finding="F."):
+    return {
+        "rates": {"faithfulness": {"headline": {"choice": choice, "ci": [-0.9, high]}}},
+        "finding": finding,
+    }
+
+
+@pytest.mark.parametrize(
+    ("high", "margin", "worse", "sentence"),
+    [
+        (
+            -0.25,
+            0.25,
+            False,
+            "Not worse: the upper end of B − A (-25.0 points) is not below −25.0. F.",
+        ),
+        (
+            -0.26,
+            0.25,
+            True,
+            "B is worse than A: the upper end of B − A (-26.0 points) is below −25.0. F.",
+        ),
+        (
+            -0.03,
+            None,
+            True,
+            "B is worse than A: the upper end of B − A (-3.0 points) is below −2.0. F.",
+        ),
+        (
+            -0.02,
+            None,
+            False,
+            "Not worse: the upper end of B − A (-2.0 points) is not below −2.0. F.",
+        ),
+        (0.4, 0.0, False, "Not worse: the upper end of B − A (40.0 points) is not below −0.0. F."),
+    ],
+)
+def test_compare_gate_sides_and_the_margin_itself(high, margin, worse, sentence):
+    kwargs = {} if margin is None else {"margin": margin}
+    assert compare_gate(_gate_result("ppi", high), **kwargs) == (worse, sentence)
+
+
+def test_compare_gate_without_an_interval_is_not_worse():
+    expected = (False, "Not worse: no valid interval for B − A yet. No gold.")
+    assert compare_gate(_gate_result(None, -0.5, "No gold.")) == expected
+    assert compare_gate(_gate_result("gold_only", None, "No gold.")) == expected
+
+
+# -- _finding, every branch (no database) --------------------------------------------------------
+
+
+def _finding_result(choice, value, ci, judge="j"):
+    return {
+        "shared_questions": 6,
+        "judge": judge,
+        "rates": {
+            "faithfulness": {
+                "headline": {"choice": choice, "value": value, "ci": ci},
+                "gold_only": {"n_questions": 4},
+                "ppi": {"n_questions": 6},
+            }
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("choice", "value", "ci", "judge", "text"),
+    [
+        (
+            "gold_only",
+            0.1,
+            [0.05, 0.15],
+            "j",
+            "B@2 (B) is more faithful than A@1 (A) by 10.0 points [5.0, 15.0] on 6 shared "
+            "questions; paired, gold on 4 of them.",
+        ),
+        (
+            "ppi",
+            -0.1,
+            [-0.15, -0.05],
+            "j",
+            "B@2 (B) is less faithful than A@1 (A) by 10.0 points [5.0, 15.0] on 6 shared "
+            "questions; paired, PPI++ with judge j, gold on 4 of them.",
+        ),
+        (
+            "ppi",
+            0.1,
+            [0.0, 0.2],
+            "",
+            "No clear difference in faithfulness between B@2 (B) and A@1 (A): B − A = +10.0 "
+            "points [0.0, 20.0] on 6 shared questions; paired, PPI++ with judge —, gold on 4 of "
+            "them.",
+        ),
+        (
+            "ppi",
+            -0.1,
+            [-0.2, 0.0],
+            None,
+            "No clear difference in faithfulness between B@2 (B) and A@1 (A): B − A = -10.0 "
+            "points [-20.0, 0.0] on 6 shared questions; paired, PPI++ with judge —, gold on 4 of "
+            "them.",
+        ),
+        (
+            "gold_only",
+            0.0,
+            [-0.1, 0.1],
+            "j",
+            "No clear difference in faithfulness between B@2 (B) and A@1 (A): B − A = +0.0 "
+            "points [-10.0, 10.0] on 6 shared questions; paired, gold on 4 of them.",
+        ),
+        (
+            None,
+            None,
+            [None, None],
+            "j",
+            "No comparison of faithfulness yet: 6 shared questions, and neither system has "
+            "enough gold on them (label claims of both systems' answers to the same questions).",
+        ),
+    ],
+)
+def test_finding_every_branch(choice, value, ci, judge, text):
+    result = _finding_result(choice, value, ci, judge)
+    if choice == "gold_only":
+        result["rates"]["faithfulness"]["ppi"]["n_questions"] = 99  # not read for gold only
+    assert _finding(result, "A@1", "B@2") == text
+
+
+# -- _judge_by_system on a hand-made pair (no database) -----------------------------------------
+
+
+class _FakePair:
+    def __init__(self, rows, *, name="judge-x", model="claude-3-opus"):
+        self.claims = pd.DataFrame(rows, columns=["side", "gold", "judge"])
+        self.judge_name = name
+        self.judge_model = model
+
+
+def _rate(k, n):
+    low, high = proportion_confint(k, n, method="wilson")
+    return {"value": k / n, "ci": (low, high), "successes": k, "n": n}
+
+
+def test_judge_by_system_both_differ_and_self_preference_on_both():
+    rows = [(0, S, S)] * 10 + [(0, N, C)] * 10 + [(1, S, N)] * 10 + [(1, C, S)] * 10
+    rows += [(0, "", S), (1, S, ""), (1, "", "")]  # no gold or no verdict: not audited
+    a = System(name="rag", version="1", metadata={"generator_model": "anthropic/claude-3-haiku"})
+    b = System(name="rag", version="", metadata={"generator_model": "Claude-2"})
+    audit = _judge_by_system(_FakePair(rows), (a, b))
+    p = scipy_stats.fisher_exact([[10, 0], [0, 10]]).pvalue
+    assert audit == approx_tree(
+        {
+            "per_system": [
+                {
+                    "system": "rag@1",
+                    "n_audited": 20,
+                    "sensitivity": _rate(10, 10),
+                    "specificity": _rate(10, 10),
+                    "youden_j": 1.0,
+                },
+                {
+                    "system": "rag",
+                    "n_audited": 20,
+                    "sensitivity": _rate(0, 10),
+                    "specificity": _rate(0, 10),
+                    "youden_j": -1.0,
+                },
+            ],
+            "equality_p": {"sensitivity": p, "specificity": p},
+            "equality": (
+                "The judge's sensitivity and specificity differ between the systems (Fisher's "
+                "exact test, p < 0.05): its errors are not the same on both, so a comparison of "
+                "its raw rates is biased; PPI++ above rectifies each system by its own gold."
+            ),
+            "self_preference": [
+                "Self-preference: the judge's model (claude-3-opus) is of the anthropic family, "
+                "as rag@1's generator (anthropic/claude-3-haiku): judges rate their own family's "
+                "outputs higher. Audit it on this system's gold (above) or use a judge of another "
+                "family.",
+                "Self-preference: the judge's model (claude-3-opus) is of the anthropic family, "
+                "as rag's generator (Claude-2): judges rate their own family's outputs higher. "
+                "Audit it on this system's gold (above) or use a judge of another family.",
+            ],
+            "model": "claude-3-opus",
+            "family": "anthropic",
+        }
+    )
+
+
+def test_judge_by_system_one_side_empty_and_no_family():
+    # B has no gold SUPPORTED claim: its sensitivity has n = 0 and no p-value; specificity
+    # differs (A 10 of 10, B 0 of 10).
+    rows = [(0, S, S)] * 3 + [(0, N, N)] * 10 + [(1, C, S)] * 10
+    a = System(name="a", version="", metadata=None)
+    b = System(name="b", version="", metadata={"generator_model": ""})
+    audit = _judge_by_system(_FakePair(rows, model=""), (a, b))
+    assert math.isnan(audit["equality_p"]["sensitivity"])
+    assert audit["equality_p"]["specificity"] == pytest.approx(
+        scipy_stats.fisher_exact([[10, 0], [0, 10]]).pvalue
+    )
+    assert audit["equality"] == (
+        "The judge's specificity differ between the systems (Fisher's exact test, p < 0.05): "
+        "its errors are not the same on both, so a comparison of its raw rates is biased; PPI++ "
+        "above rectifies each system by its own gold."
+    )
+    assert (audit["self_preference"], audit["model"], audit["family"]) == ([], "", "")
+    assert audit["per_system"][1]["sensitivity"]["n"] == 0
+    assert [row["n_audited"] for row in audit["per_system"]] == [13, 10]
+    # A generator of another family than the judge's: no warning.
+    other = System(name="c", version="", metadata={"generator_model": "gpt-4o"})
+    assert _judge_by_system(_FakePair(rows), (other, b))["self_preference"] == []
+    assert _judge_by_system(_FakePair(rows, name=""), (a, b)) is None
+
+
+# -- model_family (no database) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "family"),
+    [
+        ("gpt-4o-mini", "openai"),
+        ("o1-preview", "openai"),
+        ("o3-mini", "openai"),
+        ("o4-mini", "openai"),
+        ("chatgpt-4o-latest", "openai"),
+        ("claude-3-5-sonnet", "anthropic"),
+        ("llama3.1", "llama"),
+        ("meta-llama-3-70b", "llama"),
+        ("meta-llama/Llama-3.1-8B-Instruct", "llama"),
+        ("mistral-large", "mistral"),
+        ("mixtral-8x7b", "mistral"),
+        ("gemini-1.5-pro", "gemini"),
+        ("gemma-2-9b", "gemini"),
+        ("qwen2.5-72b", "qwen"),
+        ("deepseek-r1", "deepseek"),
+        ("phi-3-mini", "phi"),
+        ("command-r-plus", "cohere"),
+        ("  GPT-4 ", "openai"),
+        ("org/team/gpt-4", "openai"),
+        ("Org/Foo_Bar", "foo"),
+        ("lexical-baseline", "lexical"),
+        ("x:y", "x"),
+        ("x_y", "x"),
+        ("x.y-z", "x"),
+        ("x y", "x"),
+        ("bert", "bert"),
+        ("", ""),
+        (None, ""),
+    ],
+)
+def test_model_family_table(model, family):
+    assert model_family(model) == family
+
+
+# -- system_resolve and systems_compare's refusals (database) ------------------------------------
+
+
+def test_system_resolve_whole_messages():
+    project = ProjectFactory()
+    empty = ProjectFactory()
+    a = System.objects.create(project=project, name="rag", version="1")
+    b = System.objects.create(project=project, name="rag", version="2")
+    other = System.objects.create(project=project, name="other", version="")
+    assert system_resolve(project=project, ref=" rag @ 2 ") == b
+    assert system_resolve(project=project, ref="rag@1") == a
+    assert system_resolve(project=project, ref="other") == other
+    known = "other, rag@1, rag@2"
+    with pytest.raises(SystemNotFound) as err:
+        system_resolve(project=project, ref="rag")
+    assert str(err.value) == (
+        f"'rag' names several versions of 'rag': write NAME@VERSION (systems of this project: {known})."
+    )
+    with pytest.raises(SystemNotFound) as err:
+        system_resolve(project=project, ref="rag@9")
+    assert str(err.value) == f"No system 'rag@9' in this project (systems: {known})."
+    with pytest.raises(SystemNotFound) as err:
+        system_resolve(project=empty, ref="rag")
+    assert str(err.value) == "No system 'rag' in this project (systems: none)."
+    with pytest.raises(ValueError, match=r"^compare two different systems$"):
+        systems_compare(project=project, a=a, b=a)
+    stranger = System.objects.create(project=empty, name="rag", version="1")
+    for x, y in ((a, stranger), (stranger, a)):
+        with pytest.raises(ValueError, match=r"^both systems must belong to the project$"):
+            systems_compare(project=project, a=x, b=y)
