@@ -22,15 +22,18 @@ from statsmodels.stats.proportion import proportion_confint
 from annotate.models import Answer, PairwisePreference, System
 from judges.models import Judge, JudgeRun, PairwiseVerdict
 from metrics.services import compare as compare_module
+from metrics.services.common import json_safe
 from metrics.services.compare import (
     SystemNotFound,
     _finding,
     _judge_by_system,
+    _pairwise_block,
     compare_gate,
     model_family,
     system_resolve,
     systems_compare,
 )
+from metrics.services.compare_pairwise_human import METHOD, pairwise_human_block
 from tests.compare.builders import answer_record, import_records
 from tests.factories import JudgeFactory, JudgeRunFactory, ProjectFactory
 
@@ -1351,3 +1354,228 @@ def test_system_resolve_whole_messages():
     for x, y in ((a, stranger), (stranger, a)):
         with pytest.raises(ValueError, match=r"^both systems must belong to the project$"):
             systems_compare(project=project, a=x, b=y)
+
+
+# -- the pairwise judge's block: orientation, too few pairs, none (database, no import) --------
+
+
+@pytest.fixture
+def pairs():
+    """Two systems with answers to q1..q4 and nothing else (no claims, no gold)."""
+    project = ProjectFactory(slug="pairs", name="Pairs")
+    a = System.objects.create(project=project, name="rag", version="1")
+    b = System.objects.create(project=project, name="rag", version="2")
+    for system in (a, b):
+        for i in range(1, 5):
+            Answer.objects.create(
+                project=project,
+                external_id=f"{system.version}-{i}",
+                question=f"Question {i}?",
+                question_id=f"q{i}",
+                text=f"answer {system.version} {i}",
+                system=system,
+            )
+    return project, a, b
+
+
+def _pairwise_run(project, a, b, replies, *, swapped=False, name="pj"):
+    pj = JudgeFactory(project=project, name=name, model="pair-model")
+    run_a, run_b = (b, a) if swapped else (a, b)
+    run = JudgeRunFactory(
+        judge=pj,
+        kind=JudgeRun.Kind.PAIRWISE,
+        parameters={"system_a": run_a.pk, "system_b": run_b.pk},
+    )
+    flip = {"b_first": "a_first", "a_first": "b_first"}
+    for q, both in replies.items():
+        for order, verdict in zip(("b_first", "a_first"), both, strict=True):
+            if verdict is not None:
+                PairwiseVerdict.objects.create(
+                    run=run,
+                    judge=pj,
+                    question_id=q,
+                    system_a=run_a,
+                    system_b=run_b,
+                    order=flip[order] if swapped else order,
+                    verdict=verdict,
+                )
+    return pj, run
+
+
+REPLIES = {"q1": ("first", "second"), "q2": ("second", "second"), "q3": ("tie", "first")}
+
+
+def test_a_run_stored_the_other_way_round_gives_the_same_block(pairs):
+    project, a, b = pairs
+    pj, run = _pairwise_run(project, a, b, REPLIES, swapped=True)
+    block = _pairwise_block(a=a, b=b, judge=pj, a_label="rag@1", b_label="rag@2")
+    b_first, a_first = np.array([1.0, 0.0, 0.5]), np.array([0.0, 0.0, 1.0])
+    preference = (b_first + 1 - a_first) / 2  # 1, 0.5, 0.25
+    position = (b_first + a_first) / 2 - 0.5  # 0, −0.5, 0.25
+    assert block["run_id"] == run.pk
+    assert block["preference_b"]["value"] == pytest.approx(preference.mean())
+    assert block["position_bias"]["value"] == pytest.approx(position.mean())
+    assert block["single_order"]["a_first"]["value"] == pytest.approx((1 - a_first).mean())
+    assert (block["n_pairs"], block["incomplete_pairs"], block["unparseable"]) == (3, 0, 0)
+    assert block["method"] == (
+        "asked in both orders and averaged; position bias = share of first-position wins − 50%, "
+        "over both orders of every pair; t intervals over pairs, 95%; 0 unparseable replies "
+        "counted apart and a pair counts only when both its orders have a verdict; ties count half."
+    )
+    low, high = scipy_stats.ttest_1samp(preference, 0).confidence_interval()
+    share_low, share_high = scipy_stats.ttest_1samp(position + 0.5, 0).confidence_interval()
+    assert block["finding"] == (
+        f"The judge pj prefers whichever answer comes first in {100 * (position.mean() + 0.5):.0f}% "
+        f"[{100 * share_low:.0f}, {100 * share_high:.0f}] of pairs; averaged over both orders, "
+        f"rag@2 (B) is preferred to rag@1 (A) in {100 * preference.mean():.0f}% "
+        f"[{100 * low:.0f}, {100 * high:.0f}] of 3 pairs (ties count half)."
+    )
+    # The same replies stored straight: the same block but the run.
+    pj2, run2 = _pairwise_run(project, a, b, REPLIES, name="pj2")
+    straight = _pairwise_block(a=a, b=b, judge=pj2, a_label="rag@1", b_label="rag@2")
+    assert straight["finding"] == block["finding"].replace("judge pj ", "judge pj2 ")
+    assert {**straight, "judge": "pj", "run_id": run.pk, "finding": block["finding"]} == block
+
+
+def test_too_few_complete_pairs_and_no_run(pairs):
+    project, a, b = pairs
+    other = JudgeFactory(project=project, name="verify-only")
+    assert _pairwise_block(a=a, b=b, judge=other, a_label="A", b_label="B") is None
+    assert _pairwise_block(a=a, b=b, judge=None, a_label="A", b_label="B") is None
+    replies = {"q1": ("first", "tie"), "q2": ("first", None), "q3": ("UNPARSEABLE", "UNPARSEABLE")}
+    _pj, run = _pairwise_run(project, a, b, replies)
+    # `other` judged no pairs: the newest run of any judge.
+    assert _pairwise_block(a=a, b=b, judge=other, a_label="A", b_label="B") == {
+        "judge": "pj",
+        "run_id": run.pk,
+        "model": "pair-model",
+        "prompt_version": "v-test",
+        "n_pairs": 1,
+        "incomplete_pairs": 1,
+        "unparseable": 2,
+        "preference_b": None,
+        "position_bias": None,
+        "first_position_share": None,
+        "single_order": {"b_first": None, "a_first": None},
+        "finding": (
+            "Pairwise judge pj: 1 pair(s) judged in both orders so far; at least 2 are needed "
+            "for an interval."
+        ),
+        "method": "asked in both orders and averaged; too few complete pairs to estimate",
+    }
+
+
+def test_no_pairwise_run_leaves_the_key_out_and_no_marks_says_so(pairs):
+    project, a, b = pairs
+    result = systems_compare(project=project, a=a, b=b)
+    assert "pairwise" not in result
+    assert result["pairwise_human"] == {
+        "n_preferences": 0,
+        "n_pairs": 0,
+        "n_analysts": 0,
+        "preference_b": None,
+        "counts": {"B": 0, "A": 0, "tie": 0},
+        "judge": None,
+        "agreement": None,
+        "method": METHOD,
+        "finding": (
+            "No analyst has marked pairs of these two systems yet: the pairwise queue shows them "
+            "one question at a time, blind."
+        ),
+    }
+    assert result["worst_questions"] == []
+    assert result["judge_by_system"] is None
+    assert result["shared_questions"] == 4
+    assert result["answers"] == {"a": 4, "b": 4}
+    assert result["by_risk_category"][0]["risk_category"] == "none"
+    assert result["by_risk_category"][0]["questions"] == 4
+
+
+# -- the analysts' block, its other branches (database, no import) ------------------------------
+
+
+def _marks(project, a, b, marks):
+    users = {}
+    answers = {(x.system_id, x.question_id): x for x in Answer.objects.filter(project=project)}
+    for who, q, choice in marks:
+        if who not in users:
+            users[who] = User.objects.create(username=f"{project.slug}-m-{who}")
+        PairwisePreference.objects.create(
+            project=project,
+            question_key=q,
+            system_1=a,
+            system_2=b,
+            answer_1=answers[(a.pk, q)],
+            answer_2=answers[(b.pk, q)],
+            left_system=b,
+            analyst=users[who],
+            choice={"B": "left", "A": "right", "tie": "tie"}[choice],
+            preferred_system={"B": b, "A": a, "tie": None}[choice],
+        )
+
+
+def _human(a, b, judge=None):
+    return pairwise_human_block(a=a, b=b, judge=judge, a_label="rag@1", b_label="rag@2")
+
+
+def test_one_mark_by_one_analyst_and_no_judge(pairs):
+    project, a, b = pairs
+    _marks(project, a, b, [(0, "q1", "B")])
+    assert json_safe(_human(a, b)) == {
+        "n_preferences": 1,
+        "n_pairs": 1,
+        "n_analysts": 1,
+        "preference_b": {
+            "value": 1.0,
+            "ci": [None, None],
+            "std_error": None,
+            "n": 1,
+            "n_clusters": 1,
+        },
+        "counts": {"B": 1, "A": 0, "tie": 0},
+        "judge": None,
+        "agreement": None,
+        "method": METHOD,
+        "finding": (
+            "Analysts prefer rag@2 (B) to rag@1 (A) in 100% [no interval] of 1 pair (1 mark by 1 "
+            "analyst; ties count half). The pairwise judge has not judged these two systems: run "
+            "manage.py pairwise_judge to measure its agreement with the analysts."
+        ),
+    }
+
+
+def test_a_judge_that_judged_none_of_the_marked_pairs(pairs):
+    project, a, b = pairs
+    _marks(project, a, b, [(0, "q1", "B"), (1, "q1", "A"), (0, "q2", "tie")])
+    pj, run = _pairwise_run(project, a, b, {"q3": ("first", "second"), "q4": ("tie", None)})
+    block = _human(a, b, pj)
+    assert block["judge"] == {"judge": "pj", "run_id": run.pk, "model": "pair-model"}
+    assert block["agreement"] is None
+    assert block["counts"] == {"B": 1, "A": 1, "tie": 1}
+    assert block["finding"].endswith(
+        "of 2 pairs (3 marks by 2 analysts; ties count half). The pairwise judge pj judged none "
+        "of the analysts' pairs in both orders: no agreement to measure yet."
+    )
+
+
+def test_one_choice_throughout_leaves_kappa_undefined(pairs):
+    project, a, b = pairs
+    _marks(project, a, b, [(0, "q1", "B"), (0, "q2", "B"), (1, "q1", "B")])
+    replies = {"q1": ("first", "second"), "q2": ("first", "tie"), "q3": ("second", "UNPARSEABLE")}
+    pj, _run = _pairwise_run(project, a, b, replies)
+    block = _human(a, b, pj)
+    agreement = block["agreement"]
+    assert math.isnan(agreement["kappa"])
+    assert agreement["share"]["value"] == 1.0
+    assert (agreement["n"], agreement["n_pairs"]) == (3, 2)
+    assert agreement["confusion"] == {
+        "rows_human_columns_judge": ["B", "A", "tie"],
+        "counts": [[3, 0, 0], [0, 0, 0], [0, 0, 0]],
+    }
+    low, high = agreement["share"]["ci"]
+    assert block["finding"] == (
+        "Analysts prefer rag@2 (B) to rag@1 (A) in 100% [100, 100] of 2 pairs (3 marks by 2 "
+        "analysts; ties count half). On the 2 of them the pairwise judge pj judged in both "
+        f"orders, its order-averaged verdict matches the analyst's on 100% [{100 * low:.0f}, "
+        f"{100 * high:.0f}] of 3 marks; Cohen's kappa undefined (one choice throughout)."
+    )
