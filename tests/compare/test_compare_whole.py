@@ -78,7 +78,7 @@ class _Clock:
         return NOW
 
 
-def plant(slug="whole"):
+def plant(slug="whole", extra=()):
     project = ProjectFactory(slug=slug, name="Whole")
     records = []
     for q, (risk_a, a_claims, risk_b, b_claims) in PLANT.items():
@@ -88,7 +88,7 @@ def plant(slug="whole"):
         else:
             records.append(answer_record(q, "rag@2", b_claims, risk=risk_b))
     records.append(answer_record("q7", "rag@1", [(N, N)], risk="financial"))
-    import_records(project, records)
+    import_records(project, [*records, *extra])
     a = system_resolve(project=project, ref="rag@1")
     b = system_resolve(project=project, ref="rag@2")
     System.objects.filter(pk=a.pk).update(metadata={"generator_model": "claude-3-haiku"})
