@@ -27,6 +27,67 @@ def _trend_world():
     return project, Judge.objects.get(project=project, name="j")
 
 
+# rag@1's and rag@2's rows as the product gave them once (the shares are checked by hand below).
+TREND_GOLDEN = [
+    {
+        "system": "rag@1",
+        "name": "rag",
+        "version": "1",
+        "claims": 11,
+        "gold_claims": 10,
+        "judge": "j (no model, prompt imported)",
+        "gold_only": {
+            "value": 0.6,
+            "ci": [0.24784117451075083, 0.8722598896758494],
+            "method": "Wilson interval at the effective sample size (9 of 10 claims), "
+            "cluster-robust by answer (7 answers, design effect 0.42, counted as 1: "
+            "never narrower than independent claims), t with 6 df.",
+        },
+        "ppi": {
+            "value": 0.697530864197531,
+            "ci": [0.4010434685690068, 0.9940182598260552],
+            "method": "PPI++ (power-tuned per stratum), rectifier clustered by answer (7 audited "
+            "answers, design effect 0.59), t with 6 df.",
+        },
+        "headline": {
+            "choice": "ppi",
+            "value": 0.697530864197531,
+            "ci": [0.4010434685690068, 0.9940182598260552],
+            "reason": "PPI++ is the narrowest valid interval (±0.30): the judge's verdicts on "
+            "the unaudited claims, corrected by its errors on the audit sample, add "
+            "information beyond the audit sample alone (±0.31).",
+        },
+    },
+    {
+        "system": "rag@2",
+        "name": "rag",
+        "version": "2",
+        "claims": 7,
+        "gold_claims": 6,
+        "judge": "j (no model, prompt imported)",
+        "gold_only": {
+            "value": 0.6666666666666666,
+            "ci": [0.1621458970504947, 0.9538514240541149],
+            "method": "Wilson interval at the effective sample size (4 of 6 claims), "
+            "cluster-robust by answer (5 answers, design effect 1.22), t with 4 df.",
+        },
+        "ppi": {
+            "value": 0.6851851851851851,
+            "ci": [0.07441766030611718, 1.0],
+            "method": "PPI++ (power-tuned per stratum), rectifier clustered by answer (5 audited "
+            "answers, design effect 1.21), t with 4 df.",
+        },
+        "headline": {
+            "choice": "gold_only",
+            "value": 0.6666666666666666,
+            "ci": [0.1621458970504947, 0.9538514240541149],
+            "reason": "The audit sample alone is the better estimate (±0.40); the judge's "
+            "verdicts on the other claims do not narrow it (±0.46).",
+        },
+    },
+]
+
+
 def _wilson(k, n):
     return [pytest.approx(end) for end in proportion_confint(k, n, method="wilson")]
 
@@ -47,6 +108,7 @@ def test_trend_rows_whole_with_and_without_a_judge():
     # rag@2: 4 of 6; rag@10: 3 of 5, every answer one claim → Wilson's interval.
     assert rows[0]["gold_only"]["value"] == pytest.approx(6 / 10)
     assert rows[1]["gold_only"]["value"] == pytest.approx(4 / 6)
+    assert rows[:2] == approx_tree(TREND_GOLDEN)
     assert rows[2] == approx_tree(
         {
             "system": "rag@10",
