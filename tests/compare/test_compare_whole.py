@@ -1579,3 +1579,26 @@ def test_one_choice_throughout_leaves_kappa_undefined(pairs):
         f"orders, its order-averaged verdict matches the analyst's on 100% [{100 * low:.0f}, "
         f"{100 * high:.0f}] of 3 marks; Cohen's kappa undefined (one choice throughout)."
     )
+
+
+def test_two_answers_of_one_system_to_a_question_count_the_question_once():
+    project = ProjectFactory()
+    first = answer_record("q1", "rag@1", [(S, S)], risk="legal")
+    second = {**answer_record("q1", "rag@1", [(N, N)], risk="legal"), "id": "rag@1:q1:again"}
+    records = [first, second, answer_record("q1", "rag@2", [(S, S)], risk="legal")]
+    records += [
+        answer_record("q2", system, [(S, S)], risk="legal") for system in ("rag@1", "rag@2")
+    ]
+    import_records(project, records)
+    a = system_resolve(project=project, ref="rag@1")
+    b = system_resolve(project=project, ref="rag@2")
+    result = systems_compare(project=project, a=a, b=b)
+    assert result["answers"] == {"a": 3, "b": 2}
+    assert result["shared_questions"] == 2
+    [legal] = result["by_risk_category"]
+    assert (legal["risk_category"], legal["questions"]) == ("legal", 2)
+    # A: 2 of 3 gold claims supported (q1 S and N, q2 S); B: 2 of 2.
+    gold = legal["gold_only"]
+    assert (gold["rate_a"], gold["rate_b"]) == (pytest.approx(2 / 3), 1.0)
+    assert [row["question_key"] for row in result["worst_questions"]] == ["q2", "q1"]
+    assert [len(row["a"]["answers"]) for row in result["worst_questions"]] == [1, 2]
