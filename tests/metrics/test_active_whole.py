@@ -1,0 +1,643 @@
+"""The report's `active_audit` block as a whole (issue 21: mutation testing), without a database.
+
+`active_audit_block` reads the project's rows through two selectors
+(`label_design_columns`, `active_claim_columns`); here they are replaced by small planted frames,
+the `Project` is an unsaved instance and the report's `_Data` / `_Judged` are planted arrays.
+Each whole-output test compares EVERY key and sentence of the block with a literal (read off the
+code: a changed word or key must fail), and its headline figures are derived independently in the
+same file: the Hájek active estimate, its power-tuned λ and its CR1 variance by answer with numpy
+from the formula (λ also by brute force over a grid), the stratified mean Σ_h W_h ȳ_h by hand, the
+constant-π figure as ppi_py's PPI++ / the Wilson interval.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import t as student_t
+
+from annotate.models import Project
+from metrics import selectors
+from metrics.services import active_audit as aa
+from metrics.services.judge_audit import _Judged
+from tests.metrics import independent as ref
+
+NAN = math.nan
+S, C, N = 0, 1, 2  # the report's verdict codes
+
+# 24 claims in 12 answers of 2; gold on the first 15; the first 14 labelled by the active queue
+# with the π below (claim 0 recorded 0.2 though its claim now says 0.3; a second, later active
+# label of claim 0 at 0.9 must not count), claim 14 labelled under the uniform design (left out).
+IDS = np.arange(101, 125)
+ANS = 1 + np.arange(24) // 2
+GOLD = np.array([S, S, C, S, S, N, S, S, S, C, S, S, S, S, S] + [-1] * 9, dtype=np.int8)
+PIS = [0.2, 0.5, 0.8, 0.4, 0.3, 0.9, 0.6, 0.25, 0.5, 0.7, 0.35, 0.45, 0.55, 0.65]
+CLAIM_PI = [0.3, *PIS[1:], 0.4, 0.5, 0.6, NAN, 0.3, 0.7, 0.5, 0.45, 0.8, 0.35]
+JCODES = np.array(
+    [S, S, C, S, S, S, S, S, S, C, S, N, S, S, S, S, S, C, S, S, S, S, N, S], dtype=np.int8
+)
+JCONF = np.array(
+    [0.9, 0.8, 0.2, 0.7, 0.85, 0.6, 0.9, 0.75, 0.8, 0.15, 0.9, 0.3, 0.95, 0.7, 0.8]
+    + [0.9, 0.6, 0.1, 0.85, 0.7, 0.9, 0.8, 0.25, 0.65]
+)
+REPORT = {
+    "judge": None,
+    "faithfulness": {"pooled": {"value": 0.5, "ci": (0.25, 0.75)}},
+    "method": {"faithfulness": "Wilson."},
+}
+FORECAST_TAIL = (
+    " Forecast: labels needed for a 95% half-width of ±{target:.3f}{whose}, from the current "
+    "variance estimates (n = V₁·t²/(x² − t²·V∞): V₁ the variance one label adds, V∞ what the "
+    "judge's own error leaves however many labels); uniform sampling shown beside it. Progress "
+    "= labels so far / labels needed; the target is reached when the headline's own 95% "
+    "interval is within it."
+)
+LEAD = " (the lead’s target)"
+DEFAULT = " (default target, none set)"
+AUC_TEXT = (
+    "AUC: how often the judge is less confident in a verdict it gets wrong than in one it gets "
+    "right (0.5 = no better than chance)."
+)
+SELECTIVE_TEXT = (
+    "The judge's confidence in its own verdict; above the threshold its verdicts agree with "
+    "gold at least at the target, with the stated probability."
+)
+
+
+def routed_text(n, share, judge_share):
+    return (
+        f"{n} claim{'s' if n != 1 else ''} routed to the judge ({share} of the project's "
+        "claims): the queue no longer serves them. How they are counted: they stay in every "
+        "figure's population (N) and the gold they already had still counts, but labels drawn "
+        "while routing is on come from the other claims only, so the audit sample "
+        "under-represents routed claims from then on. For them read the judge's own "
+        f"verdicts{judge_share}, certified to agree with gold as the selective-judging line "
+        "says; stop routing before quoting the headline as a whole-project audit."
+    )
+
+
+class FakeData:
+    """The report's `_Data` as the block reads it: claim ids, claims (gold code, answer)."""
+
+    def __init__(self, claim_ids, answer_ids, gold):
+        self.claim_ids = np.asarray(claim_ids, dtype=np.int64)
+        self.claims = pd.DataFrame(
+            {
+                "claim_id": self.claim_ids,
+                "answer_id": np.asarray(answer_ids, dtype=np.int64),
+                "gold": np.asarray(gold, dtype=np.int8),
+            }
+        )
+
+    def answer_ids(self):
+        return self.claims["answer_id"].to_numpy()
+
+
+def judged_for(data, codes, conf, positions=None):
+    pos = np.arange(data.claim_ids.size) if positions is None else np.asarray(positions)
+    gold = data.claims["gold"].to_numpy()[pos]
+    return _Judged(
+        position=pos,
+        judge_codes=np.asarray(codes, dtype=np.int8),
+        confidence=np.asarray(conf, dtype=float),
+        gold_codes=gold,
+        answer_ids=data.answer_ids()[pos],
+        audited=gold >= 0,
+        strata=np.zeros(pos.size, np.int64),
+        sizes={0: float(pos.size)},
+    )
+
+
+def plant(monkeypatch, labels, claims):
+    monkeypatch.setattr(selectors, "label_design_columns", lambda project: labels.copy())
+    monkeypatch.setattr(selectors, "active_claim_columns", lambda project: claims.copy())
+
+
+def active_frames(routed=(20, 21), claim_pi=CLAIM_PI, strata=""):
+    labels = pd.DataFrame(
+        {
+            "claim_id": [*IDS[:15], IDS[0]],
+            "design": ["active"] * 14 + ["uniform", "active"],
+            "inclusion_probability": [*PIS, NAN, 0.9],
+        }
+    )
+    mask = np.zeros(IDS.size, dtype=bool)
+    mask[list(routed)] = True
+    claims = pd.DataFrame(
+        {
+            "claim_id": IDS,
+            "inclusion_probability": claim_pi,
+            "active_stratum": strata,
+            "routed_to_judge": mask,
+        }
+    )
+    return labels, claims
+
+
+def same(actual, expected, path="block"):
+    """Whole-structure equality: same keys, same types of containers, exact strings, floats to
+    rel 1e-9 (NaN equals NaN)."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict), path
+        assert set(actual) == set(expected), (path, set(actual) ^ set(expected))
+        for key in expected:
+            same(actual[key], expected[key], f"{path}[{key!r}]")
+    elif isinstance(expected, (list, tuple)):
+        assert isinstance(actual, type(expected)), (path, type(actual))
+        assert len(actual) == len(expected), path
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
+            same(a, e, f"{path}[{i}]")
+    elif isinstance(expected, bool) or expected is None or isinstance(expected, str):
+        assert actual is expected or (isinstance(expected, str) and actual == expected), (
+            path,
+            actual,
+            expected,
+        )
+        assert type(actual) is type(expected), (path, type(actual))
+    elif isinstance(expected, int):
+        assert type(actual) is int, (path, type(actual))
+        assert actual == expected, (path, actual, expected)
+    else:
+        assert isinstance(actual, float), (path, type(actual))
+        if math.isnan(expected):
+            assert math.isnan(actual), (path, actual)
+        else:
+            assert actual == pytest.approx(expected, rel=1e-9, abs=1e-12), (path, actual)
+
+
+def hajek_active_by_hand(y, lab, f, pi, cluster, conf=0.95):
+    """Zrnic & Candès' active estimate in its Hájek form with power-tuned λ and the CR1 variance
+    by answer, written from the formula (and λ checked by brute force over a fine grid)."""
+    big_n = lab.size
+    w = 1.0 / pi[lab]
+    big_w = w.sum()
+    yl, fl = y[lab], f[lab]
+    ybar_w = (w * yl).sum() / big_w
+    fbar, fbar_w = f.mean(), (w * fl).sum() / big_w
+    answers = np.unique(cluster)
+    g = answers.size
+
+    def influence(lam):
+        phi = lam * (f - fbar) / big_n
+        phi[lab] += w * ((yl - ybar_w) - lam * (fl - fbar_w)) / big_w
+        return phi
+
+    def cr1(lam):
+        totals = np.array([influence(lam)[cluster == a].sum() for a in answers])
+        return g / (g - 1) * (totals**2).sum()
+
+    # V(λ) is quadratic: its minimiser from three points, clipped to [0, 1]
+    v0, v1, v2 = cr1(0.0), cr1(0.5), cr1(1.0)
+    a2 = 2 * (v2 - 2 * v1 + v0)
+    b1 = v1 * 4 - 3 * v0 - v2
+    lam = float(np.clip(-b1 / (2 * a2), 0.0, 1.0))
+    grid = np.linspace(0, 1, 100001)
+    assert abs(grid[np.argmin([cr1(x) for x in grid[::1000]]) * 1000] - lam) <= 0.01
+    theta = lam * fbar + ybar_w - lam * fbar_w
+    var = cr1(lam)
+    phi = influence(lam)
+    var_indep = big_n / (big_n - 1) * (phi**2).sum()
+    g_lab = np.unique(cluster[lab]).size
+    t = student_t.ppf(0.5 + conf / 2, g_lab - 1)
+    half = t * math.sqrt(var)
+    return {
+        "value": theta,
+        "ci": (max(theta - half, 0.0), min(theta + half, 1.0)),
+        "lambda": lam,
+        "deff": var / var_indep,
+        "g_lab": g_lab,
+    }
+
+
+def _active_block(monkeypatch, *, target=None, routed=(20, 21), judge=True, **frames):
+    labels, claims = active_frames(routed=routed, **frames)
+    plant(monkeypatch, labels, claims)
+    data = FakeData(IDS, ANS, GOLD)
+    project = Project(queue_design="active", target_half_width=target, selective_judging=True)
+    judged = judged_for(data, JCODES, JCONF) if judge else None
+    return aa.active_audit_block(project=project, data=data, report=REPORT, judged=judged)
+
+
+HEADLINE_METHOD = (
+    "Active inference (Zrnic & Candès 2024), Hájek weights 1/π, power-tuned λ=0.18, 14 labels "
+    "of 24 claims, clustered by answer (7 labelled answers of 12); design effect 0.77, t with 6 "
+    "df. 1 gold claim with no recorded inclusion probability (labelled under another design) "
+    "left out of this estimate."
+)
+ACTIVE_FORECAST_METHOD = (
+    "active sampling (π ∝ the judge's error sd), PPI++: about 27 more labels (41 in all) to "
+    "reach ±0.100 (95%), from the 14 labels so far (±0.163 now; per-label variance 0.0597, "
+    "λ=0.25, design effect 1.00); a forecast from the current variance estimates, not a promise."
+)
+UNIFORM_FORECAST_METHOD = (
+    "uniform sampling, PPI++: about 41 more labels (55 in all) to reach ±0.100 (95%), from the "
+    "14 labels so far (±0.189 now; per-label variance 0.0805, λ=0.25, design effect 1.00); a "
+    "forecast from the current variance estimates, not a promise."
+)
+GAIN_TEXT = (
+    "At ±0.163 the active sampling (π ∝ the judge's error sd), PPI++ used 14 labels; uniform "
+    "gold-only would have needed about 23 (saved 9 labels, 61% of gold-only's), measured on "
+    "this project's labels from the two designs' variance estimates, not a promise."
+)
+SELECTIVE_METHOD = (
+    "No threshold certified: the judge may decide no claim alone; fixed-sequence testing over 7 "
+    "thresholds, exact binomial, P(agreement ≥ 90%) ≥ 90% over audited claims drawn like these "
+    "(15 audited claims, assumed exchangeable: claims of one answer are counted as independent)."
+)
+ROUTED_2 = routed_text(2, "8%", " (100% SUPPORTED)")
+ACTIVE_HEADLINE = {
+    "value": 0.8726929503437982,
+    "ci": (0.7244862404542123, 1.0),
+    "method": HEADLINE_METHOD,
+    "estimator": "active_ppi",
+    "design_effect": 0.7744075811603757,
+    "gold_left_out": 1,
+    "half_width": 0.13775687977289386,
+}
+ACTIVE_BLOCK = {
+    "design": "active",
+    "target_half_width": 0.1,
+    "target_set": False,
+    "headline": ACTIVE_HEADLINE,
+    "labels_now": 14,
+    "forecast": {
+        "active": {
+            "estimator": "active",
+            "half_width_now": 0.16329145492586572,
+            "labels_more": 27,
+            "labels_total": 41,
+            "method": ACTIVE_FORECAST_METHOD,
+            "target_half_width": 0.1,
+        },
+        "uniform": {
+            "estimator": "uniform_ppi",
+            "half_width_now": 0.18861792785859316,
+            "labels_more": 41,
+            "labels_total": 55,
+            "method": UNIFORM_FORECAST_METHOD,
+            "target_half_width": 0.1,
+        },
+    },
+    "reached": False,
+    "progress": 14 / 41,
+    "gain": {
+        "caveat": "measured on this project's labels, not a promise",
+        "design": "active",
+        "labels_design": 14,
+        "labels_saved": 9,
+        "labels_uniform_gold_only": 23,
+        "ratio": 14 / 23,
+        "text": GAIN_TEXT,
+    },
+    "confidence": {
+        "auc": 0.9615384615384616,
+        "explanation": AUC_TEXT,
+        "informative": True,
+        "warning": None,
+    },
+    "selective": {
+        "claims_at_or_above": 0,
+        "delta": 0.1,
+        "explanation": SELECTIVE_TEXT,
+        "level": 0.9,
+        "lower_bound": None,
+        "method": SELECTIVE_METHOD,
+        "routed_claims": 2,
+        "share_audited": 0.0,
+        "share_of_claims": 0.0,
+        "target_agreement": 0.9,
+        "threshold": None,
+    },
+    "routing": {"judge_supported_share": 1.0, "on": True, "routed_claims": 2, "text": ROUTED_2},
+    "method": "Headline under the active design: "
+    + HEADLINE_METHOD
+    + FORECAST_TAIL.format(target=0.1, whose=DEFAULT)
+    + " "
+    + GAIN_TEXT
+    + " "
+    + ROUTED_2,
+}
+
+
+def test_active_block_whole_output(monkeypatch):
+    same(_active_block(monkeypatch), ACTIVE_BLOCK)
+
+
+def test_active_headline_figures_by_hand():
+    """The golden's headline from the formula: each labelled claim's FIRST active label's π
+    (claim 0: 0.2, not its claim's 0.3 nor its later label's 0.9), claim 14 (uniform label) out;
+    its AUC from scikit-learn on the verdicts' own confidence."""
+    from sklearn.metrics import roc_auc_score
+
+    y = (GOLD == S).astype(float)
+    lab = np.zeros(24, dtype=bool)
+    lab[:14] = True
+    pi = np.array(CLAIM_PI)
+    pi[:14] = PIS
+    pi[np.isnan(pi)] = np.mean(PIS)
+    got = hajek_active_by_hand(y, lab, JCONF, pi, ANS)
+    assert got["value"] == pytest.approx(ACTIVE_HEADLINE["value"], rel=1e-9)
+    assert got["ci"] == pytest.approx(ACTIVE_HEADLINE["ci"], rel=1e-9)
+    assert got["deff"] == pytest.approx(ACTIVE_HEADLINE["design_effect"], rel=1e-9)
+    assert round(got["lambda"], 2) == 0.18
+    assert got["g_lab"] == 7
+    low, high = got["ci"]
+    assert ACTIVE_HEADLINE["half_width"] == pytest.approx((high - low) / 2, rel=1e-12)
+    verdict_conf = np.where(JCODES == S, JCONF, 1 - JCONF)[:15]
+    wrong = (JCODES[:15] == S) != (GOLD[:15] == S)
+    auc = roc_auc_score(wrong, -verdict_conf)
+    assert ACTIVE_BLOCK["confidence"]["auc"] == pytest.approx(auc, rel=1e-12)
+    # the stop rule and progress: 14 labels of the active design's 41
+    assert ACTIVE_BLOCK["progress"] == 14 / ACTIVE_BLOCK["forecast"]["active"]["labels_total"]
+    assert (high - low) / 2 > 0.1
+
+
+def test_the_ratio_of_the_gain_is_the_labels_over_uniform_gold_only():
+    gain = ACTIVE_BLOCK["gain"]
+    assert gain["labels_saved"] == gain["labels_uniform_gold_only"] - gain["labels_design"]
+
+
+NA_FORECAST_ACTIVE = {
+    "estimator": "active",
+    "half_width_now": None,
+    "labels_more": None,
+    "labels_total": None,
+    "method": "active sampling (π ∝ the judge's error sd), PPI++: n/a, fewer than 10 labels to "
+    "estimate the variance from.",
+    "target_half_width": 0.1,
+}
+NA_FORECAST_UNIFORM = {
+    **NA_FORECAST_ACTIVE,
+    "estimator": "uniform_ppi",
+    "method": "uniform sampling, PPI++: n/a, fewer than 10 labels to estimate the variance from.",
+}
+NA_GAIN_TEXT = "Labels saved: n/a (too few labels to compare the designs)."
+NO_ROUTING = {"judge_supported_share": None, "on": False, "routed_claims": 0, "text": ""}
+
+
+def _few_labels_block(labelled: int, left_out: int) -> dict:
+    method = (
+        "Fewer than 2 gold claims drawn under the active design: not estimated. "
+        f"{left_out} gold claims with no recorded inclusion probability (labelled under another "
+        "design) left out of this estimate."
+    )
+    return {
+        "confidence": None,
+        "design": "active",
+        "forecast": {"active": NA_FORECAST_ACTIVE, "uniform": NA_FORECAST_UNIFORM},
+        "gain": {
+            "caveat": "measured on this project's labels, not a promise",
+            "design": "active",
+            "labels_design": labelled,
+            "labels_saved": None,
+            "labels_uniform_gold_only": None,
+            "ratio": None,
+            "text": NA_GAIN_TEXT,
+        },
+        "headline": {
+            "ci": (NAN, NAN),
+            "design_effect": NAN,
+            "estimator": "active_ppi",
+            "gold_left_out": left_out,
+            "half_width": None,
+            "method": method,
+            "value": NAN,
+        },
+        "labels_now": labelled,
+        "method": "Headline under the active design: "
+        + method
+        + FORECAST_TAIL.format(target=0.1, whose=DEFAULT)
+        + " "
+        + NA_GAIN_TEXT,
+        "progress": None,
+        "reached": False,
+        "routing": NO_ROUTING,
+        "selective": None,
+        "target_half_width": 0.1,
+        "target_set": False,
+    }
+
+
+def _plain_active(monkeypatch, labels, judged=False, **project):
+    claims = pd.DataFrame(
+        {
+            "claim_id": IDS,
+            "inclusion_probability": CLAIM_PI,  # claim 17 has none (NaN)
+            "active_stratum": "",
+            "routed_to_judge": False,
+        }
+    )
+    plant(monkeypatch, labels, claims)
+    data = FakeData(IDS, ANS, GOLD)
+    project = Project(queue_design="active", **project)
+    judged = judged_for(data, JCODES, JCONF) if judged else None
+    return aa.active_audit_block(project=project, data=data, report=REPORT, judged=judged)
+
+
+def test_no_labelled_claim_under_the_active_design_is_not_estimated(monkeypatch):
+    """Gold, but no label drawn by the active queue: every π falls back to the claims' own (1
+    where a claim has none: a valid probability, so the forecasts say n/a instead of failing)."""
+    labels = pd.DataFrame({"claim_id": [], "design": [], "inclusion_probability": []})
+    labels = labels.astype({"claim_id": np.int64, "design": object, "inclusion_probability": float})
+    same(_plain_active(monkeypatch, labels), _few_labels_block(0, 15))
+
+
+def test_one_label_under_the_active_design_is_not_estimated(monkeypatch):
+    labels = pd.DataFrame(
+        {"claim_id": [IDS[0]], "design": ["active"], "inclusion_probability": [0.5]}
+    )
+    same(_plain_active(monkeypatch, labels), _few_labels_block(1, 14))
+
+
+def test_a_single_left_out_gold_claim_is_said_in_the_singular():
+    assert aa._left_out_text(1) == (
+        " 1 gold claim with no recorded inclusion probability (labelled under another design) "
+        "left out of this estimate."
+    )
+    y = np.array([1.0, 0.0, 1.0, 0.0])
+    gold = np.array([True, True, True, False])
+    headline, inputs = aa._active_headline(
+        y, gold, None, np.array([0.5, NAN, NAN, NAN]), np.full(4, NAN), np.arange(4)
+    )
+    assert headline["method"] == (
+        "Fewer than 2 gold claims drawn under the active design: not estimated. 2 gold claims "
+        "with no recorded inclusion probability (labelled under another design) left out of "
+        "this estimate."
+    )
+    # the labelled claim's π, and the labels' mean π for the claims with none
+    assert inputs["pi"].tolist() == [0.5, 0.5, 0.5, 0.5]
+    assert inputs["labelled"].tolist() == [True, False, False, False]
+    headline, _ = aa._active_headline(
+        y, gold, None, np.array([0.5, 0.25, NAN, NAN]), np.full(4, NAN), np.arange(4)
+    )
+    assert headline["gold_left_out"] == 1
+    assert headline["method"].endswith(aa._left_out_text(1))
+    # no gold claim left out: the method is the estimator's own, nothing appended
+    headline, _ = aa._active_headline(
+        y, gold, None, np.array([0.5, 0.25, 0.5, NAN]), np.full(4, NAN), np.arange(4)
+    )
+    assert headline["gold_left_out"] == 0
+    assert "left out" not in headline["method"]
+    # Hájek mean by hand: Σ y/π / Σ 1/π over the three labels
+    assert headline["value"] == pytest.approx((2 + 0 + 2) / (2 + 4 + 2), rel=1e-12)
+
+
+def test_constant_pi_one_claim_per_answer_is_todays_ppi_and_wilson():
+    """All π equal, every claim its own answer: a simple random sample, so the active headline
+    is ppi_py's PPI++ with the judge and the Wilson interval without."""
+    rng = np.random.default_rng(3)
+    n_all = 30
+    y = (rng.random(n_all) < 0.7).astype(float)
+    f = np.clip(y * 0.6 + rng.random(n_all) * 0.4, 0, 1)
+    gold = np.zeros(n_all, dtype=bool)
+    gold[:20] = True
+    pi = np.where(gold, 0.4, NAN)
+    headline, _ = aa._active_headline(y, gold, f, pi, np.full(n_all, 0.4), np.arange(n_all))
+    value, (low, high), _lam = ref.ppi(y[:20], f[:20], f[20:])
+    assert headline["value"] == pytest.approx(value, abs=1e-9)
+    assert headline["ci"] == pytest.approx((low, high), abs=1e-9)
+    assert headline["estimator"] == "active_ppi"
+    assert headline["design_effect"] == 1.0
+    headline, _ = aa._active_headline(y, gold, None, pi, np.full(n_all, 0.4), np.arange(n_all))
+    k = int(y[:20].sum())
+    assert headline["value"] == k / 20
+    assert headline["ci"] == pytest.approx(ref.wilson(k, 20), abs=1e-12)
+    assert headline["method"] == (
+        "Wilson interval on the 20 labels (uniform inclusion, one claim per answer: a simple "
+        "random sample)."
+    )
+
+
+STRATA = np.array(["A"] * 12 + ["B"] * 12, dtype=object)
+STRATIFIED_FORECAST = {
+    "estimator": "stratified",
+    "half_width_now": 0.13517657118060877,
+    "labels_more": 73,
+    "labels_total": 88,
+    "method": "stratified sampling, Neyman allocation: about 73 more labels (88 in all) to reach "
+    "±0.300 (95%), from the 15 labels so far (±0.135 now; per-label variance 0.0490, design "
+    "effect 1.05); a forecast from the current variance estimates, not a promise.",
+    "target_half_width": 0.3,
+}
+STRATIFIED_GAIN = {
+    "caveat": "measured on this project's labels, not a promise",
+    "design": "stratified",
+    "labels_design": 15,
+    "labels_saved": 20,
+    "labels_uniform_gold_only": 35,
+    "ratio": 15 / 35,
+    "text": "At ±0.135 the stratified sampling, Neyman allocation used 15 labels; uniform "
+    "gold-only would have needed about 35 (saved 20 labels, 43% of gold-only's), measured on "
+    "this project's labels from the two designs' variance estimates, not a promise.",
+}
+STRATIFIED_GOLD_METHOD = (
+    "Wilson interval at the effective sample size (26 of 15 claims), cluster-robust by answer "
+    "(8 answers, design effect 0.73, counted as 1: never narrower than independent claims), t "
+    "with 6 df; weighted over 2 strata by their share of the project (N_h/N)."
+)
+STRATIFIED_PPI_METHOD = (
+    "PPI++ (power-tuned per stratum), rectifier clustered by answer (8 audited answers, design "
+    "effect 0.97), t with 6 df; 2 of 2 strata's variance floored at what the judge's scores "
+    "predict (too few audited claims to show their own); weighted over 2 strata by their share "
+    "of the project (N_h/N)."
+)
+
+
+def _stratified_block(monkeypatch, judge):
+    """Labels drawn under the stratified design (the project back on uniform since): strata A
+    (claims 0–11, all gold) and B (claims 12–23, 3 gold)."""
+    labels = pd.DataFrame(
+        {
+            "claim_id": list(IDS[:15]),
+            "design": ["stratified"] * 15,
+            "inclusion_probability": [NAN] * 15,
+        }
+    )
+    claims = pd.DataFrame(
+        {
+            "claim_id": IDS,
+            "inclusion_probability": NAN,
+            "active_stratum": STRATA,
+            "routed_to_judge": False,
+        }
+    )
+    plant(monkeypatch, labels, claims)
+    data = FakeData(IDS, ANS, GOLD)
+    project = Project(queue_design="uniform", target_half_width=0.3)
+    judged = judged_for(data, JCODES, JCONF) if judge else None
+    return aa.active_audit_block(project=project, data=data, report=REPORT, judged=judged)
+
+
+def _stratified_expected(headline, uniform, confidence, selective):
+    return {
+        "confidence": confidence,
+        "design": "stratified",
+        "forecast": {"stratified": STRATIFIED_FORECAST, "uniform": uniform},
+        "gain": STRATIFIED_GAIN,
+        "headline": headline,
+        "labels_now": 15,
+        "method": "Headline under the stratified design: "
+        + headline["method"]
+        + FORECAST_TAIL.format(target=0.3, whose=LEAD)
+        + " "
+        + STRATIFIED_GAIN["text"],
+        "progress": 1.0,
+        "reached": True,
+        "routing": NO_ROUTING,
+        "selective": selective,
+        "target_half_width": 0.3,
+        "target_set": True,
+    }
+
+
+def test_stratified_block_gold_only_whole_output(monkeypatch):
+    headline = {
+        "ci": (0.6436952524998072, 0.9644418889474804),
+        "design_effect": 0.7333333333333335,
+        "estimator": "stratified_gold_only",
+        "half_width": 0.1603733182238366,
+        "method": STRATIFIED_GOLD_METHOD,
+        "value": 0.875,
+    }
+    uniform = {
+        "estimator": "uniform_gold",
+        "half_width_now": 0.20648562320657526,
+        "labels_more": 0,
+        "labels_total": 13,
+        "method": "uniform sampling, gold only: about 0 more labels (13 in all) to reach ±0.300 "
+        "(95%), from the 15 labels so far (±0.206 now; per-label variance 0.1144, design effect "
+        "1.05); a forecast from the current variance estimates, not a promise.",
+        "target_half_width": 0.3,
+    }
+    same(_stratified_block(monkeypatch, False), _stratified_expected(headline, uniform, None, None))
+    # by hand: W_A ȳ_A + W_B ȳ_B = ½·9/12 + ½·3/3
+    y = (GOLD == S).astype(float)
+    assert headline["value"] == 0.5 * y[:12].mean() + 0.5 * y[12:15].mean()
+
+
+def test_stratified_block_with_a_judge_whole_output(monkeypatch):
+    headline = {
+        "ci": (0.6299942639636518, 1.0),
+        "design_effect": 0.9724446228078685,
+        "estimator": "stratified_ppi",
+        "half_width": 0.18500286801817412,
+        "method": STRATIFIED_PPI_METHOD,
+        "value": 0.875,
+    }
+    uniform = {
+        "estimator": "uniform_ppi",
+        "half_width_now": 0.18100153332527363,
+        "labels_more": None,
+        "labels_total": None,
+        "method": "uniform sampling, PPI++: ±0.300 cannot be reached by labels alone: the "
+        "judge's own sampling error over the project is already ±0.111 (95%), from the 15 "
+        "labels so far (±0.181 now; per-label variance 0.0549, λ=0.85, design effect 1.00); a "
+        "forecast from the current variance estimates, not a promise.",
+        "target_half_width": 0.3,
+    }
+    selective = {**ACTIVE_BLOCK["selective"], "routed_claims": 0}
+    same(
+        _stratified_block(monkeypatch, True),
+        _stratified_expected(headline, uniform, ACTIVE_BLOCK["confidence"], selective),
+    )
