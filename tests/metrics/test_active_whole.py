@@ -95,7 +95,11 @@ class FakeData:
 
 
 def judged_for(data, codes, conf, positions=None):
-    pos = np.arange(data.claim_ids.size) if positions is None else np.asarray(positions)
+    pos = (
+        np.arange(data.claim_ids.size)
+        if positions is None
+        else np.asarray(positions, dtype=np.int64)
+    )
     gold = data.claims["gold"].to_numpy()[pos]
     return _Judged(
         position=pos,
@@ -640,4 +644,340 @@ def test_stratified_block_with_a_judge_whole_output(monkeypatch):
     same(
         _stratified_block(monkeypatch, True),
         _stratified_expected(headline, uniform, ACTIVE_BLOCK["confidence"], selective),
+    )
+
+
+def _uniform_block(monkeypatch, target, report=REPORT):
+    def no_columns(project):
+        raise AssertionError("the uniform hot path must not read the claims' design columns")
+
+    labels = pd.DataFrame(
+        {"claim_id": [IDS[0]], "design": ["uniform"], "inclusion_probability": [NAN]}
+    )
+    monkeypatch.setattr(selectors, "label_design_columns", lambda project: labels.copy())
+    monkeypatch.setattr(selectors, "active_claim_columns", no_columns)
+    data = FakeData(IDS, ANS, GOLD)
+    project = Project(queue_design="uniform", target_half_width=target)
+    return aa.active_audit_block(project=project, data=data, report=report, judged=None)
+
+
+def test_uniform_block_reached_exactly_at_the_target(monkeypatch):
+    """The report's own headline (±0.25 exactly, from (0.25, 0.75)) at a target of 0.25: the
+    target is reached (≤, not <), progress 1."""
+    block = _uniform_block(monkeypatch, 0.25)
+    # the uniform gold-only forecast by hand: p = 12/15, design effect max(CR1/independent, 1),
+    # t at 7 df (8 labelled answers), ±t·√(p(1 − p)·deff/15) now, n* = ⌈p(1 − p)·deff·t²/x²⌉
+    y = (GOLD[:15] == S).astype(float)
+    g = ANS[:15]
+    p = y.mean()
+    e = (y - p) / 15
+    totals = np.array([e[g == a].sum() for a in np.unique(g)])
+    deff = max(8 / 7 * (totals @ totals) / ((e @ e) * 15 / 14), 1.0)
+    t = student_t.ppf(0.975, 7)
+    now = t * math.sqrt(p * (1 - p) * deff / 15)
+    total = math.ceil(p * (1 - p) * deff * t**2 / 0.25**2)
+    assert total == 15
+    uniform = {
+        "estimator": "uniform_gold",
+        "half_width_now": now,
+        "labels_more": 0,
+        "labels_total": 15,
+        "method": "uniform sampling, gold only: about 0 more labels (15 in all) to reach ±0.250 "
+        "(95%), from the 15 labels so far (±0.244 now; per-label variance 0.1600, design effect "
+        "1.00); a forecast from the current variance estimates, not a promise.",
+        "target_half_width": 0.25,
+    }
+    expected = {
+        "confidence": None,
+        "design": "uniform",
+        "forecast": {"uniform": uniform},
+        "gain": None,
+        "headline": {
+            "value": 0.5,
+            "ci": (0.25, 0.75),
+            "method": "Wilson.",
+            "estimator": "gold_only_faithfulness",
+            "half_width": 0.25,
+        },
+        "labels_now": 15,
+        "method": "Headline under uniform sampling: Wilson."
+        + FORECAST_TAIL.format(target=0.25, whose=LEAD),
+        "progress": 1.0,
+        "reached": True,
+        "routing": NO_ROUTING,
+        "selective": None,
+        "target_half_width": 0.25,
+        "target_set": True,
+    }
+    same(block, expected)
+    # just short of the headline's half-width: not reached, progress from the forecast
+    block = _uniform_block(monkeypatch, 0.2499)
+    assert block["reached"] is False
+    assert block["progress"] == 0.99  # 15 labels of the 15 needed: capped below 1
+
+
+def test_uniform_headline_is_the_judges_headline_estimate_when_there_is_one():
+    report = {
+        "judge": {
+            "headline_estimate": "ppi_faithfulness",
+            "ppi_faithfulness": {"value": 0.7, "ci": (0.6, 0.8), "method": "PPI++."},
+        },
+        "faithfulness": {"pooled": {"value": 0.5, "ci": (0.25, 0.75)}},
+        "method": {"faithfulness": "Wilson."},
+    }
+    assert aa._uniform_headline(report) == {
+        "value": 0.7,
+        "ci": (0.6, 0.8),
+        "method": "PPI++.",
+        "estimator": "ppi_faithfulness",
+    }
+    report["judge"]["headline_estimate"] = None
+    assert aa._uniform_headline(report)["estimator"] == "gold_only_faithfulness"
+
+
+def test_uniform_hot_path_gives_no_pi_no_stratum_and_nothing_routed(monkeypatch):
+    def no_columns(project):
+        raise AssertionError("not read")
+
+    labels = pd.DataFrame(
+        {
+            "claim_id": [IDS[0], 999],
+            "design": ["uniform", "active"],
+            "inclusion_probability": [NAN, 0.5],
+        }
+    )
+    monkeypatch.setattr(selectors, "label_design_columns", lambda project: labels.copy())
+    monkeypatch.setattr(selectors, "active_claim_columns", no_columns)
+    data = FakeData(IDS[:3], ANS[:3], GOLD[:3])
+    out = aa._claim_inputs(Project(queue_design="uniform"), data)
+    assert set(out) == {"pi", "claim_pi", "strata", "routed", "label_designs"}
+    assert np.isnan(out["pi"]).all()
+    assert out["pi"].dtype == float
+    assert np.isnan(out["claim_pi"]).all()
+    assert out["claim_pi"].dtype == float
+    assert out["strata"].tolist() == [aa.NO_STRATUM] * 3
+    assert out["routed"].dtype == bool
+    assert not out["routed"].any()
+    assert out["label_designs"] == ["uniform"]  # the label of a claim outside the report: out
+
+
+def test_claim_inputs_reads_the_first_active_pi_the_strata_and_the_routed_mask(monkeypatch):
+    """A claim missing from the claims' columns (routed unknown, NaN) is not routed; the routed
+    mask is boolean whatever dtype the frame had (it indexes the judge's verdicts)."""
+    labels = pd.DataFrame(
+        {
+            "claim_id": [IDS[1], IDS[0], IDS[0], IDS[2]],
+            "design": ["active", "stratified", "active", "active"],
+            "inclusion_probability": [0.4, NAN, 0.3, NAN],
+        }
+    )
+    claims = pd.DataFrame(
+        {
+            "claim_id": IDS[:3],
+            "inclusion_probability": [0.5, NAN, 0.7],
+            "active_stratum": ["A", "", None],
+            "routed_to_judge": pd.Series([True, False, True], dtype=object),
+        }
+    )
+    plant(monkeypatch, labels, claims)
+    data = FakeData(IDS[:4], ANS[:4], GOLD[:4])
+    out = aa._claim_inputs(Project(queue_design="active"), data)
+    np.testing.assert_array_equal(out["pi"], [0.3, 0.4, NAN, NAN])
+    np.testing.assert_array_equal(out["claim_pi"], [0.5, NAN, 0.7, NAN])
+    assert out["strata"].tolist() == ["A", aa.NO_STRATUM, aa.NO_STRATUM, aa.NO_STRATUM]
+    assert out["routed"].dtype == bool
+    assert out["routed"].tolist() == [True, False, True, False]
+    assert out["label_designs"] == ["active", "stratified", "active", "active"]
+    # and the routing block indexes the judge's verdicts with it
+    judged = judged_for(data, [S, C, C, S], [0.9, 0.2, 0.3, 0.8])
+    routing = aa._routing_block(Project(selective_judging=False), out["routed"], judged)
+    assert routing == {
+        "on": False,
+        "routed_claims": 2,
+        "judge_supported_share": 0.5,
+        "text": routed_text(2, "50%", " (50% SUPPORTED)"),
+    }
+
+
+def test_routing_block_one_claim_and_no_judge():
+    mask = np.array([False, True, False, False])
+    assert aa._routing_block(Project(selective_judging=True), mask, None) == {
+        "on": True,
+        "routed_claims": 1,
+        "judge_supported_share": None,
+        "text": routed_text(1, "25%", ""),
+    }
+    assert routed_text(1, "25%", "").startswith("1 claim routed to the judge (25% of")
+    # the judge judged none of the routed claims: no share
+    data = FakeData(IDS[:4], ANS[:4], GOLD[:4])
+    judged = judged_for(data, [S, S], [0.9, 0.8], positions=[0, 2])
+    assert aa._routing_block(Project(), mask, judged)["judge_supported_share"] is None
+
+
+def test_a_claim_with_pi_zero_takes_the_mean_pi_in_the_active_forecast(monkeypatch):
+    """A claim whose recorded π is 0 (never drawable) is not a probability the forecast can
+    divide by: it takes the mean π of the others, like a claim with none."""
+    pi = list(CLAIM_PI)
+    pi[17] = 0.0
+    block = _active_block(monkeypatch, claim_pi=pi)
+    same(block, ACTIVE_BLOCK)  # the same as with no π on claim 17
+    out = aa._forecast_inputs(
+        design="active",
+        gold=np.array([True, False, False]),
+        prediction=None,
+        strata=None,
+        claim_pi=np.array([0.2, 0.0, 0.6]),
+        active_inputs={"labelled": np.array([True, False, False]), "pi": np.array([0.2, 1, 1])},
+    )
+    assert out["design_pi"].tolist() == [0.2, 0.4, 0.6]
+    assert out["prediction"].tolist() == [0.5, 0.5, 0.5]
+    out = aa._forecast_inputs(
+        design="active",
+        gold=np.array([True, False]),
+        prediction=np.array([0.3, 0.4]),
+        strata=None,
+        claim_pi=np.array([NAN, math.inf]),
+        active_inputs={"labelled": np.array([True, False]), "pi": np.array([1.0, 1.0])},
+    )
+    assert out["design_pi"].tolist() == [1.0, 1.0]
+    assert out["prediction"].tolist() == [0.3, 0.4]
+
+
+def test_stratified_and_uniform_forecast_inputs():
+    gold = np.array([True, False, True, True, False, False])
+    strata = np.array(["A", "A", "B", "B", "B", "C"], dtype=object)
+    out = aa._forecast_inputs(
+        design="stratified", gold=gold, prediction=None, strata=strata, claim_pi=None,
+        active_inputs=None,
+    )  # fmt: skip
+    assert set(out) == {"labelled", "pi", "design_pi", "prediction"}
+    assert out["pi"].tolist() == [0.5, 0.5, 2 / 3, 2 / 3, 2 / 3, 1.0]
+    assert out["labelled"] is gold
+    assert out["design_pi"] is None
+    assert out["prediction"] is None
+    out = aa._forecast_inputs(
+        design="uniform", gold=gold, prediction=None, strata=strata, claim_pi=None,
+        active_inputs=None,
+    )  # fmt: skip
+    assert out == {"labelled": gold, "pi": None, "design_pi": None, "prediction": None}
+
+
+def test_small_pieces():
+    assert aa._half_width((0.2, 0.5)) == pytest.approx(0.15)
+    assert aa._half_width((None, 0.5)) is None
+    assert aa._half_width((0.1, math.inf)) is None
+    assert aa._finite(None) is None
+    assert aa._finite(math.nan) is None
+    assert aa._finite(np.float64(0.5)) == 0.5
+    assert type(aa._finite(np.float64(0.5))) is float
+    entry = {"labels_total": None}
+    assert aa._progress(entry, 5) is None
+    assert aa._progress({"labels_total": 0}, 5) == 0.99
+    assert aa._progress({"labels_total": 20}, 5) == 0.25
+    assert aa._progress({"labels_total": 20}, 30) == 0.99
+    assert aa.design_in_use(Project(queue_design="stratified"), ["active"]) == "stratified"
+    assert aa.design_in_use(Project(queue_design="active"), []) == "active"
+    assert aa.design_in_use(Project(queue_design="uniform"), ["x", "uniform"]) == "uniform"
+    assert (
+        aa.design_in_use(Project(queue_design="uniform"), ["active", "stratified", "stratified"])
+        == "stratified"
+    )
+    conf = aa._verdict_confidence(np.array([S, C, N]), np.array([0.8, 0.3, NAN]))
+    np.testing.assert_array_equal(conf, [0.8, 0.7, NAN])
+
+
+def test_prediction_is_the_confidence_or_the_verdict_and_half_elsewhere():
+    data = FakeData(IDS[:4], ANS[:4], GOLD[:4])
+    assert aa._prediction(data, None) is None
+    assert aa._prediction(data, judged_for(data, [], [], positions=[])) is None
+    judged = judged_for(data, [S, C, S], [NAN, NAN, 0.7], positions=[0, 1, 3])
+    assert aa._prediction(data, judged).tolist() == [1.0, 0.0, 0.5, 0.7]
+
+
+def test_confidence_block_needs_errors_and_correct_verdicts_and_warns_when_uninformative():
+    error = np.array([True, False, True, False])
+    assert aa._confidence_block(np.array([0.9, NAN, NAN, NAN]), error) is None
+    assert aa._confidence_block(np.array([0.9, 0.8, 0.7, 0.6]), np.ones(4, bool)) is None
+    assert aa._confidence_block(np.array([0.9, 0.8, 0.7, 0.6]), np.zeros(4, bool)) is None
+    # errors at the same confidences as correct verdicts: AUC ½, no better than chance
+    block = aa._confidence_block(np.array([0.9, 0.9, 0.6, 0.6]), error)
+    assert block == {
+        "auc": 0.5,
+        "informative": False,
+        "warning": "The judge's confidence does not tell its errors apart (AUC 0.50, its 95% "
+        "interval not above 0.5): active sampling is no better than uniform here.",
+        "explanation": AUC_TEXT,
+    }
+    # NaN confidences are left out: two claims (one error, one correct) remain
+    block = aa._confidence_block(np.array([0.2, 0.9, NAN, NAN]), error)
+    assert block["auc"] == 1.0
+
+
+def test_selective_block_certified_threshold_counts_the_claims_at_or_above():
+    """25 audited claims at confidence 0.95 all agreeing (0.9^25 ≈ 0.07 ≤ δ), 5 at 0.5
+    disagreeing: the threshold is certified at the top decile; claims at or above it counted
+    over every judged claim."""
+    from scipy.stats import beta, binom
+
+    conf = np.array([0.95] * 25 + [0.5] * 5)
+    agree = np.array([True] * 25 + [False] * 5)
+    conf_all = np.array([0.95] * 25 + [0.5] * 5 + [0.96, 0.1, NAN])
+    block = aa._selective_block(
+        conf_audited=conf, agree=agree, conf_all=conf_all, target=0.9, delta=0.1, routed=3
+    )
+    assert binom.sf(24, 25, 0.9) <= 0.1
+    lower = float(beta.ppf(0.1, 25, 1))
+    assert block == {
+        "target_agreement": 0.9,
+        "delta": 0.1,
+        "level": 0.9,
+        "threshold": 0.95,
+        "share_audited": 25 / 30,
+        "share_of_claims": pytest.approx(26 / 33, rel=1e-12),
+        "claims_at_or_above": 26,
+        "lower_bound": pytest.approx(lower, rel=1e-12),
+        "method": "The judge may decide alone at confidence ≥ 0.950 (83% of audited claims; "
+        "agreement 100.0%, lower 90% bound 91.2%); fixed-sequence testing over 2 thresholds, "
+        "exact binomial, P(agreement ≥ 90%) ≥ 90% over audited claims drawn like these (30 "
+        "audited claims, assumed exchangeable: claims of one answer are counted as "
+        "independent).",
+        "routed_claims": 3,
+        "explanation": SELECTIVE_TEXT,
+    }
+    assert (
+        aa._selective_block(
+            conf_audited=np.array([NAN]), agree=np.array([True]), conf_all=np.array([NAN]),
+            target=0.9, delta=0.1, routed=0,
+        )
+        is None
+    )  # fmt: skip
+
+
+def test_block_method_for_each_design_and_target():
+    base = {
+        "target_half_width": 0.05,
+        "target_set": True,
+        "headline": {"method": None},
+        "gain": {"text": ""},
+        "routing": {"routed_claims": 0, "text": "ignored"},
+    }
+    tail = FORECAST_TAIL.format(target=0.05, whose=LEAD)
+    assert aa._block_method({**base, "design": "active"}) == (
+        "Headline under the active design: " + tail
+    )
+    assert aa._block_method({**base, "design": "uniform", "gain": None}) == (
+        "Headline under uniform sampling: " + tail
+    )
+    block = {
+        **base,
+        "design": "stratified",
+        "target_set": False,
+        "headline": {"method": "M."},
+        "gain": {"text": "G."},
+        "routing": {"routed_claims": 1, "text": "R."},
+    }
+    assert aa._block_method(block) == (
+        "Headline under the stratified design: M."
+        + FORECAST_TAIL.format(target=0.05, whose=DEFAULT)
+        + " G. R."
     )
