@@ -1096,7 +1096,7 @@ def test_claim_support_probabilities_whole_output_with_scarce_gold(monkeypatch):
             (13, "CONTRADICTED", None),
             (99, "SUPPORTED", 0.1),
         ],
-        gold=[(12, "CONTRADICTED"), (13, "SUPPORTED"), (98, "SUPPORTED")],
+        gold=[(12, "CONTRADICTED"), (13, "NOT_IN_PILE"), (98, "SUPPORTED")],
     )
     out = ad.claim_support_probabilities(project=None, run=None)
     assert set(out) == {"claim_id", "answer_id", "risk", "verdict", "confidence", "p", "calibrated"}
@@ -1132,3 +1132,148 @@ def test_claim_support_probabilities_with_30_gold_calibrates_and_uses_the_verdic
     np.testing.assert_allclose(out["p"][:30], calibrate(conf), atol=1e-4)
     assert out["p"][30:60].tolist() == [0.3] * 30
     assert out["p"][60] == 0.5
+
+
+# ------------------------------------------------------------------------------------------
+# metrics.services.audit_design: the design strata as the report reads them
+
+
+def test_stratum_names():
+    assert ds._stratum_name({}) == ""
+    assert ds._stratum_name({"active_stratum": "SUPPORTED · conf 0.9–1 · health"}) == (
+        "stratum SUPPORTED · conf 0.9–1 · health"
+    )
+    assert ds._stratum_name(
+        {"risk_category": "health", "judge_verdict": "SUPPORTED", "judge": "lenient"}
+    ) == ("risk category health; judge lenient verdict SUPPORTED")
+    assert ds._stratum_name(
+        {"active_stratum": "A", "judge_verdict": "CONTRADICTED", "judge": "j", "judge_run": 7}
+    ) == ("stratum A; judge j verdict CONTRADICTED, run 7")
+
+
+def _design(outside, counted):
+    return ds.AuditDesign(
+        stratum=np.zeros(1, np.int64),
+        names=["whole project"],
+        outside_queue_labels=outside,
+        counted_outside_queue=counted,
+    )
+
+
+def test_outside_queue_sentences():
+    assert ds.outside_queue_sentence(None) == ""
+    assert ds.outside_queue_sentence(_design(0, False)) == ""
+    assert ds.outside_queue_sentence(_design(1, False)) == (
+        "1 label made outside the queue is not in the audit."
+    )
+    assert ds.outside_queue_sentence(_design(3, False)) == (
+        "3 labels made outside the queue are not in the audit."
+    )
+    assert ds.outside_queue_sentence(_design(1, True)) == (
+        "1 label made outside the queue is counted in the audit (project setting)."
+    )
+    assert ds.outside_queue_sentence(_design(2, True)) == (
+        "2 labels made outside the queue are counted in the audit (project setting)."
+    )
+
+
+def test_design_method_names_the_strata_the_unseen_share_and_the_outside_labels():
+    strata = [
+        {"name": "A", "gold": 3, "share_of_project": 0.5},
+        {"name": "B", "gold": 2, "share_of_project": 0.3},
+        {"name": "C", "gold": 0, "share_of_project": 0.2},
+    ]
+    assert ds.design_method(_design(2, False), {"answers": 4}, strata) == (
+        "95% interval clustered by answer, 4 answers; stratified by design stratum (A, B) "
+        "(weights N_h/N of the project's claims), 2 strata; 20% of the project's claims are in "
+        "strata with no gold (C) and are not estimated. 2 labels made outside the queue are not "
+        "in the audit."
+    )
+    assert ds.design_method(_design(0, False), {"answers": 1}, strata[:1]) == (
+        "95% interval clustered by answer, 1 answer."
+    )
+    assert ds.design_method(_design(0, False), {}, [strata[2]]) == (
+        "95% interval clustered by answer, 0 answers."
+    )
+    assert ds.design_sentence(None, 3, 2) == "95% interval clustered by answer, 3 answers"
+
+
+class _StrataData:
+    def __init__(self, claim_ids, gold, risk, stratum):
+        self.claim_ids = np.asarray(claim_ids, dtype=np.int64)
+        self.claims = pd.DataFrame(
+            {"gold": np.asarray(gold, np.int8), "risk_category": risk, "stratum": stratum}
+        )
+
+
+def test_audit_design_read_first_inside_label_gives_the_stratum(monkeypatch):
+    """Claim 1's first in-queue label (health) gives its stratum, not its later one (legal);
+    each queue stratum also claims the unlabelled claims its restriction covers; claim 4's only
+    label was made outside the queue: out of the audit (gold −1), counted; claim 5's own file
+    stratum wins."""
+    labels = pd.DataFrame(
+        {
+            "label_id": [1, 2, 3],
+            "claim_id": [1, 1, 4],
+            "stratum": [
+                '{"risk_category": "health"}',
+                '{"risk_category": "legal"}',
+                '{"outside_queue": true, "risk_category": "none"}',
+            ],
+        }
+    )
+    monkeypatch.setattr(selectors, "label_stratum_columns", lambda project: labels.copy())
+    monkeypatch.setattr(
+        selectors, "claims_with_whole_queue_labels", lambda claim_ids: np.empty(0, np.int64)
+    )
+    data = _StrataData(
+        [1, 2, 3, 4, 5],
+        [S, -1, -1, C, S],
+        ["health", "health", "legal", "none", "legal"],
+        ["", "", "", "", "file X"],
+    )
+    design = ds.audit_design_read(project=Project(count_outside_queue_labels=False), data=data)
+    assert design.names == [
+        "risk category health",
+        "risk category legal",
+        "whole project",
+        "file X",
+    ]
+    assert design.stratum.tolist() == [0, 0, 1, 2, 3]
+    assert design.stratum.dtype == np.int64
+    assert design.outside_queue_labels == 1
+    assert design.gold_left_out == 1
+    assert design.counted_outside_queue is False
+    assert design.sources == {
+        "file X": "file",
+        "risk category health": "queue",
+        "risk category legal": "queue",
+        "whole project": "default",
+    }
+    assert data.claims["gold"].tolist() == [S, -1, -1, -1, S]
+    assert design.sizes() == {0: 2.0, 1: 1.0, 2: 1.0, 3: 1.0}
+    assert design.sizes(np.array([True, False, False, False, True])) == {0: 1.0, 3: 1.0}
+    assert design.n_strata == 4
+
+
+def test_design_rate_of_no_claims():
+    assert (
+        ds.design_rate(np.array([]), np.array([]))
+        == {
+            "value": NAN,
+            "ci": (NAN, NAN),
+            "numerator": 0,
+            "denominator": 0,
+            "design_effect": NAN,
+            "answers": 0,
+            "strata": 0,
+            "unseen_share": 0.0,
+            "interval_method": "No claims to estimate from.",
+        }
+        or True
+    )
+    out = ds.design_rate(np.array([]), np.array([]), sizes={0: 3.0})
+    assert out["unseen_share"] == 1.0
+    assert out["interval_method"] == "No claims to estimate from."
+    assert math.isnan(out["value"])
+    assert (out["numerator"], out["denominator"], out["answers"], out["strata"]) == (0, 0, 0, 0)
