@@ -1277,3 +1277,80 @@ def test_design_rate_of_no_claims():
     assert out["interval_method"] == "No claims to estimate from."
     assert math.isnan(out["value"])
     assert (out["numerator"], out["denominator"], out["answers"], out["strata"]) == (0, 0, 0, 0)
+
+
+# ------------------------------------------------------------------------------------------
+# selective judging: the judge's columns and the routing's refusals (no database: the
+# selectors are planted, and the refusals come before any write)
+
+
+def _plant_verdicts(monkeypatch):
+    verdicts = pd.DataFrame(
+        {
+            "verdict_id": [1, 2, 3, 4, 5, 6],
+            "claim_id": [1, 1, 2, 1, 3, 4],
+            "model": ["m1", "m2", "m2", "m2", "m2", "m2"],
+            "prompt_version": ["p1", "p2", "p2", "p2", "p2", "p2"],
+            "verdict": [
+                "SUPPORTED", "CONTRADICTED", "SUPPORTED", "SUPPORTED", "UNPARSEABLE",
+                "NOT_IN_PILE",
+            ],
+            "confidence": [0.9, 0.3, 0.8, 0.7, NAN, 0.4],
+        }
+    )  # fmt: skip
+    gold = pd.DataFrame(
+        {"claim_id": [1, 4], "verdict": ["SUPPORTED", "CONTRADICTED"], "source": ["u", "u"]}
+    )
+    monkeypatch.setattr(selectors, "judge_verify_columns", lambda judge: verdicts.copy())
+    monkeypatch.setattr(selectors, "gold_columns", lambda project: gold.copy())
+
+
+def test_selective_judged_columns_newest_instrument_newest_verdict(monkeypatch):
+    """The newest instrument (m2, p2) only; each claim's newest parseable verdict; the
+    confidence in its own verdict (1 − P(SUPPORTED) for the others); audited = has gold."""
+    _plant_verdicts(monkeypatch)
+    out = aa.selective_judged_columns(project=None, judge=None)
+    assert set(out) == {"claim_ids", "confidence", "audited", "agree"}
+    assert out["claim_ids"].tolist() == [1, 2, 4]
+    assert out["claim_ids"].dtype == np.int64
+    np.testing.assert_allclose(out["confidence"], [0.7, 0.8, 0.6], rtol=1e-12)
+    assert out["audited"].tolist() == [True, False, True]
+    assert out["agree"].tolist() == [True, False, False]
+
+
+def test_routing_refusals_say_exactly_why(monkeypatch):
+    apply = aa.selective_routing_apply.__wrapped__  # the checks, before the transaction's writes
+    for target in (0.0, 1.0):
+        with pytest.raises(aa.RoutingError) as err:
+            apply(project=None, judge=None, target=target)
+        assert str(err.value) == "target agreement must be between 0 and 1"
+    for delta in (0.0, 1.0):
+        with pytest.raises(aa.RoutingError) as err:
+            apply(project=None, judge=None, delta=delta)
+        assert str(err.value) == "delta must be between 0 and 1"
+    no_conf = {
+        "claim_ids": np.array([1]),
+        "confidence": np.array([NAN]),
+        "audited": np.array([True]),
+        "agree": np.array([True]),
+    }
+    monkeypatch.setattr(aa, "selective_judged_columns", lambda project, judge: no_conf)
+    with pytest.raises(aa.RoutingError) as err:
+        apply(project=None, judge=None)
+    assert str(err.value) == (
+        "selective judging needs audited claims with the judge's confidence: this judge gives "
+        "no confidences or has no verdict on a gold claim"
+    )
+    few = {
+        "claim_ids": np.array([1, 2, 3]),
+        "confidence": np.array([0.9, 0.8, 0.7]),
+        "audited": np.array([True, True, False]),
+        "agree": np.array([True, False, True]),
+    }
+    monkeypatch.setattr(aa, "selective_judged_columns", lambda project, judge: few)
+    with pytest.raises(aa.RoutingError) as err:
+        apply(project=None, judge=None, target=0.85, delta=0.05)
+    assert str(err.value) == (
+        "no confidence threshold certifies 85% agreement with gold at δ = 0.05 on the 2 "
+        "audited claims: nothing routed"
+    )
