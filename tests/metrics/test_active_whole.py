@@ -1354,3 +1354,133 @@ def test_routing_refusals_say_exactly_why(monkeypatch):
         "no confidence threshold certifies 85% agreement with gold at δ = 0.05 on the 2 "
         "audited claims: nothing routed"
     )
+
+
+class _SectionData:
+    def __init__(self, design, gold, answers):
+        self.design = design
+        self.claims = pd.DataFrame({"gold": np.asarray(gold, np.int8), "answer_id": answers})
+
+    def answer_ids(self):
+        return self.claims["answer_id"].to_numpy()
+
+
+def test_design_section_whole_output():
+    """Strata of 3, 2 and 5 claims (gold 2, 1, 0; a fourth stratum with no claim is not listed):
+    weights N_h over the 5 claims of the seen strata, shares over all 10, half the project
+    unseen; 2 audited answers for 3 gold claims; each headline's design effect, the judge's
+    headline marked, a judge figure that is not a block read from its `<key>_design_effect`."""
+    design = ds.AuditDesign(
+        stratum=np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 2], np.int64),
+        names=["risk category health", "file X", "whole project", "empty"],
+        outside_queue_labels=2,
+        gold_left_out=1,
+        counted_outside_queue=False,
+        sources={"file X": "file", "whole project": "default"},
+    )
+    data = _SectionData(
+        design, [S, C, -1, S, -1, -1, -1, -1, -1, -1], [1, 1, 2, 3, 3, 4, 4, 5, 5, 5]
+    )
+    report = {
+        "faithfulness": {"pooled": {"answers": 2, "design_effect": 1.2}},
+        "hallucination_rate": {"design_effect": 0.9},
+        "coverage": {},
+        "judge": {
+            "headline_estimate": "ppi_faithfulness",
+            "gold_only_faithfulness": {"design_effect": 1.1},
+            "ppi_faithfulness": {"design_effect": 1.3},
+            "kappa_design_effect": 2.0,
+            "sensitivity": None,
+        },
+    }
+    outside = "2 labels made outside the queue are not in the audit."
+    expected = {
+        "answers_audited": 2,
+        "claims_per_audited_answer": 1.5,
+        "design_effects": [
+            {"design_effect": 1.2, "figure": "Faithfulness (gold)", "key": "faithfulness"},
+            {
+                "design_effect": 0.9,
+                "figure": "Hallucination rate (gold)",
+                "key": "hallucination_rate",
+            },
+            {"design_effect": None, "figure": "Coverage", "key": "coverage"},
+            {
+                "design_effect": 1.1,
+                "figure": "Gold-only faithfulness",
+                "key": "judge_gold_only_faithfulness",
+            },
+            {
+                "design_effect": None,
+                "figure": "Rogan–Gladen faithfulness",
+                "key": "judge_debiased_faithfulness",
+            },
+            {
+                "design_effect": 1.3,
+                "figure": "PPI++ faithfulness (headline)",
+                "key": "judge_ppi_faithfulness",
+            },
+            {"design_effect": None, "figure": "Judge sensitivity", "key": "judge_sensitivity"},
+            {"design_effect": None, "figure": "Judge specificity", "key": "judge_specificity"},
+            {
+                "design_effect": None,
+                "figure": "Judge agreement with gold",
+                "key": "judge_agreement",
+            },
+            {"design_effect": 2.0, "figure": "Judge kappa", "key": "judge_kappa"},
+        ],
+        "gold_claims": 3,
+        "method": "95% interval clustered by answer, 2 answers; stratified by design stratum "
+        "(risk category health, file X) (weights N_h/N of the project's claims), 2 strata; 50% "
+        "of the project's claims are in strata with no gold (whole project) and are not "
+        "estimated. " + outside,
+        "n_strata": 3,
+        "outside_queue": {
+            "counted": False,
+            "gold_claims_left_out": 1,
+            "labels": 2,
+            "text": outside,
+        },
+        "strata": [
+            {
+                "claims": 3,
+                "gold": 2,
+                "name": "risk category health",
+                "share_of_project": 3 / 10,
+                "source": "queue",
+                "weight": 3 / 5,
+            },
+            {
+                "claims": 2,
+                "gold": 1,
+                "name": "file X",
+                "share_of_project": 2 / 10,
+                "source": "file",
+                "weight": 2 / 5,
+            },
+            {
+                "claims": 5,
+                "gold": 0,
+                "name": "whole project",
+                "share_of_project": 5 / 10,
+                "source": "default",
+                "weight": 0.0,
+            },
+        ],
+        "unseen_share": 1 - 5 / 10,
+    }
+    same(ds.design_section(data, report), expected)
+    # no judge, no gold at all: no design effects of the judge, NaN claims per answer
+    data = _SectionData(design, [-1] * 10, [1, 1, 2, 3, 3, 4, 4, 5, 5, 5])
+    report = {"faithfulness": {"pooled": {}}, "hallucination_rate": {}, "coverage": {}}
+    out = ds.design_section(data, report)
+    assert [e["key"] for e in out["design_effects"]] == [
+        "faithfulness",
+        "hallucination_rate",
+        "coverage",
+    ]
+    assert math.isnan(out["claims_per_audited_answer"])
+    assert out["unseen_share"] == 1.0
+    assert out["answers_audited"] == 0
+    assert [s["weight"] for s in out["strata"]] == [0.0, 0.0, 0.0]
+    assert out["method"] == "95% interval clustered by answer, 0 answers. " + outside
