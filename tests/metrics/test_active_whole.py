@@ -115,9 +115,17 @@ def judged_for(data, codes, conf, positions=None):
     )
 
 
+def _read(frame):
+    def selector(*, project):
+        assert isinstance(project, Project), "the selector is asked for the project's rows"
+        return frame.copy()
+
+    return selector
+
+
 def plant(monkeypatch, labels, claims):
-    monkeypatch.setattr(selectors, "label_design_columns", lambda project: labels.copy())
-    monkeypatch.setattr(selectors, "active_claim_columns", lambda project: claims.copy())
+    monkeypatch.setattr(selectors, "label_design_columns", _read(labels))
+    monkeypatch.setattr(selectors, "active_claim_columns", _read(claims))
 
 
 def active_frames(routed=(20, 21), claim_pi=CLAIM_PI, strata=""):
@@ -1484,3 +1492,18 @@ def test_design_section_whole_output():
     assert out["answers_audited"] == 0
     assert [s["weight"] for s in out["strata"]] == [0.0, 0.0, 0.0]
     assert out["method"] == "95% interval clustered by answer, 0 answers. " + outside
+
+
+def test_only_gold_claims_with_a_positive_recorded_pi_are_labelled():
+    """A claim with an active label but no gold yet (analysts disagree) is not labelled; a gold
+    claim whose recorded π is 0 is no draw of the design: left out, said."""
+    y = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    gold = np.array([True, True, True, False, True])
+    pi_label = np.array([0.5, 0.25, 0.4, 0.5, 0.0])
+    headline, inputs = aa._active_headline(y, gold, None, pi_label, np.full(5, NAN), np.arange(5))
+    assert inputs["labelled"].tolist() == [True, True, True, False, False]
+    assert headline["gold_left_out"] == 1
+    assert headline["value"] == pytest.approx((2 + 2.5) / (2 + 4 + 2.5), rel=1e-12)
+    assert headline["method"].endswith(aa._left_out_text(1))
+    # the unlabelled claims (no π of their own) take the labels' mean π
+    assert inputs["pi"].tolist() == pytest.approx([0.5, 0.25, 0.4, 1.15 / 3, 1.15 / 3], rel=1e-12)
