@@ -665,7 +665,9 @@ def design_ppi_mean(
     if s_g.size != n or s_r.size != big_n:
         raise ValueError("strata must match the gold and rest claims in length")
     one_stratum = strata_gold is None or len(set(s_g.tolist()) | set(s_r.tolist())) <= 1
-    if one_stratum and len(set(ids_g.tolist())) == n and len(set(ids_r.tolist())) == big_n:
+    set_g, set_r = set(ids_g.tolist()), set(ids_r.tolist())
+    # One claim per answer on each side, and no answer on both: the claims are independent.
+    if one_stratum and len(set_g) == n and len(set_r) == big_n and set_g.isdisjoint(set_r):
         out = ppi_mean_interval(y, fg, fr, confidence)
         return DesignEstimate(
             value=out["value"],

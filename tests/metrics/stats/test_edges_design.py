@@ -966,3 +966,30 @@ def test_ppi_two_answers_spanning_cells_df_one():
     assert got.df == 1.0
     half = student_t.ppf(0.95, 1) * math.sqrt(var)
     assert (got.low, got.high) == (A(max(theta - half, 0.0), abs=1e-12), A(min(theta + half, 1.0)))
+
+
+def test_ppi_answers_each_holding_one_gold_and_one_rest_claim_are_clustered():
+    """Found by this test file's author: one claim per answer on each side, but answers a, b, c
+    hold a gold claim *and* an unaudited one. The independent-claims shortcut used to apply (its
+    variance left out the covariance inside those answers); the CR1 variance over answers is
+    derived by hand as in the test above."""
+    y = np.array([1, 0, 1, 0], float)
+    fg = np.array([0.9, 0.4, 0.7, 0.2])
+    fr = np.array([0.8, 0.3, 0.6])
+    ids_g, ids_r = ["a", "b", "c", "d"], ["a", "b", "c"]
+    got = dz.design_ppi_mean(y, fg, fr, ids_g, ids_r)
+    lam = ref_lambda(y, fg, fr)
+    rect = y - lam * fg
+    theta = lam * fr.mean() + rect.mean()
+    u = {}
+    for i, a in enumerate(ids_g):
+        u[a] = u.get(a, 0.0) + (rect[i] - rect.mean()) / 4
+    for i, a in enumerate(ids_r):
+        u[a] = u.get(a, 0.0) + lam * (fr[i] - fr.mean()) / 3
+    var = 4 / 3 * sum(v * v for v in u.values())
+    assert got.method != "PPI++, normal interval, one claim per answer."
+    assert got.value == A(theta, rel=1e-12)
+    assert got.std_error == A(math.sqrt(var), rel=1e-9)
+    # disjoint answers keep the independent shortcut (today's figures)
+    plain = dz.design_ppi_mean(y, fg, fr, ids_g, ["e", "f", "g"])
+    assert plain.method == "PPI++, normal interval, one claim per answer."
