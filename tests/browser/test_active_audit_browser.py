@@ -7,6 +7,7 @@ import pytest
 
 from annotate.models import Claim, Gold, Label
 from judges.models import JudgeRun, JudgeVerdict
+from tests.annotate.test_import_job_worker import wait_for
 from tests.factories import (
     AnswerFactory,
     ClaimFactory,
@@ -140,6 +141,8 @@ def test_active_queue_forecast_and_progress_move_as_an_analyst_labels(browser_pa
             "t => document.querySelector('[data-testid=claim-text]')?.innerText !== t", arg=shown
         )
     labelled = Label.objects.filter(claim__project=project, annotator=analyst)
+    # the next claim is shown before its save is answered: wait for the last save to land
+    wait_for(lambda: labelled.count() >= N_GOLD + 4, timeout=30, what="the fourth save")
     assert labelled.count() == N_GOLD + 4
     assert labelled.filter(design="active").count() == N_GOLD + 4  # drawn through the queue
 
