@@ -758,6 +758,21 @@ def test_ppi_stratum_with_gold_but_no_rest_uses_gold_mean():
     assert got.extra["lambda"]["B"] == 0.0
 
 
+def _spanning_cr1(y, fg, fr, ids_g, ids_r):
+    """PPI++ and its CR1 variance over answers, by hand: each answer sums its claims' influences
+    on θ̂ (gold: rectifier deviations / n; unaudited: λ · prediction deviations / N), G/(G − 1)."""
+    lam = ref_lambda(y, fg, fr)
+    rect = y - lam * fg
+    theta = lam * fr.mean() + rect.mean()
+    u = {}
+    for i, a in enumerate(ids_g):
+        u[a] = u.get(a, 0.0) + (rect[i] - rect.mean()) / len(y)
+    for i, a in enumerate(ids_r):
+        u[a] = u.get(a, 0.0) + lam * (fr[i] - fr.mean()) / len(fr)
+    g = len(u)
+    return theta, g / (g - 1) * sum(v * v for v in u.values())
+
+
 def test_ppi_answers_spanning_gold_and_rest_cr1_over_answers():
     y = np.array([1, 0, 1, 0], float)
     fg = np.array([0.9, 0.4, 0.7, 0.2])
@@ -766,15 +781,7 @@ def test_ppi_answers_spanning_gold_and_rest_cr1_over_answers():
     ids_r = ["a", "a", "b"]  # answers of gold claims again: the cells are tied
     s = ["S"] * 4
     got = dz.design_ppi_mean(y, fg, fr, ids_g, ids_r, s, ["S"] * 3)
-    lam = ref_lambda(y, fg, fr)
-    rect = y - lam * fg
-    theta = lam * fr.mean() + rect.mean()
-    u = {}
-    for i, a in enumerate(ids_g):
-        u[a] = u.get(a, 0.0) + (rect[i] - rect.mean()) / 4
-    for i, a in enumerate(ids_r):
-        u[a] = u.get(a, 0.0) + lam * (fr[i] - fr.mean()) / 3
-    var = 4 / 3 * sum(v * v for v in u.values())
+    theta, var = _spanning_cr1(y, fg, fr, ids_g, ids_r)
     assert got.value == A(theta, rel=1e-12)
     assert got.std_error == A(math.sqrt(var), rel=1e-9)
     t = student_t.ppf(0.975, 3)
@@ -978,15 +985,7 @@ def test_ppi_answers_each_holding_one_gold_and_one_rest_claim_are_clustered():
     fr = np.array([0.8, 0.3, 0.6])
     ids_g, ids_r = ["a", "b", "c", "d"], ["a", "b", "c"]
     got = dz.design_ppi_mean(y, fg, fr, ids_g, ids_r)
-    lam = ref_lambda(y, fg, fr)
-    rect = y - lam * fg
-    theta = lam * fr.mean() + rect.mean()
-    u = {}
-    for i, a in enumerate(ids_g):
-        u[a] = u.get(a, 0.0) + (rect[i] - rect.mean()) / 4
-    for i, a in enumerate(ids_r):
-        u[a] = u.get(a, 0.0) + lam * (fr[i] - fr.mean()) / 3
-    var = 4 / 3 * sum(v * v for v in u.values())
+    theta, var = _spanning_cr1(y, fg, fr, ids_g, ids_r)
     assert got.method != "PPI++, normal interval, one claim per answer."
     assert got.value == A(theta, rel=1e-12)
     assert got.std_error == A(math.sqrt(var), rel=1e-9)
