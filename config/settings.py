@@ -195,6 +195,11 @@ IMPORT_MAX_UPLOAD_BYTES = int(os.environ.get("IMPORT_MAX_UPLOAD_BYTES", str(200 
 # imported) and on every claim write (annotate/limits.py). Real RAG piles are 3-50 passages
 # of 100-2,000 words; the defaults leave room for 4x the largest of those, long answers and
 # fine-grained claim splits, while keeping one answer's screen and memory bounded.
+# Intervals treat the project's claims as the population and shrink by the finite-population
+# factor where the audit holds 5% of them or more (issue 33); 0 treats them as infinite.
+FAITHAUDIT_FINITE_POPULATION_CORRECTION = env_bool(
+    "FAITHAUDIT_FINITE_POPULATION_CORRECTION", default=True
+)
 FAITHAUDIT_MAX_PASSAGES_PER_ANSWER = int(
     os.environ.get("FAITHAUDIT_MAX_PASSAGES_PER_ANSWER", "200")
 )

@@ -147,3 +147,29 @@ def llm_endpoints(settings, monkeypatch, tmp_path):
         return raw
 
     return declare
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _infinite_population_by_default():
+    """Tests see intervals as if the project's claims were an infinite population (no
+    finite-population correction, issue 33) unless they ask for `finite_population`: their
+    expected figures are the textbook infinite-population ones, or their planted value is the
+    generating world's mean rather than the project's realised rate. Session-scoped so that
+    module-scoped simulation fixtures see it too; the Celery worker the integration tests start
+    gets it through the environment (tests/services.py). The product's default is the
+    correction on (config/settings.py); tests/metrics/test_finite_population.py pins it, and
+    the demo's report under it (golden demo_report_fpc.json)."""
+    from django.conf import settings as django_settings
+
+    before = django_settings.FAITHAUDIT_FINITE_POPULATION_CORRECTION
+    django_settings.FAITHAUDIT_FINITE_POPULATION_CORRECTION = False
+    os.environ["FAITHAUDIT_FINITE_POPULATION_CORRECTION"] = "0"
+    yield
+    django_settings.FAITHAUDIT_FINITE_POPULATION_CORRECTION = before
+
+
+@pytest.fixture
+def finite_population(settings):
+    """The product's default: intervals finite-population corrected where the audit holds 5% of
+    the claims or more."""
+    settings.FAITHAUDIT_FINITE_POPULATION_CORRECTION = True

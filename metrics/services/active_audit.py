@@ -120,9 +120,12 @@ def _left_out_text(left_out: int) -> str:
     )
 
 
-def _active_headline(y, gold, prediction, pi_label, claim_pi, answer_ids) -> tuple[dict, dict]:
+def _active_headline(
+    y, gold, prediction, pi_label, claim_pi, answer_ids, also_left_out=0
+) -> tuple[dict, dict]:
     """active_ppi_mean over all claims, with the labelled claims those that have gold AND a
-    recorded π; returns (headline, inputs for the forecast).
+    recorded π; returns (headline, inputs for the forecast). `also_left_out`: gold claims the
+    report's design read already took out of `gold` (drawn by the active queue, no π).
 
     Only the labelled claims' π enter the Hájek estimate; the others get their claim's π (or
     the labels' mean π when they have none) so that a constant design reads as constant."""
@@ -131,7 +134,7 @@ def _active_headline(y, gold, prediction, pi_label, claim_pi, answer_ids) -> tup
     pi[labelled] = pi_label[labelled]
     fill = float(np.mean(pi_label[labelled])) if labelled.any() else 1.0
     pi = np.where(np.isfinite(pi), pi, fill)
-    left_out = int((gold & ~labelled).sum())
+    left_out = int((gold & ~labelled).sum()) + int(also_left_out)
     if labelled.sum() < 2:
         method = "Fewer than 2 gold claims drawn under the active design: not estimated."
         if left_out:
@@ -163,6 +166,49 @@ def _active_headline(y, gold, prediction, pi_label, claim_pi, answer_ids) -> tup
         },
         {"labelled": labelled, "pi": pi},
     )
+
+
+def _phased_headline(y, gold, prediction, design, answer_ids) -> dict:
+    """The headline of a project whose labels were drawn first under another design, then by
+    the active queue (`audit_design.design_phases`): the earlier labels' claims a stratum known
+    exactly, the active labels (1/π) estimating the rest."""
+    census = design.census
+    drawn = gold & ~census
+    if int(drawn.sum()) < 2:
+        return {
+            "value": math.nan,
+            "ci": (math.nan, math.nan),
+            "method": (
+                f"Fewer than 2 gold claims drawn under the last design ({design.phases[-1]['design']}"
+                "): not "
+                f"estimated; {int((gold & census).sum())} claims labelled before it are known "
+                "exactly."
+            ),
+            "estimator": "active_ppi",
+            "design_effect": math.nan,
+            "gold_left_out": int(design.active_left_out),
+            "phases": design.phases,
+        }
+    weights = design.weight if design.weight is not None else np.ones(y.size)
+    strata = np.where(census, "earlier design", "active")
+    est = stats.stratified_active_ppi_mean(
+        np.where(gold, y, 0.0),
+        gold,
+        prediction,
+        np.where(gold, weights, 1.0),
+        strata=strata,
+        cluster=answer_ids,
+        census=census,
+    )
+    return {
+        "value": est.value,
+        "ci": est.ci,
+        "method": est.method,
+        "estimator": "active_ppi",
+        "design_effect": est.design_effect,
+        "gold_left_out": int(design.active_left_out),
+        "phases": design.phases,
+    }
 
 
 def _stratified_headline(y, gold, prediction, strata, answer_ids) -> dict:
@@ -414,11 +460,20 @@ def active_audit_block(*, project: Project, data, report: dict, judged=None) -> 
     labels_now = int(gold.sum())
     block: dict = {"design": design, "target_half_width": target, "target_set": target_set}
     active_inputs = None
+    phased = getattr(data, "design", None)
     if design == "active":
         headline, active_inputs = _active_headline(
-            y, gold, prediction, inputs["pi"], inputs["claim_pi"], answer_ids
+            y,
+            gold,
+            prediction,
+            inputs["pi"],
+            inputs["claim_pi"],
+            answer_ids,
+            also_left_out=getattr(phased, "active_left_out", 0),
         )
         labels_now = int(active_inputs["labelled"].sum())
+        if phased is not None and phased.census is not None:
+            headline = _phased_headline(y, gold, prediction, phased, answer_ids)
     elif design == "stratified":
         headline = _stratified_headline(y, gold, prediction, inputs["strata"], answer_ids)
     else:

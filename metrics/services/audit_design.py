@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 
 from metrics import selectors, stats
 
@@ -59,6 +60,14 @@ class AuditDesign:
     gold_left_out: int = 0
     counted_outside_queue: bool = False
     sources: dict[str, str] = field(default_factory=dict)  # name -> "file" / "queue" / "default"
+    # Per report claim: its design weight 1/π (None: equal weights, every design but active).
+    weight: np.ndarray | None = None
+    # The design the labels were drawn under: "uniform", "stratified", "active", or phases
+    # joined by ", then " ("uniform, then active"); `phases` says how each is counted.
+    name: str = "uniform"
+    phases: list[dict] = field(default_factory=list)
+    census: np.ndarray | None = None  # per report claim: in a stratum known exactly
+    active_left_out: int = 0  # gold drawn by the active queue with no recorded π
 
     def sizes(self, mask: np.ndarray | None = None) -> dict[int, float]:
         """N_h: the claims of each stratum (within `mask`), for every stratum that has any."""
@@ -168,18 +177,175 @@ def audit_design_read(*, project, data) -> AuditDesign:
             free = (names == "") & _queue_condition(project, recorded, data)
             names[free] = name
     names[names == ""] = DEFAULT_STRATUM
+    phases = (
+        design_phases(selectors.label_design_columns(project=project), data.claim_ids, gold)
+        if project.pk is not None
+        else no_phases(n)
+    )
+    design = assemble_design(
+        names,
+        gold,
+        phases,
+        sources=sources,
+        outside_queue_labels=outside_labels,
+        gold_left_out=left_out,
+        counted_outside_queue=counted,
+    )
+    data.claims["gold"] = gold
+    return design
+
+
+def assemble_design(
+    names: np.ndarray, gold: np.ndarray, phases: DesignPhases, **read
+) -> AuditDesign:
+    """The design from each claim's stratum name and the design phases (`design_phases`):
+    the earlier phases' claims become the stratum known exactly, gold drawn by the active queue
+    with no π leaves the audit (`gold` is changed in place to −1 there). `read`: the other
+    `AuditDesign` fields as `audit_design_read` found them."""
+    names = names.copy()
+    sources = dict(read.pop("sources", {}))
+    if phases.census is not None:
+        names[phases.census] = phases.census_name
+        sources[phases.census_name] = "design"
+    gold[phases.left_out] = -1
     codes, uniques = pd.factorize(names)
     uniques = [str(u) for u in uniques]
     if DEFAULT_STRATUM in uniques:
         sources[DEFAULT_STRATUM] = "default"
-    data.claims["gold"] = gold
     return AuditDesign(
         stratum=codes.astype(np.int64),
         names=uniques,
-        outside_queue_labels=outside_labels,
-        gold_left_out=left_out,
-        counted_outside_queue=counted,
         sources=sources,
+        weight=phases.weight,
+        name=phases.name,
+        phases=phases.phases,
+        census=phases.census,
+        active_left_out=int(phases.left_out.sum()),
+        **read,
+    )
+
+
+@dataclass
+class DesignPhases:
+    name: str
+    phases: list[dict]
+    weight: np.ndarray | None
+    census: np.ndarray | None
+    census_name: str
+    left_out: np.ndarray
+
+
+DESIGN_WORDS = {
+    "uniform": "uniform",
+    "active": "active",
+    "stratified": "stratified",
+    "": "unrecorded",
+}
+PHASE_WORDS = {
+    "uniform": "under the uniform design",
+    "stratified": "under the stratified design",
+    "active": "by the active queue",
+    "": "outside the queue (gold with no recorded design)",
+}
+
+
+def no_phases(n: int) -> DesignPhases:
+    """A design with no label drawn by the active queue: equal weights, one phase."""
+    return DesignPhases("uniform", [], None, None, "", np.zeros(n, bool))
+
+
+def design_phases(labels: pd.DataFrame, claim_ids: np.ndarray, gold: np.ndarray) -> DesignPhases:
+    """How the gold claims were drawn, as the estimators must weight them (issue 33).
+
+    `labels`: claim_id, design, inclusion_probability of every label drawn under a queue
+    design, oldest first (`selectors.label_design_columns`).
+
+    Each gold claim is drawn under the design of its first label saved through the queue
+    (`Label.design`, with the π it recorded); a gold claim with none (imported gold, labels
+    from before designs were recorded) is taken as chosen before the active queue drew, outside
+    it: with the earlier phases, a stratum known exactly.
+
+    - No gold drawn by the active queue: equal weights (uniform or stratified — today's figures
+      exactly; strata are `audit_design_read`'s).
+    - All of it drawn by the active queue: each claim weighted by 1/π (Hájek).
+    - Mixed (e.g. uniform, then active): the design phases in the order they began. The claims
+      labelled in the earlier phases are a fixed, fully audited set by the time the last phase
+      draws from the rest, so they form a stratum of their own known exactly (N_h = n_h), and
+      the last phase's labels estimate the rest of the project under the last design (1/π if it
+      is active). Conditionally on the earlier phases every figure is then design-unbiased, so
+      it is unconditionally too — whatever chose the earlier claims (a conditional, per-phase
+      estimate; Kalton & Anderson 1986 discuss it beside the multiple-frame estimators). It uses
+      the earlier labels for what they certainly tell — their own claims — and nothing more.
+    """
+    n = claim_ids.size
+    none = no_phases(n)
+    if labels.empty or not (labels["design"] == "active").any():
+        drawn = labels["design"].unique().tolist() if not labels.empty else []
+        return DesignPhases(
+            "stratified" if "stratified" in drawn else "uniform" if drawn else "unrecorded",
+            [],
+            None,
+            None,
+            "",
+            np.zeros(n, bool),
+        )
+    labels = labels[labels["claim_id"].isin(claim_ids)]
+    first = labels.drop_duplicates("claim_id", keep="first")
+    position = pd.Series(np.arange(n), index=claim_ids)
+    at = position.loc[first["claim_id"].to_numpy()].to_numpy()
+    has_gold = gold[at] >= 0
+    at, first = at[has_gold], first[has_gold]
+    if not len(first) or not (first["design"] == "active").any():
+        return none
+    design = np.full(n, "", dtype=object)
+    design[at] = first["design"].to_numpy(dtype=object)
+    pi = np.full(n, np.nan)
+    pi[at] = first["inclusion_probability"].to_numpy(dtype=float)
+    is_gold = gold >= 0
+    # phases in the order they began (the first label drawn under each); gold with no recorded
+    # design first, as chosen outside the queue
+    order = list(dict.fromkeys(first["design"].tolist()))
+    if (is_gold & (design == "")).any():
+        order = ["", *[d for d in order if d != ""]]
+    last = order[-1]
+    active = is_gold & (design == "active")
+    left_out = active & ~(np.isfinite(pi) & (pi > 0))
+    weight = np.ones(n)
+    if last == "active":
+        weight[active & ~left_out] = 1.0 / pi[active & ~left_out]
+        census = is_gold & ~active
+    else:
+        census = active & ~left_out
+    census_words = ", then ".join(PHASE_WORDS.get(d, d) for d in order[:-1])
+    census_name = (
+        f"labelled {census_words} before the {DESIGN_WORDS.get(last, last)} queue (every claim "
+        "audited)"
+    )
+    phases = [
+        {
+            "design": DESIGN_WORDS.get(d, d) if d else "no recorded design",
+            "gold_claims": int((is_gold & (design == d)).sum()),
+            "counted": (
+                "as the last phase: its labels estimate the claims not labelled before it"
+                + (", each weighted by 1/π (Hájek)" if d == "active" else "")
+                if d == last
+                else "as a stratum of its own, every claim of it audited (known exactly)"
+            ),
+        }
+        for d in order
+    ]
+    has_census = bool(census.any())
+    return DesignPhases(
+        name=(
+            ", then ".join(DESIGN_WORDS.get(d, d) if d else "outside the queue" for d in order)
+            if has_census
+            else "active"
+        ),
+        phases=phases if has_census else [],
+        weight=weight if last == "active" else None,
+        census=census if has_census else None,
+        census_name=census_name,
+        left_out=left_out,
     )
 
 
@@ -197,17 +363,32 @@ def _estimate_fields(est: stats.DesignEstimate) -> dict:
     }
 
 
+def fpc_on(census: bool = False) -> bool:
+    """Whether intervals carry the finite-population correction (the project's claims are the
+    population; `FAITHAUDIT_FINITE_POPULATION_CORRECTION`, on by default; it changes a figure
+    only where the audit holds 5% of the claims or more, `stats.design.FPC_MIN_FRACTION`).
+    Always with `census` (a design whose earlier phases form a stratum audited whole): that
+    stratum is known exactly, which only the correction says."""
+    return census or bool(getattr(settings, "FAITHAUDIT_FINITE_POPULATION_CORRECTION", True))
+
+
 def design_rate(
     outcome: np.ndarray,
     answer_ids: np.ndarray,
     strata: np.ndarray | None = None,
     sizes: dict | None = None,
+    weights: np.ndarray | None = None,
+    names: list[str] | None = None,
+    census: bool = False,
 ) -> dict:
     """A 0/1 rate over claims with its interval clustered by answer and stratified.
 
     `outcome` and `answer_ids` (and `strata`, codes) are per sampled claim; `sizes` maps each
-    stratum code to its claims in the population (N_h). With one stratum and one claim per
-    answer the value and interval are exactly `_proportion`'s (Wilson)."""
+    stratum code to its claims in the population (N_h); `weights` the claims' design weights
+    1/π (an active design); `names[code]` the strata's names for the method sentence. With
+    sizes given the interval is finite-population corrected (`fpc_on`). With one stratum, one
+    claim per answer and a small audit the value and interval are exactly `_proportion`'s
+    (Wilson)."""
     outcome = np.asarray(outcome, dtype=float)
     n = int(outcome.size)
     k = int(outcome.sum())
@@ -223,7 +404,15 @@ def design_rate(
             "unseen_share": 1.0 if sizes else 0.0,
             "interval_method": "No claims to estimate from.",
         }
-    est = stats.design_proportion(outcome, answer_ids, strata, sizes)
+    strata, sizes = named_strata(strata, sizes, names)
+    est = stats.design_proportion(
+        outcome,
+        answer_ids,
+        strata,
+        sizes,
+        weights=weights,
+        fpc=sizes is not None and fpc_on(census),
+    )
     return {
         "value": est.value,
         "ci": est.ci,
@@ -231,6 +420,19 @@ def design_rate(
         "denominator": n,
         **_estimate_fields(est),
     }
+
+
+def named_strata(strata, sizes, names):
+    """Stratum codes and their sizes keyed by the strata's names (so every method sentence
+    names a stratum as the design block does); unchanged without names. The codes' order of
+    appearance is kept, so every figure is the same to the last bit."""
+    if names is None or strata is None:
+        return strata, sizes
+    lookup = np.asarray(names, dtype=object)
+    strata = lookup[np.asarray(strata, dtype=np.int64)]
+    if sizes is not None:
+        sizes = {names[code]: value for code, value in sizes.items()}
+    return strata, sizes
 
 
 def estimate_fields(est: stats.DesignEstimate) -> dict:
@@ -326,6 +528,10 @@ def design_section(data, report: dict) -> dict:
     answers = int(np.unique(data.answer_ids()[gold]).size)
     pooled = report["faithfulness"]["pooled"]
     return {
+        "design": design.name,
+        "weighted": design.weight is not None,
+        "phases": design.phases,
+        "active_gold_left_out": design.active_left_out,
         "strata": strata,
         "n_strata": len(strata),
         "answers_audited": answers,
@@ -359,5 +565,31 @@ def design_method(design: AuditDesign, pooled: dict, strata: list[dict]) -> str:
             + ") and are not estimated"
         )
     text += "."
+    named = design_name_sentence(design).strip()
+    text = f"{named} {text}" if named else text
     outside = outside_queue_sentence(design)
     return f"{text} {outside}" if outside else text
+
+
+def design_name_sentence(design: AuditDesign) -> str:
+    """Which design the labels were drawn under and how the figures weight them."""
+    if design.phases:
+        parts = "; ".join(
+            f"{p['design']} ({p['gold_claims']} gold, {p['counted']})" for p in design.phases
+        )
+        text = f"Labels drawn in {len(design.phases)} phases: {parts}."
+    elif design.weight is not None:
+        text = (
+            "Labels drawn by the active queue: every gold figure weights each label by 1/π, the "
+            "inverse of the probability it was drawn with (Hájek)."
+        )
+    else:
+        # uniform and stratified: the sentence that follows already says how they weigh
+        text = ""
+    if design.active_left_out:
+        n = design.active_left_out
+        text += (
+            f" {n} gold claim{'s' if n != 1 else ''} drawn by the active queue with no recorded "
+            "inclusion probability left out."
+        )
+    return text

@@ -11,7 +11,7 @@ import pandas as pd
 from annotate.models import RiskCategory
 from judges.models import Judge
 from metrics import stats
-from metrics.services.audit_design import design_rate, estimate_fields
+from metrics.services.audit_design import design_rate, estimate_fields, fpc_on, named_strata
 from metrics.services.by_category import category_correction
 from metrics.services.calibration import _calibration
 from metrics.services.common import (
@@ -53,6 +53,9 @@ class _Judged(NamedTuple):
     audited: np.ndarray  # judged claims that have gold
     strata: np.ndarray  # design stratum code of each judged claim
     sizes: dict  # N_h: the project's claims per design stratum
+    weights: np.ndarray | None = None  # design weight 1/π of each judged claim (active design)
+    census: np.ndarray | None = None  # judged claims in a stratum known exactly (mixed design)
+    names: list | None = None  # the design strata's names, by code
 
     @property
     def n_judged(self) -> int:
@@ -78,7 +81,20 @@ def _judged(data: _Data, verdicts: pd.DataFrame) -> _Judged:
         audited=gold_codes >= 0,
         strata=data.design.stratum[position],
         sizes=data.design.sizes(),
+        weights=None if data.design.weight is None else data.design.weight[position],
+        census=None if data.design.census is None else data.design.census[position],
+        names=data.design.names,
     )
+
+
+def _gold_weights(judged: _Judged) -> np.ndarray | None:
+    """The audited claims' design weights (None: equal weights)."""
+    return None if judged.weights is None else judged.weights[judged.audited]
+
+
+def _named(judged: _Judged, strata: np.ndarray):
+    """Strata codes and sizes keyed by the strata's names, for the estimators' sentences."""
+    return named_strata(strata, judged.sizes, judged.names)
 
 
 def _identity(judge: Judge, verdicts: pd.DataFrame) -> dict:
@@ -145,6 +161,16 @@ def _asymmetry(matrix: np.ndarray) -> dict:
     }
 
 
+def _asymmetry_weighted(counts: np.ndarray, shares: np.ndarray) -> dict:
+    """`_asymmetry` with the counts as audited and the rates estimated under the design."""
+    out = _asymmetry(counts)
+    over, under = float(shares[1:, 0].sum()), float(shares[0, 1:].sum())
+    neg, pos = float(shares[1:].sum()), float(shares[0].sum())
+    out["judge_supported_gold_not"]["rate"] = over / neg if neg else math.nan
+    out["gold_supported_judge_not"]["rate"] = under / pos if pos else math.nan
+    return out
+
+
 def _design_block(est: stats.DesignEstimate, **extra) -> dict:
     return {"value": est.value, "ci": est.ci, **extra, **estimate_fields(est)}
 
@@ -159,31 +185,61 @@ def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
     n_audited = judged.n_audited
     matrix = stats.confusion(g_a, j_a).to_numpy()
     ids, strata = judged.answer_ids[audited], judged.strata[audited]
+    w = _gold_weights(judged)
     agree_each = judged.gold_codes[audited] == judged.judge_codes[audited]
-    agreement_rate = design_rate(agree_each, ids, strata, judged.sizes)
+    agreement_rate = design_rate(
+        agree_each,
+        ids,
+        strata,
+        judged.sizes,
+        weights=w,
+        names=judged.names,
+        census=judged.census is not None,
+    )
     agreement = agreement_rate["value"] if n_audited else math.nan
     gold01 = (judged.gold_codes[audited] == SUPPORTED).astype(float)
     judge01 = (judged.judge_codes[audited] == SUPPORTED).astype(float)
-    sesp = stats.design_sensitivity_specificity(gold01, judge01, ids, strata, judged.sizes)
-    # Kappa describes the audited claims as they are: clustered by answer, not weighted.
-    kappa = stats.design_kappa(g_a, j_a, ids) if n_audited >= 2 else None
+    named, sizes = _named(judged, strata)
+    sesp = stats.design_sensitivity_specificity(
+        gold01, judge01, ids, named, sizes, weights=w, fpc=fpc_on(judged.census is not None)
+    )
+    # Kappa: clustered by answer; under an active design each claim weighted by 1/π.
+    kappa = stats.design_kappa(g_a, j_a, ids, weights=w) if n_audited >= 2 else None
     se, sp = sesp["sensitivity"], sesp["specificity"]
+    confusion = {
+        "labels": list(VERDICTS),
+        "rows": "gold",
+        "columns": "judge",
+        "matrix": matrix.tolist(),
+    }
+    if w is not None:
+        # The project's table estimated under the design: each cell Σ 1/π ÷ Σ 1/π.
+        cells = stats.confusion(g_a, j_a).to_numpy().astype(float) * 0.0
+        codes_g, codes_j = judged.gold_codes[audited], judged.judge_codes[audited]
+        np.add.at(cells, (codes_g, codes_j), w)
+        confusion["estimated_shares"] = (cells / w.sum()).tolist()
+        confusion["estimated_shares_method"] = (
+            "cell shares of the project estimated under the active design (each audited claim "
+            "weighted by 1/π); the matrix above counts the audited claims as drawn"
+        )
+        matrix = cells / w.sum()
     fields = {
-        "confusion": {
-            "labels": list(VERDICTS),
-            "rows": "gold",
-            "columns": "judge",
-            "matrix": matrix.tolist(),
-        },
+        "confusion": confusion,
         "agreement": agreement,
         "agreement_ci": agreement_rate["ci"] if n_audited else (math.nan, math.nan),
         "agreement_design_effect": agreement_rate["design_effect"],
         "agreement_warning": _agreement_warning(n_audited, agreement),
-        "kappa": stats.cohen_kappa(g_a, j_a) if n_audited else math.nan,
+        "kappa": (
+            (kappa.value if kappa is not None else math.nan)
+            if w is not None
+            else (stats.cohen_kappa(g_a, j_a) if n_audited else math.nan)
+        ),
         "kappa_ci": kappa.ci if n_audited >= 2 else (math.nan, math.nan),
         "kappa_design_effect": kappa.design_effect if n_audited >= 2 else math.nan,
         "human_kappa_ceiling": human_kappa,
-        "asymmetry": _asymmetry(matrix),
+        "asymmetry": _asymmetry(np.asarray(confusion["matrix"]))
+        if w is None
+        else _asymmetry_weighted(np.asarray(confusion["matrix"]), matrix),
         "sensitivity": _design_block(se, n=se.n),
         "specificity": _design_block(sp, n=sp.n),
         "youden_j": sesp["youden_j"],
@@ -199,15 +255,19 @@ def _faithfulness(judged: _Judged, sesp: dict) -> dict:
     gold01 = (judged.gold_codes[audited] == SUPPORTED).astype(float)
     judge01 = (judged.judge_codes == SUPPORTED).astype(float)
     ids_gold, strata_gold = judged.answer_ids[audited], judged.strata[audited]
+    w = _gold_weights(judged)
     if n_judged and sesp["sensitivity"].n and sesp["specificity"].n:
+        named, sizes = _named(judged, strata_gold)
         rg = stats.design_rogan_gladen(
             judge01,
             judged.answer_ids,
             gold01,
             judge01[audited],
             ids_gold,
-            strata_gold,
-            judged.sizes,
+            named,
+            sizes,
+            weights_gold=w,
+            fpc=fpc_on(judged.census is not None),
         )
     else:
         rg = None
@@ -221,16 +281,16 @@ def _faithfulness(judged: _Judged, sesp: dict) -> dict:
     debiased_ci = rg.ci if rg is not None and math.isfinite(debiased_value) else (math.nan,) * 2
     # The judge's P(SUPPORTED) where it gave one, else its 0/1 verdict.
     judge_score = np.where(np.isnan(judged.confidence), judge01, judged.confidence)
-    ppi = stats.design_ppi_mean(
+    ppi = _ppi(judged, gold01, judge_score)
+    gold_only = design_rate(
         gold01,
-        judge_score[audited],
-        judge_score[~audited],
         ids_gold,
-        judged.answer_ids[~audited],
         strata_gold,
-        judged.strata[~audited],
+        judged.sizes,
+        weights=w,
+        names=judged.names,
+        census=judged.census is not None,
     )
-    gold_only = design_rate(gold01, ids_gold, strata_gold, judged.sizes)
     headline = stats.headline_estimate(
         {"value": gold_only["value"], "ci": gold_only["ci"]},
         {"value": debiased_value, "ci": debiased_ci},
@@ -274,6 +334,37 @@ def _faithfulness(judged: _Judged, sesp: dict) -> dict:
     ):
         out[key]["method"] = _with_design(out[key]["method"], {"n": n, **out[key]})
     return out
+
+
+def _ppi(judged: _Judged, gold01: np.ndarray, judge_score: np.ndarray) -> stats.DesignEstimate:
+    """PPI++ under the audit's design: stratified and clustered (`design_ppi_mean`), or, when
+    the labels were drawn by the active queue, active inference within the design strata with
+    each label weighted by 1/π (`stratified_active_ppi_mean`)."""
+    audited = judged.audited
+    if judged.weights is None:
+        named_g, _ = named_strata(judged.strata[audited], None, judged.names)
+        named_r, _ = named_strata(judged.strata[~audited], None, judged.names)
+        return stats.design_ppi_mean(
+            gold01,
+            judge_score[audited],
+            judge_score[~audited],
+            judged.answer_ids[audited],
+            judged.answer_ids[~audited],
+            judged.strata[audited] if judged.names is None else named_g,
+            judged.strata[~audited] if judged.names is None else named_r,
+        )
+    y = np.zeros(judged.n_judged)
+    y[audited] = gold01
+    strata, _ = named_strata(judged.strata, None, judged.names)
+    return stats.stratified_active_ppi_mean(
+        y,
+        audited,
+        judge_score,
+        judged.weights,
+        strata=strata,
+        cluster=judged.answer_ids,
+        census=judged.census,
+    )
 
 
 def _with_design(method: str, block: dict) -> str:

@@ -24,6 +24,9 @@ def _scope_rate(data: _Data, outcome: np.ndarray, sampled: np.ndarray, scope: np
         data.answer_ids()[sampled],
         design.stratum[sampled],
         design.sizes(scope),
+        weights=None if design.weight is None else design.weight[sampled],
+        names=design.names,
+        census=design.census is not None,
     )
 
 

@@ -61,6 +61,7 @@ cluster_bootstrap              answer-level resampling, percentile interval     
 inclusion_probabilities        π_i = min(1, c·max(sd_i, floor·mean sd)), Σπ = n   Zrnic & Candès 2024 (arXiv:2403.03208)
 sequential_poisson_keys        serve ascending u_i/π_i                          Ohlsson 1998
 active_ppi_mean                λ f̄_N + Σ_L (y − λf)/π ÷ Σ_L 1/π, CR1 by answer   Zrnic & Candès 2024; Hájek 1971
+stratified_active_ppi_mean     Σ_h W_h·active_ppi_mean_h; census strata exact     Zrnic & Candès 2024; Cochran 1977 §5.3
 neyman_next_stratum            argmax_h W_h² S_h² (1/n_h − 1/(n_h + 1))          Neyman 1934; Cochran 1977 §5.5
 neyman_allocation              n_h ∝ N_h S_h, capped at N_h, whole numbers       Neyman 1934; Cochran 1977 §5.8
 labels_needed                  n* = V₁ t²/(x² − t² V_∞) per design               Cochran 1977 §4.4; Kish 1965
@@ -87,6 +88,7 @@ from .active import (
     neyman_next_stratum,
     selective_threshold,
     sequential_poisson_keys,
+    stratified_active_ppi_mean,
 )
 from .agreement import (
     agreement,
@@ -140,6 +142,7 @@ __all__ = [
     "IsotonicCalibrator",
     "PlattCalibrator",
     "active_ppi_mean",
+    "stratified_active_ppi_mean",
     "agreement",
     "answer_rates",
     "asymmetry",

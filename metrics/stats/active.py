@@ -300,6 +300,147 @@ def active_ppi_mean(
     )
 
 
+def stratified_active_ppi_mean(
+    y: Iterable[Any],
+    labelled: Iterable[bool],
+    prediction: Iterable[Any] | None,
+    weights: Iterable[float],
+    strata: Iterable[Any] | None = None,
+    cluster: Iterable[Any] | None = None,
+    confidence: float = 0.95,
+    census: Iterable[bool] | None = None,
+) -> DesignEstimate:
+    """Active inference within strata: the report's PPI++ under an active (1/π) audit design.
+
+    Arrays are per claim over the N claims the figure describes. ``weights`` are each labelled
+    claim's 1/π (any scale within a stratum: only ratios matter; unlabelled claims' entries are
+    not read). ``census`` marks strata (by any claim of theirs) whose every claim is labelled —
+    e.g. the claims labelled under an earlier design before the active queue took over: their
+    mean is known exactly (no variance).
+
+    Formula: θ̂ = Σ_h W_h θ̂_h, W_h = N_h/N over the strata with two labels or more, each θ̂_h
+    `active_ppi_mean` on the stratum's claims (Hájek form of Zrnic & Candès' active inference,
+    power-tuned λ_h, CR1 by answer); V = Σ_h W_h² V_h (strata drawn independently; an answer
+    whose claims span strata is counted in each, which the sum treats as independent — the
+    strata here are design phases, which answers rarely span); CI θ̂ ± t_{G−H}·√V, clipped.
+    With one stratum it is exactly `active_ppi_mean`. Strata with fewer than two labels are not
+    estimated (``unseen_share``). Source: Zrnic & Candès (2024) arXiv:2403.03208; Cochran
+    (1977) §5.3 (the stratified combination); Fisch et al. (2024) arXiv:2406.04291.
+    """
+    check_confidence(confidence)
+    lab = np.asarray(labelled if isinstance(labelled, np.ndarray) else list(labelled), bool)
+    lab = lab.reshape(-1)
+    big_n = lab.size
+    w = np.asarray(weights if isinstance(weights, np.ndarray) else list(weights), float)
+    w = w.reshape(-1)
+    if w.size != big_n:
+        raise ValueError(f"weights has {w.size} entries for {big_n} claims")
+    if not np.all(np.isfinite(w[lab]) & (w[lab] > 0)):
+        raise ValueError("weights of labelled claims must be finite and positive (1/π)")
+    s = np.zeros(big_n, np.int64) if strata is None else as_label_array(strata)
+    if s.size != big_n:
+        raise ValueError(f"strata has {s.size} entries for {big_n} claims")
+    ids = np.arange(big_n) if cluster is None else as_label_array(cluster)
+    y_arr = np.asarray(y, dtype=float).reshape(-1)
+    f = None if prediction is None else np.asarray(prediction, dtype=float).reshape(-1)
+    cen = np.zeros(big_n, bool) if census is None else np.asarray(census, bool).reshape(-1)
+    labels = list(pd.unique(s.astype(object)))
+    parts = []
+    seen_n = 0
+    unseen = []
+    for value in labels:
+        m = s.astype(object) == value
+        if int(lab[m].sum()) < 2:
+            unseen.append(value)
+            continue
+        parts.append((value, m))
+        seen_n += int(m.sum())
+    if not parts:
+        return DesignEstimate(
+            value=NAN,
+            low=NAN,
+            high=NAN,
+            method="Fewer than 2 labelled claims in every stratum: not estimated.",
+            design_effect=NAN,
+            n_clusters=0,
+            n=int(lab.sum()),
+            extra={"labelled": int(lab.sum()), "N": big_n},
+        )
+    if len(parts) == 1 and not unseen and not cen.any():
+        pi = np.where(lab, 1.0 / np.where(lab, w, 1.0), 1.0)
+        pi[~lab] = float(np.mean(pi[lab]))
+        return active_ppi_mean(
+            np.where(lab, y_arr, 0.0), lab, f, pi, cluster=ids, confidence=confidence
+        )
+    theta = var = var0 = 0.0
+    g_total = 0
+    lambdas = {}
+    for value, m in parts:
+        weight = int(m.sum()) / seen_n
+        lab_h = lab[m]
+        y_h = y_arr[m]
+        if cen[m].any() or lab_h.all():
+            # a census of the stratum: its mean is known
+            est_value = float(y_h[lab_h].mean())
+            v_h = v0_h = 0.0
+            g_h = int(pd.unique(ids[m].astype(object)).size)
+            lambdas[str(value)] = 0.0
+        else:
+            pi_h = np.where(lab_h, 1.0 / np.where(lab_h, w[m], 1.0), 1.0)
+            pi_h[~lab_h] = float(np.mean(pi_h[lab_h]))
+            est = active_ppi_mean(
+                np.where(lab_h, y_h, 0.0),
+                lab_h,
+                None if f is None else f[m],
+                pi_h,
+                cluster=ids[m],
+                confidence=confidence,
+            )
+            est_value = est.value
+            v_h = est.std_error**2
+            deff_h = est.design_effect
+            v0_h = v_h / deff_h if np.isfinite(deff_h) and deff_h > 0 else v_h
+            g_h = est.n_clusters
+            lambdas[str(value)] = float(est.extra.get("lambda", 0.0))
+        theta += weight * est_value
+        var += weight**2 * v_h
+        var0 += weight**2 * v0_h
+        g_total += g_h
+    h = len(parts)
+    df = float(max(g_total - h, 1))
+    t = float(student_t.ppf(0.5 + confidence / 2.0, df))
+    half = t * float(np.sqrt(max(var, 0.0)))
+    unseen_share = 1.0 - seen_n / big_n if big_n else 0.0
+    deff = var / var0 if var0 > 0 else NAN
+    method = (
+        f"Active inference (Zrnic & Candès 2024) within {h} strata, each label weighted by 1/π "
+        f"(Hájek), power-tuned λ per stratum, {int(lab.sum())} labels of {big_n} claims, "
+        f"clustered by answer ({_deff_text(deff)}), t with {df:.0f} df"
+    )
+    if cen.any():
+        method += "; claims labelled under the earlier design form a stratum known exactly"
+    if unseen:
+        method += (
+            f"; {100 * unseen_share:.0f}% of the claims are in strata with fewer than two labels "
+            f"({', '.join(str(u) for u in unseen)}) and are not estimated"
+        )
+    clip = lambda v: float(min(max(v, 0.0), 1.0))  # noqa: E731
+    return DesignEstimate(
+        value=clip(theta),
+        low=clip(theta - half),
+        high=clip(theta + half),
+        method=method + ".",
+        design_effect=deff,
+        n_clusters=g_total,
+        n=int(lab.sum()),
+        std_error=float(np.sqrt(max(var, 0.0))),
+        df=df,
+        n_strata=h,
+        unseen_share=float(unseen_share),
+        extra={"lambda": lambdas, "labelled": int(lab.sum()), "N": big_n, "weighted": True},
+    )
+
+
 def _uniform_today(yl, lab, f, n, big_n, confidence) -> DesignEstimate:
     """Constant π, one claim per answer: a simple random sample, today's figure exactly."""
     if f is None:
@@ -512,6 +653,12 @@ def _deff(v: float, v0: float) -> float:
     return max(v / v0, 1.0) if v0 > 0 and np.isfinite(v / v0) else 1.0
 
 
+def _whole_labels(x: float) -> int:
+    """Labels as a whole number, rounded up: ceil, but a quotient one rounding error above a
+    whole number (35.00000000000001 for 35 on some CPUs' summation order) is that number."""
+    return int(np.ceil(x - 1e-9 * max(1.0, abs(x))))
+
+
 def labels_needed(
     half_width: float,
     design: str,
@@ -653,7 +800,7 @@ def labels_needed(
         extra = {"lambda": lam}
     now = float(t * np.sqrt(unit / n + floor_v))
     room = x**2 - t**2 * floor_v
-    total = int(np.ceil(unit * t**2 / room)) if room > 0 and unit > 0 else None
+    total = _whole_labels(unit * t**2 / room) if room > 0 and unit > 0 else None
     # Fewer labels than now means fewer answers, so a larger t: the quantile at the answers
     # expected among n* labels (g/n of them), never below today's (a fixed point in a few steps)
     for _ in range(5):
@@ -662,7 +809,7 @@ def labels_needed(
         df_star = float(max(round(total * g_lab / n) - 1, 1))
         t_star = float(student_t.ppf(0.5 + confidence / 2.0, df_star))
         room = x**2 - t_star**2 * floor_v
-        new = int(np.ceil(unit * t_star**2 / room)) if room > 0 else None
+        new = _whole_labels(unit * t_star**2 / room) if room > 0 else None
         if new == total:
             break
         total = new if new is None else max(new, total)
@@ -891,8 +1038,8 @@ def labels_saved(chosen: Forecast, gold_only: Forecast) -> LabelsSaved:
             "Labels saved: n/a (too few labels to compare the designs).",
         )  # fmt: skip
     # h = t·√(V₁/n + V_∞) and gold-only reaches h at n_gold = V₁_gold·t²/h²: the t cancels
-    n_gold = int(
-        np.ceil(gold_only.variance_unit / (chosen.variance_unit / n + chosen.variance_floor))
+    n_gold = _whole_labels(
+        gold_only.variance_unit / (chosen.variance_unit / n + chosen.variance_floor)
     )
     saved = n_gold - n
     ratio = n / n_gold if n_gold > 0 else NAN

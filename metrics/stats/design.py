@@ -57,6 +57,11 @@ from .prevalence import (
 #: effective size of a census (the judge's verdict on every claim): no sampling error
 _CENSUS = 1e15
 
+#: The finite-population correction applies when the audit holds at least this share of the
+#: claims it describes (Cochran 1977 §2.5: below 5% the factor 1 − f is ignorable). Below it the
+#: figures are exactly the infinite-population ones, so small audits keep today's intervals.
+FPC_MIN_FRACTION = 0.05
+
 
 @dataclass(frozen=True)
 class DesignEstimate:
@@ -108,11 +113,22 @@ class _Design:
     n_clusters: int
     nested: bool
     g_h: np.ndarray  # answers per seen stratum (nested only)
+    # per claim: the design weight 1/π (None: equal weights within each stratum, today's)
+    w: np.ndarray | None = None
+    # per claim: √(1 − π̃) the finite-population factor on its influence (None: no correction)
+    fpc_scale: np.ndarray | None = None
+    sampled_share: float = 0.0  # audited claims / claims of the seen strata
 
     @property
     def simple(self) -> bool:
-        """One stratum and one claim per answer: today's independent-claims design."""
-        return self.weights.size == 1 and self.n_clusters == int(self.keep.sum())
+        """One stratum and one claim per answer, equal weights, no finite-population
+        correction: today's independent-claims design."""
+        return (
+            self.weights.size == 1
+            and self.n_clusters == int(self.keep.sum())
+            and self.w is None
+            and self.fpc_scale is None
+        )
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -128,8 +144,28 @@ def _design(
     stratum: Iterable[Any] | None,
     stratum_sizes: Mapping[Any, float] | None,
     domain: np.ndarray | None = None,
+    weights: Iterable[float] | None = None,
+    fpc: bool = False,
 ) -> _Design:
-    """Build the design for n claims; ``domain`` (bool) restricts which claims count as sampled."""
+    """Build the design for n claims; ``domain`` (bool) restricts which claims count as sampled.
+
+    ``weights`` (per claim, > 0): the claim's design weight 1/π within its stratum (an active,
+    inverse-probability design); within-stratum means become Hájek means Σ w x / Σ w. None: equal
+    weights (today's arithmetic, unchanged to the last bit). ``fpc``: apply the finite-population
+    correction when ``stratum_sizes`` are the population's N_h and the audit holds at least
+    `FPC_MIN_FRACTION` of the seen strata's claims: each claim's influence is multiplied by
+    √(1 − π̃_i), π̃_i = (Σ_{j∈s_h} w_j / N_h) / w_i its inclusion probability calibrated so the
+    weights sum to N_h (equal weights: π̃ = n_h/N_h, the textbook 1 − f of Cochran 1977 §5.3;
+    unequal: the Poisson-sampling factor 1 − π_i of Särndal, Swensson & Wretman 1992 §3.4)."""
+    w_all = None
+    if weights is not None:
+        w_all = np.asarray(
+            weights if isinstance(weights, np.ndarray) else list(weights), dtype=float
+        ).reshape(-1)
+        if w_all.size != n:
+            raise ValueError(f"weights has {w_all.size} entries for {n} claims")
+        if not np.all(np.isfinite(w_all) & (w_all > 0)):
+            raise ValueError("weights must be finite and positive (1/π of each claim)")
     ids = np.arange(n) if cluster is None else as_label_array(cluster)
     if ids.size != n:
         raise ValueError(f"answer_ids has {ids.size} entries for {n} claims")
@@ -171,8 +207,8 @@ def _design(
     remap[np.flatnonzero(seen_mask)] = np.arange(len(seen))
     new_strata = remap[strata] if n else strata
     keep = dom & (new_strata >= 0)
-    weights = np.array([sizes[lab] for lab in seen], dtype=float)
-    weights = weights / weights.sum() if weights.size else weights
+    strata_w = np.array([sizes[lab] for lab in seen], dtype=float)
+    strata_w = strata_w / strata_w.sum() if strata_w.size else strata_w
     cl, _ = _factorize(ids[keep]) if keep.any() else (np.empty(0, np.int64), None)
     cluster_codes = np.full(n, -1, dtype=np.int64)
     cluster_codes[keep] = cl
@@ -188,18 +224,31 @@ def _design(
         g_h = np.bincount(some, minlength=len(seen)) if nested else np.zeros(len(seen), np.int64)
     else:
         nested, g_h = True, np.zeros(len(seen), np.int64)
+    n_h = np.bincount(st_k, minlength=len(seen)).astype(float)
+    sampled_share = float(keep.sum() / seen_total) if seen_total > 0 else 0.0
+    fpc_scale = None
+    if fpc and stratum_sizes is not None and sampled_share >= FPC_MIN_FRACTION and keep.any():
+        big_n_h = np.array([sizes[lab] for lab in seen], dtype=float)
+        w_k = np.ones(int(keep.sum())) if w_all is None else w_all[keep]
+        sw_h = np.bincount(st_k, weights=w_k, minlength=len(seen))
+        pi_tilde = (sw_h[st_k] / big_n_h[st_k]) / w_k
+        fpc_scale = np.zeros(n)
+        fpc_scale[keep] = np.sqrt(np.clip(1.0 - pi_tilde, 0.0, 1.0))
     return _Design(
         cluster=cluster_codes,
         stratum=new_strata,
         keep=keep,
-        weights=weights,
-        n_h=np.bincount(st_k, minlength=len(seen)).astype(float),
+        weights=strata_w,
+        n_h=n_h,
         labels=seen,
         unseen=unseen,
         unseen_share=float(unseen_share),
         n_clusters=g,
         nested=nested,
         g_h=g_h,
+        w=w_all,
+        fpc_scale=fpc_scale,
+        sampled_share=sampled_share,
     )
 
 
@@ -217,11 +266,23 @@ def _means_and_cov(
     xk, st = x[k], d.stratum[k]
     h = d.weights.size
     sums = np.zeros((h, x.shape[1]))
-    for col in range(x.shape[1]):
-        sums[:, col] = np.bincount(st, weights=xk[:, col], minlength=h)
-    mu_h = sums / d.n_h[:, None]
-    mu = d.weights @ mu_h
-    infl = (d.weights / d.n_h)[st, None] * (xk - mu_h[st])
+    if d.w is None:
+        for col in range(x.shape[1]):
+            sums[:, col] = np.bincount(st, weights=xk[:, col], minlength=h)
+        mu_h = sums / d.n_h[:, None]
+        mu = d.weights @ mu_h
+        infl = (d.weights / d.n_h)[st, None] * (xk - mu_h[st])
+    else:
+        # Hájek within each stratum: μ_h = Σ w x / Σ w; influence W_h·w_i(x_i − μ_h)/Σ_h w.
+        wk = d.w[k]
+        sw_h = np.bincount(st, weights=wk, minlength=h)
+        for col in range(x.shape[1]):
+            sums[:, col] = np.bincount(st, weights=xk[:, col] * wk, minlength=h)
+        mu_h = sums / sw_h[:, None]
+        mu = d.weights @ mu_h
+        infl = ((d.weights / sw_h)[st] * wk)[:, None] * (xk - mu_h[st])
+    if d.fpc_scale is not None:
+        infl = infl * d.fpc_scale[k][:, None]
     act = np.ones(xk.shape[0], bool) if active is None else np.asarray(active, bool)[k]
     if independent:
         cl, g, nested = np.arange(xk.shape[0]), xk.shape[0], True
@@ -246,9 +307,14 @@ def _means_and_cov(
             # to its claims as if independent (W_h² s²_h / (n_h − 1)), never to zero.
             for s in np.flatnonzero(g_h == 1):
                 rows = (st == s) & act
-                dev = xk[rows] - mu_h[s]
                 nh = d.n_h[s]
-                cov += d.weights[s] ** 2 * (dev.T @ dev) / (nh * max(nh - 1.0, 1.0))
+                if d.w is None and d.fpc_scale is None:
+                    dev = xk[rows] - mu_h[s]
+                    cov += d.weights[s] ** 2 * (dev.T @ dev) / (nh * max(nh - 1.0, 1.0))
+                else:
+                    # the same, from the (weighted, corrected) influences: Σ u uᵀ·n_h/(n_h − 1)
+                    u = infl[rows]
+                    cov += (u.T @ u) * nh / max(nh - 1.0, 1.0)
         df = float(max(g_live - int(np.count_nonzero(g_h)), 1))
     else:
         cov = (g_live / max(g_live - 1, 1)) * (z.T @ z)
@@ -260,6 +326,15 @@ def _method(base: str, d: _Design, extra: str = "") -> str:
     parts = [base]
     if d.weights.size > 1:
         parts.append(f"weighted over {d.weights.size} strata by their share of the project (N_h/N)")
+    if d.w is not None:
+        parts.append(
+            "each label weighted by 1/π, the inverse of the probability the queue drew it with "
+            "(Hájek)"
+        )
+    if d.fpc_scale is not None:
+        parts.append(
+            f"finite-population corrected ({100 * d.sampled_share:.0f}% of the claims audited)"
+        )
     if d.unseen:
         names = ", ".join(str(u) for u in d.unseen)
         parts.append(
@@ -298,7 +373,7 @@ def _deff_text(deff: float, floored: bool = False) -> str:
     "design effect 0.27" beside an effective size near the claims' count reads as it is."""
     if not np.isfinite(deff):
         return "design effect not measurable (a share of 0 or 1): each answer counted once"
-    if floored and deff < 1.0:
+    if floored and deff < 1.0 - 1e-9:
         return f"design effect {deff:.2f}, counted as 1: never narrower than independent claims"
     return f"design effect {deff:.2f}"
 
@@ -314,6 +389,23 @@ def _nan_estimate(method: str, d: _Design | None = None, n: int = 0) -> DesignEs
         n=n,
         n_strata=0 if d is None else int(d.weights.size),
         unseen_share=1.0 if d is None or not d.weights.size else d.unseen_share,
+    )
+
+
+def _undefined(method: str, like: DesignEstimate) -> DesignEstimate:
+    """An estimate that cannot be made, saying why; its strata and unseen share are the
+    audit's (from `like`, an input estimate), never the 1.0 of "nothing audited"."""
+    return DesignEstimate(
+        value=NAN,
+        low=NAN,
+        high=NAN,
+        method=method[0].upper() + method[1:],
+        design_effect=NAN,
+        n_clusters=like.n_clusters,
+        n=0,
+        n_strata=like.n_strata,
+        unseen_share=like.unseen_share if np.isfinite(like.unseen_share) else 0.0,
+        extra={"undefined": True},
     )
 
 
@@ -338,12 +430,26 @@ def _ratio(
     var = float(grad @ cov @ grad)
     var0 = float(grad @ cov0 @ grad)
     deff = var / var0 if var0 > 0 else NAN
-    lo, hi, n_eff = _wilson_eff(theta, var, var0, df, g_dom, confidence)
-    base = (
-        f"Wilson interval at the effective sample size ({n_eff:.0f} of {n_claims} claims), "
-        f"cluster-robust by answer ({g_dom} answers, {_deff_text(deff, floored=True)}), "
-        f"t with {df:.0f} df"
-    )
+    census = d.fpc_scale is not None and not np.any(d.fpc_scale[d.keep & active] > 0)
+    if census:
+        # every claim of the strata audited: the rate is the project's own, known exactly
+        lo = hi = theta
+        n_eff = float(n_claims)
+        base = (
+            f"Every claim audited ({n_claims} claims): the rate is known exactly, no sampling error"
+        )
+    else:
+        lo, hi, n_eff = _wilson_eff(theta, var, var0, df, g_dom, confidence)
+        size = (
+            f"{n_eff:.0f} from {n_claims} audited claims"
+            if d.fpc_scale is not None
+            else f"{n_eff:.0f} of {n_claims} claims"
+        )
+        base = (
+            f"Wilson interval at the effective sample size ({size}), "
+            f"cluster-robust by answer ({g_dom} answers, {_deff_text(deff, floored=True)}), "
+            f"t with {df:.0f} df"
+        )
     return DesignEstimate(
         value=theta,
         low=lo,
@@ -356,7 +462,12 @@ def _ratio(
         df=df,
         n_strata=int(d.weights.size),
         unseen_share=d.unseen_share,
-        extra={"effective_n": n_eff, "unseen_strata": list(d.unseen)},
+        extra={
+            "effective_n": n_eff,
+            "unseen_strata": list(d.unseen),
+            **({"weighted": True} if d.w is not None else {}),
+            **({"fpc_share": d.sampled_share} if d.fpc_scale is not None else {}),
+        },
     )
 
 
@@ -387,6 +498,9 @@ def design_proportion(
     strata: Iterable[Any] | None = None,
     stratum_sizes: Mapping[Any, float] | None = None,
     confidence: float = 0.95,
+    *,
+    weights: Iterable[float] | None = None,
+    fpc: bool = False,
 ) -> DesignEstimate:
     """A pooled claim rate (faithfulness, gold-only, any 0/1 share) under the audit's design.
 
@@ -394,13 +508,16 @@ def design_proportion(
     V = CR1 linearised variance clustered by answer (module docstring); Wilson interval at
     n* = θ̂(1 − θ̂)/V·(z/t_{G−H})². ``stratum_sizes`` maps each stratum to its claims in the project
     (N_h); strata listed there with no gold are reported in ``unseen_share``, not estimated.
-    With one stratum and one claim per answer: exactly `wilson_interval`.
+    ``weights`` (per claim, 1/π): an inverse-probability (active) design, p̂_h the Hájek mean
+    Σ w y / Σ w; ``fpc``: the finite-population correction (see `_design`).
+    With one stratum and one claim per answer (equal weights, no correction): exactly
+    `wilson_interval`.
     Source: Binder (1983); Liang & Zeger (1986); Korn & Graubard (1998); Dean & Pagano (2015);
-    Miller (2024) arXiv:2411.00640; Cochran (1977) §5.3 for the stratified mean.
+    Miller (2024) arXiv:2411.00640; Cochran (1977) §5.3 for the stratified mean; Hájek (1971).
     """
     check_confidence(confidence)
     y = as_binary(outcome, "outcome")
-    d = _design(y.size, answer_ids, strata, stratum_sizes)
+    d = _design(y.size, answer_ids, strata, stratum_sizes, weights=weights, fpc=fpc)
     if d.simple:
         k, n = int(y.sum()), int(y.size)
         return _simple(
@@ -438,13 +555,18 @@ def design_sensitivity_specificity(
     strata: Iterable[Any] | None = None,
     stratum_sizes: Mapping[Any, float] | None = None,
     confidence: float = 0.95,
+    *,
+    weights: Iterable[float] | None = None,
+    fpc: bool = False,
 ) -> dict[str, Any]:
     """The judge's sensitivity and specificity as ratio estimators clustered by answer.
 
     Formula: se = Σ_h W_h·#(judge S ∧ gold S)_h/n_h ÷ Σ_h W_h·#(gold S)_h/n_h, sp likewise over
     gold-unsupported claims; CR1 linearised variance of the ratio (gradient (1/μ_b, −θ/μ_b));
     Wilson at the effective size. With strata (e.g. the judge's verdict) the weights N_h/n_h undo
-    the oversampling. With one stratum and one claim per answer: exactly today's Wilson intervals
+    the oversampling; ``weights`` (1/π per claim) undo an active design's, as Hájek ratios
+    Σ w·TP / Σ w·P within each stratum; ``fpc`` as `design_proportion`. With one stratum and one
+    claim per answer (equal weights, no correction): exactly today's Wilson intervals
     (`sensitivity_specificity`). Returns ``{"sensitivity", "specificity": DesignEstimate,
     "youden_j": float, "covariance": Cov(se, sp)}``. Source: Yerushalmy (1947); Binder (1983) for
     the linearised ratio; Miller (2024).
@@ -454,7 +576,7 @@ def design_sensitivity_specificity(
     j = as_binary(judge, "judge")
     if g.shape != j.shape:
         raise ValueError(f"gold and judge differ in length: {g.size} vs {j.size}")
-    d = _design(g.size, answer_ids, strata, stratum_sizes)
+    d = _design(g.size, answer_ids, strata, stratum_sizes, weights=weights, fpc=fpc)
     cols = np.column_stack([g * j, g, (1 - g) * (1 - j), 1 - g])
     out: dict[str, Any] = {}
     if d.simple:
@@ -502,6 +624,8 @@ def design_rogan_gladen(
     confidence: float = 0.95,
     *,
     judge_is_census: bool = False,
+    weights_gold: Iterable[float] | None = None,
+    fpc: bool = False,
 ) -> DesignEstimate:
     """Rogan–Gladen with the clustered uncertainty of p_obs, se and sp.
 
@@ -525,18 +649,31 @@ def design_rogan_gladen(
     ja = as_binary(judge_all, "judge_all")
     pa = design_proportion(ja, answer_ids_all, confidence=confidence)
     sesp = design_sensitivity_specificity(
-        gold, judge_on_gold, answer_ids_gold, strata, stratum_sizes, confidence
+        gold,
+        judge_on_gold,
+        answer_ids_gold,
+        strata,
+        stratum_sizes,
+        confidence,
+        weights=weights_gold,
+        fpc=fpc,
     )
     se, sp = sesp["sensitivity"], sesp["specificity"]
     if not (ja.size and se.n and sp.n):
-        return _nan_estimate("Rogan–Gladen needs judged claims and gold of both kinds")
+        return _undefined("Rogan–Gladen needs judged claims and gold of both kinds", se)
     point = rogan_gladen(pa.value, se.value, sp.value)
     if np.isnan(point):
-        return _nan_estimate(
-            f"Rogan–Gladen is undefined: the judge is no better than chance (J = "
-            f"{se.value + sp.value - 1:.2f})"
+        return _undefined(
+            f"Rogan–Gladen is undefined: the judge is no better than chance on this audit "
+            f"(J = se + sp − 1 = {se.value + sp.value - 1:.2f} ≤ 0)",
+            se,
         )
-    if not judge_is_census and all(est.extra.get("independent") for est in (pa, se, sp)):
+    weighted_or_fpc = bool(se.extra.get("weighted") or se.extra.get("fpc_share"))
+    if (
+        not judge_is_census
+        and not weighted_or_fpc
+        and all(est.extra.get("independent") for est in (pa, se, sp))
+    ):
         k, m = int(ja.sum()), int(ja.size)
         ks, ms = round(se.value * se.n), se.n
         kp, mp = round(sp.value * sp.n), sp.n
@@ -565,7 +702,11 @@ def design_rogan_gladen(
     (k, m), (ks, ms), (kp, mp) = effs
     lo_a, hi_a, j2 = _lang_reiczigel(k, m, ks, ms, kp, mp, t)
     if not float(j2) > 0.0:
-        return _nan_estimate("Rogan–Gladen is undefined after the Lang–Reiczigel adjustment")
+        return _undefined(
+            "Rogan–Gladen is undefined after the Lang–Reiczigel adjustment: the judge is barely "
+            "better than chance on this audit",
+            se,
+        )
     j = se.value + sp.value - 1.0
     # Claims of one answer inform both se and sp: add their covariance by the delta method,
     # ∂π/∂se = −π/J, ∂π/∂sp = (1 − π)/J (with verdict strata it is large and negative, and
@@ -606,6 +747,9 @@ def design_rogan_gladen(
         n_clusters=se.n_clusters,
         nested=True,
         g_h=np.zeros(se.n_strata, np.int64),
+        w=np.ones(1) if se.extra.get("weighted") else None,
+        fpc_scale=np.ones(1) if se.extra.get("fpc_share") else None,
+        sampled_share=float(se.extra.get("fpc_share") or 0.0),
     )
     return DesignEstimate(
         value=point,
@@ -842,6 +986,8 @@ def design_kappa(
     judge: Iterable[Any],
     answer_ids: Iterable[Any] | None = None,
     confidence: float = 0.95,
+    *,
+    weights: Iterable[float] | None = None,
 ) -> DesignEstimate:
     """Cohen's kappa of two raters on claims, with a cluster-robust interval by answer.
 
@@ -850,7 +996,9 @@ def design_kappa(
     u = [(1[a = b] − p_o)/(1 − p_e) − (c_a + r_b − 2p_e)(1 − p_o)/(1 − p_e)²]/n, summed per
     answer; V = G/(G − 1)·Σ_g z_g²; interval κ ± t_{G−1}·√V, clipped to [−1, 1]. With one claim
     per answer V is n/(n − 1) times the large-sample variance of Fleiss, Cohen & Everitt (1969)
-    (statsmodels' ``cohens_kappa(...).std_kappa``). Source: Fleiss, Cohen & Everitt (1969);
+    (statsmodels' ``cohens_kappa(...).std_kappa``). ``weights`` (1/π per claim, an active
+    design): cell shares p_ab = Σ w·1[a, b] / Σ w (the project's table, Hájek) and influences
+    w_i·u_i/Σ w (n replaced by Σ w). Source: Fleiss, Cohen & Everitt (1969);
     Binder (1983) for the linearisation; Liang & Zeger (1986) for CR1.
     """
     check_confidence(confidence)
@@ -866,7 +1014,15 @@ def design_kappa(
     codes, cats = pd.factorize(np.concatenate([a, b]).astype(object))
     ca, cb = codes[:n], codes[n:]
     k = cats.size
-    table = np.bincount(ca * k + cb, minlength=k * k).reshape(k, k) / n
+    w = None
+    if weights is not None:
+        w = np.asarray(weights, dtype=float).reshape(-1)
+        if w.size != n or not np.all(np.isfinite(w) & (w > 0)):
+            raise ValueError("weights must be finite, positive and one per claim")
+    if w is None:
+        table = np.bincount(ca * k + cb, minlength=k * k).reshape(k, k) / n
+    else:
+        table = np.bincount(ca * k + cb, weights=w, minlength=k * k).reshape(k, k) / w.sum()
     rows, cols = table.sum(axis=1), table.sum(axis=0)
     po, pe = float(np.trace(table)), float(rows @ cols)
     if pe >= 1.0:
@@ -875,7 +1031,7 @@ def design_kappa(
     u = ((ca == cb) - po) / (1.0 - pe) - (cols[ca] + rows[cb] - 2.0 * pe) * (1.0 - po) / (
         1.0 - pe
     ) ** 2
-    u = u / n
+    u = u / n if w is None else u * w / w.sum()
     cl, uniq = pd.factorize(ids)
     g = uniq.size
     z = np.bincount(cl, weights=u, minlength=g)
@@ -891,7 +1047,9 @@ def design_kappa(
         high=float(min(kappa + half, 1.0)),
         method=(
             f"Cohen's kappa, linearised variance clustered by answer ({g} answers, "
-            f"{_deff_text(deff)}), t with {df:.0f} df."
+            f"{_deff_text(deff)}), t with {df:.0f} df"
+            + ("; each claim weighted by 1/π (Hájek)" if w is not None else "")
+            + "."
         ),
         design_effect=deff,
         n_clusters=int(g),

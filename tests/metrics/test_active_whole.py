@@ -1403,8 +1403,12 @@ def test_design_section_whole_output():
     }
     outside = "2 labels made outside the queue are not in the audit."
     expected = {
+        "active_gold_left_out": 0,
         "answers_audited": 2,
         "claims_per_audited_answer": 1.5,
+        "design": "uniform",
+        "phases": [],
+        "weighted": False,
         "design_effects": [
             {"design_effect": 1.2, "figure": "Faithfulness (gold)", "key": "faithfulness"},
             {

@@ -277,8 +277,9 @@ def test_active_headline_with_a_gold_claim_drawn_under_another_design_keeps_its_
     more labels have a π: the estimate's own sentence lost, only the left-out one kept).
 
     Six one-claim answers, the queue active: four labelled under the design with π = 0.5 and
-    gold S, S, C, S; a fifth with gold but no recorded π (left out); a sixth without gold. No
-    judge: the Hájek mean of the four labels with equal weights, 3/4 by hand."""
+    gold S, S, C, S; a fifth with gold, labelled by the active queue but with no recorded π
+    (left out); a sixth without gold. No judge: the Hájek mean of the four labels with equal
+    weights, 3/4 by hand."""
     from annotate.models import Label
     from tests.factories import UserFactory
 
@@ -295,6 +296,9 @@ def test_active_headline_with_a_gold_claim_drawn_under_another_design_keeps_its_
             design="active",
             inclusion_probability=0.5,
         )
+    Label.objects.create(
+        claim=claims[4], annotator=analyst, verdict=C, design="active", inclusion_probability=None
+    )
     headline = report_compute(project=project)["active_audit"]["headline"]
     assert headline["value"] == pytest.approx(0.75, abs=1e-12)
     assert headline["gold_left_out"] == 1

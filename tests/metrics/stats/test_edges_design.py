@@ -556,7 +556,11 @@ def test_rogan_gladen_clustered_interval_clipped_at_exact_end(ja, end):
 
 def test_rogan_gladen_chance_judge_and_empty():
     got = dz.design_rogan_gladen([1, 0], None, [1, 0], [0, 1])
-    assert got.method == "Rogan–Gladen is undefined: the judge is no better than chance (J = -1.00)"
+    assert got.method == (
+        "Rogan–Gladen is undefined: the judge is no better than chance on this audit "
+        "(J = se + sp − 1 = -1.00 ≤ 0)"
+    )
+    assert got.unseen_share == 0.0  # the audit saw every stratum: not "nothing audited"
     got = dz.design_rogan_gladen([], None, [1, 0], [1, 0])
     assert got.method == "Rogan–Gladen needs judged claims and gold of both kinds"
 
