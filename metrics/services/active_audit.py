@@ -35,6 +35,7 @@ from django.db import transaction
 from annotate.models import Claim, Project
 from judges.models import Judge
 from metrics import selectors, stats
+from metrics.services.audit_design import fpc_on
 from metrics.services.common import SUPPORTED, _codes, _newest_per_claim
 from metrics.services.instruments import _instrument_keys
 
@@ -284,6 +285,7 @@ def _forecasts(*, design, target, y, answer_ids, strata, inputs) -> tuple[dict, 
         "labelled": inputs["labelled"],
         "pi": inputs["pi"],
         "cluster": answer_ids,
+        "fpc": fpc_on(),
     }
     uniform_name = "uniform_ppi" if inputs["prediction"] is not None else "uniform_gold"
     raw = {

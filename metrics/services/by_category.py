@@ -178,12 +178,22 @@ def _by_category(data: _Data, judged) -> dict:
     )
     equality.update({"p_value": p_value, "differ": differ, "alpha": heterogeneity.EQUALITY_ALPHA})
     rg, ppi = _per_category_estimates(cats, risk, judged, judge_s, audited_rates)
+    weighted = getattr(judged, "weights", None) is not None
     return {
         "categories": rows,
         "equality": equality,
-        "correction": "per_category" if differ else "pooled",
+        # under an active design the per-category figures are unweighted: never the headline
+        "correction": "per_category" if differ and not weighted else "pooled",
         "per_category": {"debiased_faithfulness": rg, "ppi_faithfulness": ppi},
+        "not_under_design": PER_CATEGORY_NOT_UNDER_DESIGN if weighted else None,
     }
+
+
+PER_CATEGORY_NOT_UNDER_DESIGN = (
+    "Per-category rates and corrections are unweighted, and the labels were drawn by the active "
+    "queue with unequal probabilities: they are shown for reading, and the headline keeps the "
+    "design-weighted pooled correction."
+)
 
 
 def category_correction(block: dict, *, data: _Data, judged, headline_keys: dict) -> None:

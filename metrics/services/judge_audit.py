@@ -409,7 +409,27 @@ def _calibration_fields(
         "frontier_not_computed": calibration["detail"]["not_computed"],
         "crc": calibration["crc"],
     }
+    if judged.weights is not None and audited.any():
+        _not_under_design(fields)
     return fields, crc_inputs
+
+
+NOT_UNDER_DESIGN = (
+    "not shown: the labels were drawn by the active queue with unequal probabilities, and this "
+    "figure has no design-weighted version yet (unweighted, it would lean toward the claims the "
+    "judge was unsure of, which the queue oversamples)"
+)
+
+
+def _not_under_design(fields: dict) -> None:
+    """Calibration, ECE, the frontier and conformal risk control under an active design: not
+    shown, with the reason (issue 33) — each is an unweighted average over the audited claims,
+    and CRC's guarantee needs them exchangeable with the rest, which unequal π breaks."""
+    fields["ece"] = dict.fromkeys(fields["ece"], None)
+    fields["calibration"] = {**fields["calibration"], "not_computed": NOT_UNDER_DESIGN}
+    fields["frontier"] = []
+    fields["frontier_not_computed"] = NOT_UNDER_DESIGN
+    fields["crc"] = {**fields["crc"], "not_computed": NOT_UNDER_DESIGN}
 
 
 def _failures(data: _Data, judged: _Judged) -> dict:

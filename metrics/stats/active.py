@@ -671,6 +671,7 @@ def labels_needed(
     *,
     design_pi: Iterable[float] | None = None,
     confidence: float = 0.95,
+    fpc: bool = False,
 ) -> Forecast:
     """The forecast "about N more labels to reach ±x (95%)" for one design, from the labels so far.
 
@@ -692,7 +693,10 @@ def labels_needed(
     answers' df (≥ z), and, when n* is below the labels so far, at the df of the answers
     expected among n* labels: no design is promised fewer labels than its own variance formula
     gives.
-    The finite-population correction is left out (the forecast errs on the side of more labels).
+    ``fpc``: the project's N claims are the population, so n labels leave variance
+    (1 − n/N)·V₁/n + V_∞ and n* becomes V₁t²/(x² − t²V_∞ + t²V₁/N) — Cochran's n₀/(1 + n₀/N)
+    (§4.4) — never more than N. Without it (the population taken as infinite), a forecast past
+    the project's claims says so: "more labels than the project has claims".
     With fewer than `MIN_LABELS` labels the forecast is "n/a" (None).
     Source: Cochran (1977) §4.4 (sample size for a given precision), §5.5 (Neyman);
     Kish (1965) design effect; Zrnic & Candès (2024) for the active variance.
@@ -798,9 +802,12 @@ def labels_needed(
                 best = (need, u, fl_v, deff, float(lam_try))
         _, unit, floor_v, deff, lam = best
         extra = {"lambda": lam}
-    now = float(t * np.sqrt(unit / n + floor_v))
+    fin = 1.0 / big_n if fpc else 0.0  # the finite-population term V₁/N
+    now = float(t * np.sqrt(max(unit * (1.0 / n - fin), 0.0) + floor_v))
     room = x**2 - t**2 * floor_v
-    total = _whole_labels(unit * t**2 / room) if room > 0 and unit > 0 else None
+    total = (
+        _whole_labels(unit * t**2 / (room + t**2 * unit * fin)) if room > 0 and unit > 0 else None
+    )
     # Fewer labels than now means fewer answers, so a larger t: the quantile at the answers
     # expected among n* labels (g/n of them), never below today's (a fixed point in a few steps)
     for _ in range(5):
@@ -809,7 +816,9 @@ def labels_needed(
         df_star = float(max(round(total * g_lab / n) - 1, 1))
         t_star = float(student_t.ppf(0.5 + confidence / 2.0, df_star))
         room = x**2 - t_star**2 * floor_v
-        new = _whole_labels(unit * t_star**2 / room) if room > 0 else None
+        new = (
+            _whole_labels(unit * t_star**2 / (room + t_star**2 * unit * fin)) if room > 0 else None
+        )
         if new == total:
             break
         total = new if new is None else max(new, total)
@@ -824,10 +833,20 @@ def labels_needed(
         )
     else:
         verdict = f"about {more} more labels ({total} in all) to reach ±{x:.3f}"
+    tail = ""
+    if fpc:
+        tail = f", finite-population corrected over the project's {big_n} claims"
+    elif total is not None and total > big_n:
+        answers = int(pd.unique(ids).size)
+        more_answers = _whole_labels((total - big_n) * answers / big_n)
+        tail = (
+            f"; more labels than the project has claims ({big_n}): import about "
+            f"{more_answers} more answers or accept a wider interval"
+        )
     method = (
         f"{name}: {verdict} ({100 * confidence:.0f}%), from the {n} labels so far "
-        f"(±{now:.3f} now; per-label variance {unit:.4f}{lam_text}, design effect {deff:.2f}); "
-        "a forecast from the current variance estimates, not a promise."
+        f"(±{now:.3f} now; per-label variance {unit:.4f}{lam_text}, design effect {deff:.2f}"
+        f"{tail}); a forecast from the current variance estimates, not a promise."
     )
     return Forecast(
         design=design,

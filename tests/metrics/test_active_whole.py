@@ -242,13 +242,16 @@ HEADLINE_METHOD = (
 ACTIVE_FORECAST_METHOD = (
     "active sampling (π ∝ the judge's error sd), PPI++: about 27 more labels (41 in all) to "
     "reach ±0.100 (95%), from the 14 labels so far (±0.163 now; per-label variance 0.0597, "
-    "λ=0.25, design effect 1.00); a forecast from the current variance estimates, not a promise."
-)
+    "λ=0.25, design effect 1.00; more labels than the project has claims (24): import about 9 "
+    "more answers or accept a wider interval); a forecast from the current variance estimates, "
+    "not a promise."
+)  # 41 − 24 = 17 claims at 24 claims in 12 answers: 8.5, about 9 answers
 UNIFORM_FORECAST_METHOD = (
     "uniform sampling, PPI++: about 41 more labels (55 in all) to reach ±0.100 (95%), from the "
-    "14 labels so far (±0.189 now; per-label variance 0.0805, λ=0.25, design effect 1.00); a "
-    "forecast from the current variance estimates, not a promise."
-)
+    "14 labels so far (±0.189 now; per-label variance 0.0805, λ=0.25, design effect 1.00; more "
+    "labels than the project has claims (24): import about 16 more answers or accept a wider "
+    "interval); a forecast from the current variance estimates, not a promise."
+)  # 55 − 24 = 31 claims at 2 claims per answer: 15.5, about 16 answers
 GAIN_TEXT = (
     "At ±0.163 the active sampling (π ∝ the judge's error sd), PPI++ used 14 labels; uniform "
     "gold-only would have needed about 23 (saved 9 labels, 61% of gold-only's), measured on "
@@ -531,7 +534,8 @@ STRATIFIED_FORECAST = {
     "labels_total": 88,
     "method": "stratified sampling, Neyman allocation: about 73 more labels (88 in all) to reach "
     "±0.300 (95%), from the 15 labels so far (±0.135 now; per-label variance 0.0490, design "
-    "effect 1.05); a forecast from the current variance estimates, not a promise.",
+    "effect 1.05; more labels than the project has claims (24): import about 32 more answers or "
+    "accept a wider interval); a forecast from the current variance estimates, not a promise.",
     "target_half_width": 0.3,
 }
 STRATIFIED_GAIN = {

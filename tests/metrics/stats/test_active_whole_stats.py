@@ -491,7 +491,9 @@ def test_labels_needed_uniform_gold_by_hand_and_its_gain():
             "confidence": 0.95,
             "method": "uniform sampling, gold only: about 22 more labels (32 in all) to reach "
             "±0.200 (95%), from the 10 labels so far (±0.358 now; per-label variance 0.2500, "
-            "design effect 1.00); a forecast from the current variance estimates, not a promise.",
+            "design effect 1.00; more labels than the project has claims (12): import about 20 "
+            "more answers or accept a wider interval); a forecast from the current variance "
+            "estimates, not a promise.",
             "extra": {},
         },
     )

@@ -1,0 +1,56 @@
+"""A project labelled through the active queue: the whole report under its design (issue 33).
+
+The planted project of tests/metrics/test_active_audit.py (40 gold claims of one-claim answers,
+20 judged only), its gold labelled by the active queue with π 0.8 where the judge said
+SUPPORTED and 0.2 elsewhere. Expected figures are hand Hájek means Σ w·y / Σ w (w = 1/π).
+"""
+
+import numpy as np
+import pytest
+
+from metrics.services import report_compute
+from metrics.services.judge_audit import NOT_UNDER_DESIGN
+from tests.metrics.factories_report import GOLD, JUDGE
+from tests.metrics.test_active_audit import _active_labels, _planted_one_per_answer
+
+S = "SUPPORTED"
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def report():
+    project, judge, gold_claims, _rest = _planted_one_per_answer(queue_design="active")
+    _active_labels(gold_claims, [0.8 if v == S else 0.2 for v in JUDGE])
+    return report_compute(project=project, judge=judge)
+
+
+def _hajek(y, w):
+    return float(np.sum(w * y) / np.sum(w))
+
+
+def test_pooled_faithfulness_and_the_judge_are_weighted_by_one_over_pi(report):
+    y = np.array([v == S for v in GOLD], float)
+    j = np.array([v == S for v in JUDGE], float)
+    w = np.where(j == 1, 1 / 0.8, 1 / 0.2)
+    pooled = report["faithfulness"]["pooled"]
+    assert pooled["value"] == pytest.approx(_hajek(y, w), abs=1e-12)
+    assert pooled["value"] != pytest.approx(y.mean(), abs=1e-6)  # not the unweighted share
+    assert "each label weighted by 1/π" in pooled["interval_method"]
+    judge = report["judge"]
+    pos, neg = y == 1, y == 0
+    assert judge["sensitivity"]["value"] == pytest.approx(_hajek(j[pos], w[pos]), abs=1e-12)
+    assert judge["specificity"]["value"] == pytest.approx(_hajek(1 - j[neg], w[neg]), abs=1e-12)
+    assert report["design"]["design"] == "active"
+    assert report["design"]["weighted"] is True
+    assert report["design"]["method"].startswith("Labels drawn by the active queue")
+
+
+def test_figures_with_no_weighted_version_are_not_shown_with_the_reason(report):
+    judge = report["judge"]
+    assert judge["frontier"] == []
+    assert judge["frontier_not_computed"] == NOT_UNDER_DESIGN
+    assert judge["crc"]["not_computed"] == NOT_UNDER_DESIGN
+    assert set(judge["ece"].values()) == {None}
+    by_category = judge["error_rates_by_risk_category"]
+    assert by_category["correction"] == "pooled"
+    assert "unweighted" in by_category["not_under_design"]
