@@ -157,8 +157,8 @@ def _infinite_population_by_default():
     generating world's mean rather than the project's realised rate. Session-scoped so that
     module-scoped simulation fixtures see it too; the Celery worker the integration tests start
     gets it through the environment (tests/services.py). The product's default is the
-    correction on (config/settings.py); tests/metrics/test_finite_population.py pins it, and
-    the demo's report under it (golden demo_report_fpc.json)."""
+    correction on (config/settings.py); tests/metrics/test_finite_population.py pins it
+    against brute-force enumeration and on a half-audited project's report."""
     from django.conf import settings as django_settings
 
     before = django_settings.FAITHAUDIT_FINITE_POPULATION_CORRECTION
