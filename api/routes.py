@@ -23,7 +23,12 @@ from annotate.selectors import (
     project_list_for_user,
 )
 from annotate.services.claims import ClaimsError, claim_add, claim_edit, claims_split
-from annotate.services.labels import LabelError, LabelSaveConflict, label_save_and_next
+from annotate.services.labels import (
+    LabelError,
+    LabelSaveConflict,
+    label_save_and_next,
+    reveal_record,
+)
 from annotate.services.projects import MembershipError, membership_remove, membership_set
 from annotate.services.projects import project_create as project_create_service
 from annotate.services.queue import QueueError
@@ -856,6 +861,13 @@ def labels_read(request, slug: str, claim_id: int):
             .prefetch_related(_SPANS)
             .order_by("created_at", "id")
         ]
+    shown_others = (
+        reveal is not None and (reveal["judge_verdicts"] or reveal["colleague_labels"])
+    ) or (out["all"] is not None and len(out["all"]) > 1)
+    if own is not None and shown_others:
+        # as the labelling screen does: a later change of this label is then marked
+        # changed_after_reveal (the answer just carried others' verdicts beside it)
+        reveal_record(claim_id=claim.pk, user=request.user, verdict=own.verdict)
     return out
 
 

@@ -12,7 +12,17 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.models import Answer, Claim, Gold, Label, Membership, Project, System, Verdict
+from annotate.models import (
+    Answer,
+    Claim,
+    Gold,
+    Label,
+    Membership,
+    Project,
+    Reveal,
+    System,
+    Verdict,
+)
 from api.models import ApiToken
 from api.routes import api
 from api.tokens import token_create
@@ -228,6 +238,11 @@ def test_analyst_token_is_blind_until_their_own_label(api_world):
     assert after["own"]["verdict"] == "NOT_IN_PILE"
     assert [v["verdict"] for v in after["revealed"]["judge_verdicts"]] == ["CONTRADICTED"]
     assert [c["annotator"] for c in after["revealed"]["colleague_labels"]] == ["analyst2"]
+    # the API's reveal is recorded as the screen's is (a later change is then flagged
+    # changed_after_reveal: annotate.services.labels._changed_after_reveal)
+    assert Reveal.objects.filter(claim=claim, user=api_world.people["analyst"]).get().verdict == (
+        "NOT_IN_PILE"
+    )
 
 
 def test_no_reveal_in_a_project_that_never_reveals(api_world):
