@@ -462,7 +462,7 @@ def active_audit_block(*, project: Project, data, report: dict, judged=None) -> 
     labels_now = int(gold.sum())
     block: dict = {"design": design, "target_half_width": target, "target_set": target_set}
     active_inputs = None
-    phased = getattr(data, "design", None)
+    phased = data.design
     if design == "active":
         headline, active_inputs = _active_headline(
             y,
@@ -471,10 +471,10 @@ def active_audit_block(*, project: Project, data, report: dict, judged=None) -> 
             inputs["pi"],
             inputs["claim_pi"],
             answer_ids,
-            also_left_out=getattr(phased, "active_left_out", 0),
+            also_left_out=phased.active_left_out,
         )
         labels_now = int(active_inputs["labelled"].sum())
-        if phased is not None and phased.census is not None:
+        if phased.census is not None:
             headline = _phased_headline(y, gold, prediction, phased, answer_ids)
     elif design == "stratified":
         headline = _stratified_headline(y, gold, prediction, inputs["strata"], answer_ids)

@@ -177,11 +177,7 @@ def audit_design_read(*, project, data) -> AuditDesign:
             free = (names == "") & _queue_condition(project, recorded, data)
             names[free] = name
     names[names == ""] = DEFAULT_STRATUM
-    phases = (
-        design_phases(selectors.label_design_columns(project=project), data.claim_ids, gold)
-        if project.pk is not None
-        else no_phases(n)
-    )
+    phases = design_phases(selectors.label_design_columns(project=project), data.claim_ids, gold)
     design = assemble_design(
         names,
         gold,

@@ -178,7 +178,7 @@ def _by_category(data: _Data, judged) -> dict:
     )
     equality.update({"p_value": p_value, "differ": differ, "alpha": heterogeneity.EQUALITY_ALPHA})
     rg, ppi = _per_category_estimates(cats, risk, judged, judge_s, audited_rates)
-    weighted = getattr(judged, "weights", None) is not None
+    weighted = judged.weights is not None
     return {
         "categories": rows,
         "equality": equality,

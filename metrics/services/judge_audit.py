@@ -88,8 +88,43 @@ def _judged(data: _Data, verdicts: pd.DataFrame) -> _Judged:
 
 
 def _gold_weights(judged: _Judged) -> np.ndarray | None:
-    """The audited claims' design weights (None: equal weights)."""
+    """The audited claims' design weights 1/π within their stratum (None: equal weights)."""
     return None if judged.weights is None else judged.weights[judged.audited]
+
+
+def _expansion(judged: _Judged) -> np.ndarray | None:
+    """Each audited claim's share of the project under the design, for the figures that take
+    one weight per claim rather than strata (κ, the confusion table's shares, the asymmetry):
+    N_h · w_i / Σ_{j ∈ h} w_j (stratified: N_h/n_h; active: 1/π calibrated to N_h). None when
+    every audited claim stands for the same number of claims (one stratum, equal weights):
+    the plain counts are then the design's figures, today's to the last bit."""
+    strata = judged.strata[judged.audited]
+    w = _gold_weights(judged)
+    if w is None:
+        if np.unique(strata).size <= 1:
+            return None
+        w = np.ones(strata.size)
+    codes, uniques = pd.factorize(strata)
+    big_n = np.array([judged.sizes[code] for code in uniques], dtype=float)
+    return big_n[codes] * w / np.bincount(codes, weights=w)[codes]
+
+
+def _design_rate(judged: _Judged, outcome: np.ndarray) -> dict:
+    """`design_rate` of a 0/1 outcome over the audited claims, under the audit's design."""
+    audited = judged.audited
+    return design_rate(
+        outcome,
+        judged.answer_ids[audited],
+        judged.strata[audited],
+        judged.sizes,
+        weights=_gold_weights(judged),
+        names=judged.names,
+        census=judged.census is not None,
+    )
+
+
+def _fpc(judged: _Judged) -> bool:
+    return fpc_on(judged.census is not None)
 
 
 def _named(judged: _Judged, strata: np.ndarray):
@@ -187,24 +222,19 @@ def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
     ids, strata = judged.answer_ids[audited], judged.strata[audited]
     w = _gold_weights(judged)
     agree_each = judged.gold_codes[audited] == judged.judge_codes[audited]
-    agreement_rate = design_rate(
-        agree_each,
-        ids,
-        strata,
-        judged.sizes,
-        weights=w,
-        names=judged.names,
-        census=judged.census is not None,
-    )
+    agreement_rate = _design_rate(judged, agree_each)
     agreement = agreement_rate["value"] if n_audited else math.nan
     gold01 = (judged.gold_codes[audited] == SUPPORTED).astype(float)
     judge01 = (judged.judge_codes[audited] == SUPPORTED).astype(float)
     named, sizes = _named(judged, strata)
     sesp = stats.design_sensitivity_specificity(
-        gold01, judge01, ids, named, sizes, weights=w, fpc=fpc_on(judged.census is not None)
+        gold01, judge01, ids, named, sizes, weights=w, fpc=_fpc(judged)
     )
-    # Kappa: clustered by answer; under an active design each claim weighted by 1/π.
-    kappa = stats.design_kappa(g_a, j_a, ids, weights=w) if n_audited >= 2 else None
+    # Kappa, the table's shares and the asymmetry: clustered by answer; where audited claims
+    # stand for different numbers of claims (strata sampled unequally, the active queue's π),
+    # each weighted by its share of the project.
+    e = _expansion(judged)
+    kappa = stats.design_kappa(g_a, j_a, ids, weights=e) if n_audited >= 2 else None
     se, sp = sesp["sensitivity"], sesp["specificity"]
     confusion = {
         "labels": list(VERDICTS),
@@ -212,34 +242,32 @@ def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
         "columns": "judge",
         "matrix": matrix.tolist(),
     }
-    if w is not None:
-        # The project's table estimated under the design: each cell Σ 1/π ÷ Σ 1/π.
-        cells = stats.confusion(g_a, j_a).to_numpy().astype(float) * 0.0
+    if e is None:
+        kappa_value = stats.cohen_kappa(g_a, j_a) if n_audited else math.nan
+        asymmetry = _asymmetry(matrix)
+    else:
+        shares = np.zeros(matrix.shape)
         codes_g, codes_j = judged.gold_codes[audited], judged.judge_codes[audited]
-        np.add.at(cells, (codes_g, codes_j), w)
-        confusion["estimated_shares"] = (cells / w.sum()).tolist()
+        np.add.at(shares, (codes_g, codes_j), e / e.sum())
+        confusion["estimated_shares"] = shares.tolist()
         confusion["estimated_shares_method"] = (
-            "cell shares of the project estimated under the active design (each audited claim "
-            "weighted by 1/π); the matrix above counts the audited claims as drawn"
+            "cell shares of the project estimated under the audit's design (each audited claim "
+            "weighted by its share of the project); the matrix above counts the audited claims "
+            "as drawn"
         )
-        matrix = cells / w.sum()
+        kappa_value = kappa.value if kappa is not None else math.nan
+        asymmetry = _asymmetry_weighted(matrix, shares)
     fields = {
         "confusion": confusion,
         "agreement": agreement,
         "agreement_ci": agreement_rate["ci"] if n_audited else (math.nan, math.nan),
         "agreement_design_effect": agreement_rate["design_effect"],
         "agreement_warning": _agreement_warning(n_audited, agreement),
-        "kappa": (
-            (kappa.value if kappa is not None else math.nan)
-            if w is not None
-            else (stats.cohen_kappa(g_a, j_a) if n_audited else math.nan)
-        ),
+        "kappa": kappa_value,
         "kappa_ci": kappa.ci if n_audited >= 2 else (math.nan, math.nan),
         "kappa_design_effect": kappa.design_effect if n_audited >= 2 else math.nan,
         "human_kappa_ceiling": human_kappa,
-        "asymmetry": _asymmetry(np.asarray(confusion["matrix"]))
-        if w is None
-        else _asymmetry_weighted(np.asarray(confusion["matrix"]), matrix),
+        "asymmetry": asymmetry,
         "sensitivity": _design_block(se, n=se.n),
         "specificity": _design_block(sp, n=sp.n),
         "youden_j": sesp["youden_j"],
@@ -267,7 +295,7 @@ def _faithfulness(judged: _Judged, sesp: dict) -> dict:
             named,
             sizes,
             weights_gold=w,
-            fpc=fpc_on(judged.census is not None),
+            fpc=_fpc(judged),
         )
     else:
         rg = None
@@ -282,15 +310,7 @@ def _faithfulness(judged: _Judged, sesp: dict) -> dict:
     # The judge's P(SUPPORTED) where it gave one, else its 0/1 verdict.
     judge_score = np.where(np.isnan(judged.confidence), judge01, judged.confidence)
     ppi = _ppi(judged, gold01, judge_score)
-    gold_only = design_rate(
-        gold01,
-        ids_gold,
-        strata_gold,
-        judged.sizes,
-        weights=w,
-        names=judged.names,
-        census=judged.census is not None,
-    )
+    gold_only = _design_rate(judged, gold01)
     headline = stats.headline_estimate(
         {"value": gold_only["value"], "ci": gold_only["ci"]},
         {"value": debiased_value, "ci": debiased_ci},
@@ -341,21 +361,19 @@ def _ppi(judged: _Judged, gold01: np.ndarray, judge_score: np.ndarray) -> stats.
     the labels were drawn by the active queue, active inference within the design strata with
     each label weighted by 1/π (`stratified_active_ppi_mean`)."""
     audited = judged.audited
+    strata, _ = named_strata(judged.strata, None, judged.names)
     if judged.weights is None:
-        named_g, _ = named_strata(judged.strata[audited], None, judged.names)
-        named_r, _ = named_strata(judged.strata[~audited], None, judged.names)
         return stats.design_ppi_mean(
             gold01,
             judge_score[audited],
             judge_score[~audited],
             judged.answer_ids[audited],
             judged.answer_ids[~audited],
-            judged.strata[audited] if judged.names is None else named_g,
-            judged.strata[~audited] if judged.names is None else named_r,
+            strata[audited],
+            strata[~audited],
         )
     y = np.zeros(judged.n_judged)
     y[audited] = gold01
-    strata, _ = named_strata(judged.strata, None, judged.names)
     return stats.stratified_active_ppi_mean(
         y,
         audited,

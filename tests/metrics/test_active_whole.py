@@ -91,6 +91,10 @@ class FakeData:
                 "gold": np.asarray(gold, dtype=np.int8),
             }
         )
+        # one stratum, equal weights: the design the report reads for labels not drawn in phases
+        self.design = ds.AuditDesign(
+            stratum=np.zeros(self.claim_ids.size, np.int64), names=["whole project"]
+        )
 
     def answer_ids(self):
         return self.claims["answer_id"].to_numpy()
@@ -1237,6 +1241,11 @@ def test_audit_design_read_first_inside_label_gives_the_stratum(monkeypatch):
     monkeypatch.setattr(selectors, "label_stratum_columns", lambda project: labels.copy())
     monkeypatch.setattr(
         selectors, "claims_with_whole_queue_labels", lambda claim_ids: np.empty(0, np.int64)
+    )
+    monkeypatch.setattr(
+        selectors,
+        "label_design_columns",
+        lambda project: pd.DataFrame(columns=["claim_id", "design", "inclusion_probability"]),
     )
     data = _StrataData(
         [1, 2, 3, 4, 5],

@@ -31,7 +31,12 @@ from sklearn.metrics import roc_auc_score
 
 from metrics import stats
 from metrics.services.active_design import active_probabilities
-from metrics.services.audit_design import DEFAULT_STRATUM, assemble_design, design_phases
+from metrics.services.audit_design import (
+    DEFAULT_STRATUM,
+    assemble_design,
+    design_phases,
+    no_phases,
+)
 from metrics.services.judge_audit import _agreement, _faithfulness, _Judged
 from metrics.services.rates import _verdict_rates
 
@@ -150,9 +155,7 @@ def _simulate(seed, switch, n_labels):
             designs.add(design.name)
             got, headline = _figures(gold, judge, confidence, ids, design)
             headlines.add(headline)
-            plain = assemble_design(
-                names, gold.copy(), design_phases(labels.iloc[:0], claim_ids, gold)
-            )
+            plain = assemble_design(names, gold.copy(), no_phases(ids.size))
             naive, _ = _figures(gold, judge, confidence, ids, plain)
             for figure in FIGURES:
                 weighted[figure] += _covers(got[figure], project[figure])

@@ -54,3 +54,38 @@ def test_figures_with_no_weighted_version_are_not_shown_with_the_reason(report):
     by_category = judge["error_rates_by_risk_category"]
     assert by_category["correction"] == "pooled"
     assert "unweighted" in by_category["not_under_design"]
+
+
+def test_kappa_and_the_table_under_strata_sampled_unequally():
+    """Two strata of 20 and 80 claims, 10 audited in each (half of one, an eighth of the
+    other): κ and the table's shares weight each audited claim by N_h/n_h (2 and 8). κ from
+    scikit-learn's cohen_kappa_score with those sample weights; the shares by hand."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from metrics.services.judge_audit import _agreement, _Judged
+
+    gold = np.array([0] * 8 + [2] * 2 + [0] * 4 + [2] * 6, np.int8)
+    judge = np.array([0] * 7 + [2] * 3 + [0] * 6 + [2] * 4, np.int8)
+    strata = np.array([0] * 10 + [1] * 10)
+    judged = _Judged(
+        position=np.arange(20),
+        judge_codes=judge,
+        confidence=np.full(20, np.nan),
+        gold_codes=gold,
+        answer_ids=np.arange(20),
+        audited=np.ones(20, bool),
+        strata=strata,
+        sizes={0: 20.0, 1: 80.0},
+        names=["A", "B"],
+    )
+    fields, _ = _agreement(judged, human_kappa=float("nan"))
+    weight = np.where(strata == 0, 2.0, 8.0)
+    assert fields["kappa"] == pytest.approx(
+        cohen_kappa_score(gold, judge, sample_weight=weight), abs=1e-12
+    )
+    assert fields["kappa"] != pytest.approx(cohen_kappa_score(gold, judge), abs=1e-3)
+    shares = np.array(fields["confusion"]["estimated_shares"])
+    # gold S judged S: 7 in A (·2) and 4 in B (·8) of 100 claims
+    assert shares[0, 0] == pytest.approx((7 * 2 + 4 * 8) / 100, abs=1e-12)
+    assert shares.sum() == pytest.approx(1.0, abs=1e-12)
+    assert fields["confusion"]["matrix"][0][0] == 11  # the counts stay the counts
