@@ -294,9 +294,11 @@ def import_job_execute(*, job_id: int, owner: str | None = None) -> str:
                 system=system_from_option(job.system) if job.system else None,
             )
             writer.stop()
-            # In the import's transaction: answers and "done" are committed together.
+            # In the import's transaction: answers, "done" and the file's release are
+            # committed together (whoever reads "done" sees no file; the bytes go just after).
             updated = mine.filter(status=ImportJob.Status.RUNNING).update(
                 status=ImportJob.Status.DONE,
+                file="",
                 result=result.as_dict(),
                 answers_checked=max(writer.answers, result.answers),
                 bytes_read=job.total_bytes,
@@ -333,9 +335,8 @@ def import_job_execute(*, job_id: int, owner: str | None = None) -> str:
     finally:
         writer.stop()
         handle.close()
-    # The answers are in: the file has served its purpose.
+    # The answers are in: the file has served its purpose (its row already says so).
     job.file.delete(save=False)
-    ImportJob.objects.filter(pk=job_id).update(file="")
     return ImportJob.Status.DONE
 
 
