@@ -876,17 +876,27 @@ class ClaimSkip(models.Model):
 
 
 class PairwisePreference(models.Model):
-    """An analyst's preference between two systems' answers to one question, marked blind: the
-    screen shows the answers as "Left" and "Right" only, in an order drawn per analyst and pair
-    (`annotate.pairwise.left_system_for`). The systems are stored as an unordered pair
-    (`system_1` has the lower id) with the one shown on the left; `choice` is what the analyst
-    pressed and `preferred_system` the system it resolves to (null: a tie), kept consistent by
-    the check constraints. Written only by `annotate.services.pairwise`."""
+    """A person's preference between two systems' answers to one question.
+
+    Marked on the blind screen by an analyst (`analyst`): the screen shows the answers as
+    "Left" and "Right" only, in an order drawn per analyst and pair
+    (`annotate.pairwise.first_system_on_left`); `left_system` is the one shown on the left,
+    `choice` what the analyst pressed and `preferred_system` the system it resolves to (null: a
+    tie). Or read from a file (`imported_annotator`, `choice` "import", no `left_system`: the
+    file names the preferred system, and may grade it, `strength` 1 slightly / 2 clearly
+    better, 0 for a tie). The systems are stored as an unordered pair (`system_1` has the lower
+    id); the check constraints keep all of it consistent. Written only by
+    `annotate.services.pairwise` (the screen) and `annotate.services.pairwise_import` (files).
+    """
 
     class Choice(models.TextChoices):
         LEFT = "left", "Left"
         RIGHT = "right", "Right"
         TIE = "tie", "Tie"
+        IMPORT = "import", "From a file"
+
+    #: What the blind screen offers (a preference from a file is never pressed).
+    SCREEN_CHOICES = ("left", "right", "tie")
 
     project = models.ForeignKey(
         Project, on_delete=models.CASCADE, related_name="pairwise_preferences"
@@ -901,12 +911,25 @@ class PairwisePreference(models.Model):
         Answer, on_delete=models.CASCADE, related_name="+", help_text="system_2's answer."
     )
     left_system = models.ForeignKey(
-        System, on_delete=models.CASCADE, related_name="+", help_text="Shown on the left."
+        System,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Shown on the left (the blind screen); empty for a preference from a file.",
     )
     analyst = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
-    choice = models.CharField(max_length=5, choices=Choice.choices)
+    imported_annotator = models.ForeignKey(
+        ImportedAnnotator,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="pairwise_preferences",
+        help_text="Who marked it, for a preference from a file.",
+    )
+    choice = models.CharField(max_length=6, choices=Choice.choices)
     preferred_system = models.ForeignKey(
         System,
         null=True,
@@ -914,6 +937,12 @@ class PairwisePreference(models.Model):
         on_delete=models.CASCADE,
         related_name="+",
         help_text="The system whose answer the analyst preferred; empty for a tie.",
+    )
+    strength = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="From a file's −2..2 grade: 0 a tie, 1 slightly, 2 clearly better; empty when "
+        "not graded.",
     )
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -932,6 +961,21 @@ class PairwisePreference(models.Model):
             models.UniqueConstraint(
                 fields=["analyst", "answer_1", "answer_2"], name="pairpref_one_per_analyst_pair"
             ),
+            models.UniqueConstraint(
+                fields=["imported_annotator", "answer_1", "answer_2"],
+                name="pairpref_one_per_imported_pair",
+            ),
+            models.CheckConstraint(
+                condition=Q(analyst__isnull=False, imported_annotator__isnull=True)
+                | Q(analyst__isnull=True, imported_annotator__isnull=False),
+                name="pairpref_one_kind_of_marker",
+            ),
+            models.CheckConstraint(
+                condition=Q(strength__isnull=True)
+                | Q(strength=0, preferred_system__isnull=True)
+                | Q(strength__in=[1, 2], preferred_system__isnull=False),
+                name="pairpref_strength_matches",
+            ),
             models.CheckConstraint(
                 condition=Q(system_1__lt=F("system_2")), name="pairpref_systems_ordered"
             ),
@@ -939,19 +983,34 @@ class PairwisePreference(models.Model):
                 condition=~Q(answer_1=F("answer_2")), name="pairpref_two_answers"
             ),
             models.CheckConstraint(
-                condition=Q(left_system=F("system_1")) | Q(left_system=F("system_2")),
+                condition=Q(left_system__isnull=True)
+                | Q(left_system=F("system_1"))
+                | Q(left_system=F("system_2")),
                 name="pairpref_left_is_one_of_the_pair",
             ),
             models.CheckConstraint(
                 condition=(
-                    Q(choice="tie", preferred_system__isnull=True)
+                    (
+                        Q(
+                            choice="import",
+                            left_system__isnull=True,
+                            imported_annotator__isnull=False,
+                        )
+                        & (
+                            Q(preferred_system__isnull=True)
+                            | Q(preferred_system=F("system_1"))
+                            | Q(preferred_system=F("system_2"))
+                        )
+                    )
+                    | Q(choice="tie", preferred_system__isnull=True, left_system__isnull=False)
                     | Q(
                         choice="left",
+                        left_system__isnull=False,
                         preferred_system__isnull=False,
                         preferred_system=F("left_system"),
                     )
                     | (
-                        Q(choice="right", preferred_system__isnull=False)
+                        Q(choice="right", left_system__isnull=False, preferred_system__isnull=False)
                         & ~Q(preferred_system=F("left_system"))
                         & (Q(preferred_system=F("system_1")) | Q(preferred_system=F("system_2")))
                     )
@@ -961,4 +1020,5 @@ class PairwisePreference(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.choice} on {self.question_key[:40]} by {self.analyst_id}"
+        who = self.analyst_id if self.analyst_id is not None else self.imported_annotator
+        return f"{self.choice} on {self.question_key[:40]} by {who}"

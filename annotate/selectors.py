@@ -407,7 +407,7 @@ def labels_by_guideline_version(*, project: Project) -> list[dict]:
 # -- the analysts' pairwise queue (annotate/pairwise.py) ---------------------------------------
 
 
-def _first_answers(*, project: Project, system_ids: list[int]) -> dict[int, dict[str, int]]:
+def first_answers(*, project: Project, system_ids: list[int]) -> dict[int, dict[str, int]]:
     """{system id: {question key: its first answer's id}} for the given systems."""
     found: dict[int, dict[str, int]] = {pk: {} for pk in system_ids}
     rows = (
@@ -423,7 +423,7 @@ def _first_answers(*, project: Project, system_ids: list[int]) -> dict[int, dict
 def pairwise_pairs(*, project: Project, system_1: System, system_2: System) -> list[Pair]:
     """Every pair (`annotate.pairwise.Pair`) of two systems, `system_1` the one with the lower
     id, in the queue's order (a hash of the project's queue seed and the question key)."""
-    first = _first_answers(project=project, system_ids=[system_1.pk, system_2.pk])
+    first = first_answers(project=project, system_ids=[system_1.pk, system_2.pk])
     one, two = first[system_1.pk], first[system_2.pk]
     pairs = [Pair(key, one[key], two[key]) for key in one.keys() & two.keys()]
     return sorted(pairs, key=lambda pair: pair_order_key(seed=project.queue_seed, key=pair.key))
@@ -442,7 +442,7 @@ def pairwise_queues_for_user(*, project: Project, user) -> list[dict]:
     """Every pair of the project's systems that share a question: {"system_1", "system_2",
     "pairs", "marked"} (`marked`: the user's preferences on its pairs)."""
     systems = list(System.objects.filter(project=project).order_by("id"))
-    first = _first_answers(project=project, system_ids=[s.pk for s in systems])
+    first = first_answers(project=project, system_ids=[s.pk for s in systems])
     own = Counter(
         PairwisePreference.objects.filter(project=project, analyst=user).values_list(
             "system_1_id", "system_2_id"

@@ -279,6 +279,29 @@ class NativeAnswer(Schema):
     claims: list[dict[str, Any]] | None = None
 
 
+class NativePreference(Schema):
+    """One pairwise preference as a line of a native preferences file (DESIGN.md); validated
+    by interchange's importer, so its errors name the item and field."""
+
+    question_id: str | int
+    system_a: str | dict[str, Any] = Field(description="NAME, NAME@VERSION or {name, version}.")
+    system_b: str | dict[str, Any]
+    annotator: str
+    preference: Literal["A", "B", "tie"] | None = None
+    strength: int | None = Field(
+        None, ge=-2, le=2, description="−2 A clearly better … 0 tie … 2 B clearly better."
+    )
+    note: str | None = None
+
+
+class PreferencesOut(Schema):
+    created: int = Field(description="Preferences written by this request.")
+    updated: int = Field(description="Preferences already imported, changed by this request.")
+    unchanged: int = Field(description="Preferences already imported the same (left alone).")
+    pairs: int
+    annotators: int
+
+
 class OtlpPartial(Schema):
     rejectedSpans: int = 0  # noqa: N815 - OTLP's own field names
     errorMessage: str = ""  # noqa: N815

@@ -1,5 +1,7 @@
 """Import (upload) and export (download) of answers and claims, for leads."""
 
+from urllib.parse import urlencode
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -7,7 +9,7 @@ from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import filesizeformat
-from django.urls import path
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 from django.utils.text import slugify
@@ -20,6 +22,9 @@ from annotate.forms import AnswerFilterForm
 from annotate.models import ImportJob, Role
 from annotate.selectors import answers_filtered
 from interchange.importers import FORMATS as IMPORT_FORMATS
+from interchange.importers.issues import ImportFailed
+from interchange.importers.preferences import FORMATS as PREFERENCE_FORMATS
+from interchange.importers.preferences import RAGCHECKER_ASPECTS
 from interchange.importers.systems import system_from_option
 from interchange.services.exports import FORMATS as EXPORT_FORMATS
 from interchange.services.exports import claims_export_chunks
@@ -32,6 +37,7 @@ from interchange.services.import_jobs import (
     import_jobs_recent,
 )
 from interchange.services.imports import AnnotatorMapError, annotator_map_check, annotator_map_parse
+from interchange.services.preference_imports import preferences_import
 
 FORMAT_LABELS = {
     "auto": "Tell from the file",
@@ -242,6 +248,69 @@ def export_claims_view(request, project, membership):
     return response
 
 
+PREFERENCE_FORMAT_LABELS = {
+    "auto": "Tell from the file",
+    "native": "FaithAudit (question_id, system_a, system_b, annotator, preference, strength)",
+    "ragchecker": "RAGChecker human study (query_id, model1, model2, overall_label)",
+}
+# How many of a refused file's problems the page lists; the rest are counted.
+PROBLEMS_SHOWN = 10
+
+
+class PreferencesImportForm(forms.Form):
+    file = forms.FileField(help_text="JSON Lines, JSON or CSV, UTF-8.")
+    format = forms.ChoiceField(
+        choices=[(name, PREFERENCE_FORMAT_LABELS[name]) for name in PREFERENCE_FORMATS],
+        initial="auto",
+    )
+    aspect = forms.ChoiceField(
+        choices=[(name, name.replace("_label", "")) for name in RAGCHECKER_ASPECTS],
+        initial="overall_label",
+        help_text="RAGChecker files: which of the three −2..2 grades to read.",
+    )
+    a = forms.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+    b = forms.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+    judge = forms.CharField(required=False, max_length=40)
+
+
+@require_POST
+@project_view(Role.LEAD)
+def import_preferences_view(request, project, membership):
+    """Upload people's pairwise preferences (the compare page's form); back to the comparison
+    of the same two systems with what was imported, or every problem by line and field."""
+    form = PreferencesImportForm(request.POST, request.FILES)
+    back = reverse("metrics:compare", args=[project.slug])
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            messages.error(request, f"{field}: {' '.join(errors)}")
+        return redirect(back)
+    data = form.cleaned_data
+    query = {key: data[key] for key in ("a", "b", "judge") if data.get(key)}
+    if query:
+        back += "?" + urlencode(query)
+    try:
+        result = preferences_import(
+            project=project,
+            path_or_file=data["file"],
+            format=data["format"],
+            aspect=data["aspect"],
+        )
+    except ImportFailed as failed:
+        shown = failed.issues[:PROBLEMS_SHOWN]
+        more = len(failed.issues) - len(shown)
+        messages.error(
+            request,
+            f"Nothing was imported: {len(failed.issues)} problem(s) in the file"
+            + (" (it stopped there)" if failed.truncated else "")
+            + ". "
+            + " · ".join(str(issue) for issue in shown)
+            + (f" · and {more} more" if more else ""),
+        )
+        return redirect(back)
+    messages.success(request, f"Imported {result}")
+    return redirect(back)
+
+
 urlpatterns = [
     path("p/<slug:slug>/import/", import_answers_view, name="import"),
     path("p/<slug:slug>/import/<int:import_job_id>/", import_job_view, name="import-job"),
@@ -251,4 +320,9 @@ urlpatterns = [
         name="import-job-retry",
     ),
     path("p/<slug:slug>/export/", export_claims_view, name="export"),
+    path(
+        "p/<slug:slug>/import/preferences/",
+        import_preferences_view,
+        name="import-preferences",
+    ),
 ]

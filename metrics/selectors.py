@@ -639,13 +639,22 @@ def pairwise_verdict_rows(*, a: System, b: System, judge: Judge | None = None) -
     return {"run": run, "swapped": int(run.parameters.get("system_a")) == b.pk, "rows": rows}
 
 
-def pairwise_preference_rows(*, a: System, b: System) -> list[tuple[str, int, str]]:
-    """The analysts' pairwise preferences between systems `a` and `b` (`annotate`'s blind
-    pairwise screen): [(question key, analyst id, "B" | "A" | "tie")], B and A as named here
-    whichever system has the lower id."""
+def pairwise_preference_rows(*, a: System, b: System) -> list[tuple[str, str, str, int | None]]:
+    """The people's pairwise preferences between systems `a` and `b`, from the blind screen
+    and from files: [(question key, who, "B" | "A" | "tie", strength)], B and A as named here
+    whichever system has the lower id. `who` is "analyst:<id>" or "imported:<name>" (one
+    person, whichever path the mark came by); `strength` the file's grade (0–2) or None."""
     low, high = sorted((a.pk, b.pk))
     rows = PairwisePreference.objects.filter(system_1_id=low, system_2_id=high).values_list(
-        "question_key", "analyst_id", "preferred_system_id"
+        "question_key", "analyst_id", "imported_annotator__name", "preferred_system_id", "strength"
     )
     side = {b.pk: "B", a.pk: "A", None: "tie"}
-    return [(key, analyst, side[preferred]) for key, analyst, preferred in rows.order_by("id")]
+    return [
+        (
+            key,
+            f"analyst:{analyst}" if analyst is not None else f"imported:{imported}",
+            side[preferred],
+            strength,
+        )
+        for key, analyst, imported, preferred, strength in rows.order_by("id")
+    ]

@@ -60,7 +60,7 @@ def pairwise_preference_save(
     shown on that side for this analyst (`first_system_on_left`), never taken from the form."""
     if system_1.pk >= system_2.pk:
         raise ValueError("system_1 must be the system with the lower id")
-    if choice not in PairwisePreference.Choice.values:
+    if choice not in PairwisePreference.SCREEN_CHOICES:
         raise PairwiseError("choice: press a (left), b (right) or = (tie).")
     if len(note) > NOTE_MAX:
         raise PairwiseError(f"note: at most {NOTE_MAX} characters.")

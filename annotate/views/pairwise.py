@@ -32,7 +32,7 @@ from annotate.services.pairwise import (
 class PreferenceForm(forms.Form):
     pair = forms.CharField(max_length=50)
     choice = forms.ChoiceField(
-        choices=PairwisePreference.Choice.choices,
+        choices=[c for c in PairwisePreference.Choice.choices if c[0] != "import"],
         error_messages={"required": "Choose: a (left), b (right) or = (tie)."},
     )
     note = forms.CharField(required=False, max_length=NOTE_MAX)

@@ -88,6 +88,23 @@ JUDGE_VERDICTS = JudgeVerdictChoice.values
 RISK_CATEGORIES = RiskCategory.values
 
 
+def annotator_read(reader: FieldReader, raw: dict, path: str) -> str | None:
+    """`raw["annotator"]`: a username-shaped name (required), or None with the problem noted.
+    An export names an imported annotator "alice (imported)": the name read is "alice"."""
+    annotator = reader.get(raw, "annotator", path, "string", max_length=161)
+    if annotator is None:
+        return None
+    annotator = annotator.strip().removesuffix(IMPORTED_SUFFIX)
+    if len(annotator) > 150 or not _username_ok(annotator):
+        reader.fail(
+            join(path, "annotator"),
+            f"{shown(annotator)} is not a valid annotator name "
+            "(letters, digits and @.+-_ only, at most 150)",
+        )
+        return None
+    return annotator
+
+
 def passage_resolve(reader: FieldReader, ref: Any, pile: list[PassageIn], path: str) -> int | None:
     """The 0-based pile index a reference names: an integer is a rank, a string a source id."""
     if isinstance(ref, int) and not isinstance(ref, bool):
@@ -179,17 +196,7 @@ def label_parse(
     if not reader.check(raw, path, "object"):
         return None
     reader.unknown(raw, LABEL_FIELDS, path)
-    annotator = reader.get(raw, "annotator", path, "string", max_length=161)
-    if annotator is not None:
-        # An export names an imported annotator "alice (imported)": the name is "alice".
-        annotator = annotator.strip().removesuffix(IMPORTED_SUFFIX)
-        if len(annotator) > 150 or not _username_ok(annotator):
-            reader.fail(
-                join(path, "annotator"),
-                f"{shown(annotator)} is not a valid annotator name "
-                "(letters, digits and @.+-_ only, at most 150)",
-            )
-            annotator = None
+    annotator = annotator_read(reader, raw, path)
     verdict = reader.verdict(raw, "verdict", path, VERDICTS)
     quote = None
     if raw.get("quote") is not None:

@@ -711,6 +711,38 @@ def _finding(result: dict, a_label: str, b_label: str) -> str:
     return f"{lead} on {n} shared questions; {how}."
 
 
+def _preference_finding(result: dict, b_label: str) -> str:
+    """Which answer people prefer, from the analysts' marks when there are any, else from the
+    pairwise judge (saying so); "" when neither exists."""
+    human = result["pairwise_human"]
+    decided = human.get("decided_b")
+    if human["n_preferences"] and decided and decided["n_decided"]:
+        p = decided["sign_test"]["p_value"]
+        test = (
+            "no sign test"
+            if not math.isfinite(p)
+            else "sign test p < 0.001"
+            if p < 0.001
+            else f"sign test p = {p:.3f}"
+        )
+        return (
+            f"People prefer {b_label} (B) on {_pct(decided['value'])} {_pct_ci(decided['ci'])} "
+            f"of {decided['n_decided']} decided marks ({human['n_pairs']} pairs, "
+            f"{decided['n_ties']} tie{'' if decided['n_ties'] == 1 else 's'} set aside; {test})."
+        )
+    if human["n_preferences"]:
+        return f"People's {human['n_preferences']} pairwise marks are all ties."
+    judged = result.get("pairwise")
+    if judged and judged.get("preference_b"):
+        preference = judged["preference_b"]
+        return (
+            f"The pairwise judge {judged['judge']} prefers {b_label} (B) on "
+            f"{_pct(preference['value'])} {_pct_ci(preference['ci'])} of {judged['n_pairs']} "
+            "pairs (both orders, ties half); no person has marked these pairs yet."
+        )
+    return ""
+
+
 def systems_compare(
     *,
     project: Project,
@@ -749,7 +781,11 @@ def systems_compare(
     result["pairwise_human"] = pairwise_human_block(
         a=a, b=b, judge=judge, a_label=a_label, b_label=b_label
     )
-    result["finding"] = _finding(result, a_label, b_label)
+    result["finding"] = " ".join(
+        part
+        for part in (_finding(result, a_label, b_label), _preference_finding(result, b_label))
+        if part
+    )
     result["method"] = (
         "Paired by question: only questions both systems answered count; every interval is "
         "clustered by question (a question's claims and answers, of both systems, are one "

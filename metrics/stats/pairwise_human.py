@@ -17,10 +17,12 @@ No Django import (see the package docstring).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 from scipy.stats import t as student_t
 
 from ._common import NAN, check_confidence, z_value
@@ -28,11 +30,14 @@ from .agreement import cohen_kappa
 
 __all__ = [
     "CHOICES",
+    "analysts_agreement",
     "clustered_mean",
     "clustered_share",
+    "decided_preference",
     "human_judge_agreement",
     "human_preference",
     "judge_pair_verdict",
+    "kappa_clustered",
 ]
 
 #: The three outcomes of a pair, in the order tables use.
@@ -70,8 +75,10 @@ def _check(values: Any, clusters: Any, name: str) -> tuple[np.ndarray, np.ndarra
     return x, c
 
 
-def clustered_mean(values: Any, clusters: Any, confidence: float = 0.95) -> dict[str, Any]:
-    """Mean of `values` with a t interval clustered by `clusters`, clipped to [0, 1].
+def clustered_mean(
+    values: Any, clusters: Any, confidence: float = 0.95, bounds: tuple[float, float] = (0.0, 1.0)
+) -> dict[str, Any]:
+    """Mean of `values` with a t interval clustered by `clusters`, clipped to `bounds`.
 
     Formula: SE² = G/(G−1)·Σ_g (Σ_{i∈g}(x_i − x̄))²/n² (CR1), CI = x̄ ± t_{G−1}·SE. With one
     value per cluster this is the ordinary t interval (SE² = s²/n, ddof 1).
@@ -96,7 +103,7 @@ def clustered_mean(values: Any, clusters: Any, confidence: float = 0.95) -> dict
     half = float(student_t.ppf(0.5 + confidence / 2.0, g - 1)) * se
     return {
         "value": mean,
-        "ci": (max(mean - half, 0.0), min(mean + half, 1.0)),
+        "ci": (max(mean - half, bounds[0]), min(mean + half, bounds[1])),
         "std_error": se,
         "n": int(x.size),
         "n_clusters": g,
@@ -181,4 +188,143 @@ def human_judge_agreement(
         "kappa": cohen_kappa(list(h), list(j)) if h.size else NAN,
         "confusion": {"rows_human_columns_judge": list(CHOICES), "counts": table},
         "n": int(h.size),
+    }
+
+
+def _kappa_tables(tables: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of each k×k contingency table in `tables` (…, k, k); nan where undefined
+    (no pair, or A_e = 1). Formula as `agreement.cohen_kappa`."""
+    n = tables.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_o = np.trace(tables, axis1=-2, axis2=-1) / n
+        p_e = np.einsum("...i,...i->...", tables.sum(axis=-1), tables.sum(axis=-2)) / n**2
+        kappa = (p_o - p_e) / (1.0 - p_e)
+    return np.where((n > 0) & (p_e < 1.0), kappa, np.nan)
+
+
+def kappa_clustered(
+    first: Any, second: Any, clusters: Any, confidence: float = 0.95
+) -> dict[str, Any]:
+    """Cohen's kappa between paired marks `first[i]`, `second[i]` ("B", "A" or "tie"), with an
+    interval clustered by `clusters[i]` (here the question: several analyst pairs on one
+    question share its difficulty, so they are not independent).
+
+    κ as `agreement.cohen_kappa` (Cohen 1960). Interval: the delete-one-cluster jackknife,
+    SE² = (G−1)/G · Σ_g (κ₍₋g₎ − κ̄₍·₎)², CI = κ ± t_{G−1}·SE, clipped to [−1, 1] (Efron &
+    Stein 1981; the jackknife for clustered agreement statistics: Fleiss & Davies 1982 use the
+    same cluster-deletion idea for kappa in repeated measurements). Written here because
+    neither scikit-learn nor statsmodels gives a clustered interval for kappa (statsmodels'
+    `cohens_kappa` assumes independent items). With one pair per cluster it is the ordinary
+    jackknife over items. Fewer than 2 clusters, or a κ undefined when any one cluster is left
+    out: no interval (nan).
+    """
+    confidence = check_confidence(confidence)
+    x = _choices(first, "first")
+    y = _choices(second, "second")
+    if x.size != y.size:
+        raise ValueError(f"first and second differ in length: {x.size}, {y.size}")
+    c = np.asarray(clusters, dtype=object).reshape(-1)
+    if c.size != x.size:
+        raise ValueError(f"marks and clusters differ in length: {x.size}, {c.size}")
+    index = {choice: k for k, choice in enumerate(CHOICES)}
+    cells = np.array([index[v] for v in x], dtype=np.int64) * 3 + np.array(
+        [index[v] for v in y], dtype=np.int64
+    )
+    codes, uniques = pd.factorize(c)
+    g = int(uniques.size)
+    per_cluster = np.zeros((g, 9))
+    np.add.at(per_cluster, (codes, cells), 1.0)
+    total = per_cluster.sum(axis=0)
+    kappa = float(_kappa_tables(total.reshape(3, 3)))
+    out = {"value": kappa, "ci": (NAN, NAN), "std_error": NAN, "n": int(x.size), "n_clusters": g}
+    if g < 2 or not np.isfinite(kappa):
+        return out
+    left_out = _kappa_tables((total[None, :] - per_cluster).reshape(g, 3, 3))
+    if not np.isfinite(left_out).all():
+        return out
+    se = float(np.sqrt((g - 1) / g * np.sum((left_out - left_out.mean()) ** 2)))
+    half = float(student_t.ppf(0.5 + confidence / 2.0, g - 1)) * se
+    out.update(ci=(max(kappa - half, -1.0), min(kappa + half, 1.0)), std_error=se)
+    return out
+
+
+def _natural(name: str) -> tuple:
+    """Sort key reading digit runs as numbers: "annotator-2" before "annotator-10"."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
+def analysts_agreement(
+    questions: Any, analysts: Any, choices: Any, confidence: float = 0.95
+) -> dict[str, Any] | None:
+    """How the analysts agree with one another on the pairs several of them marked.
+
+    Every two analysts' marks on one question form a comparison (a question three analysts
+    marked gives three), the analyst named first in sort order (digits read as numbers) as the first rater. Reported:
+    raw agreement (the share of comparisons with the same mark) and opposite directions (one
+    preferred A, the other B), each a share clustered by question (`clustered_share`), and
+    Cohen's kappa over the comparisons with its clustered interval (`kappa_clustered`; with
+    two analysts on every pair it is their ordinary Cohen's kappa). None when no question has
+    two marks.
+    """
+    frame = pd.DataFrame(
+        {
+            "q": list(questions),
+            "who": [str(a) for a in analysts],
+            "mark": list(_choices(choices, "choices")),
+        }
+    )
+    first, second, where = [], [], []
+    for question, group in frame.groupby("q", sort=True):
+        marks = sorted(zip(group["who"], group["mark"], strict=True), key=lambda m: _natural(m[0]))
+        names, values = [m[0] for m in marks], [m[1] for m in marks]
+        for i in range(len(values)):
+            for j in range(i + 1, len(values)):
+                if names[i] != names[j]:
+                    first.append(values[i])
+                    second.append(values[j])
+                    where.append(question)
+    if not first:
+        return None
+    x, y = np.array(first, dtype=object), np.array(second, dtype=object)
+    same = (x == y).astype(float)
+    opposite = (((x == "A") & (y == "B")) | ((x == "B") & (y == "A"))).astype(float)
+    return {
+        "comparisons": len(first),
+        "n_pairs": len(set(where)),
+        "raw_agreement": clustered_share(same, where, confidence),
+        "opposite": clustered_share(opposite, where, confidence),
+        "kappa": kappa_clustered(x, y, where, confidence),
+    }
+
+
+def decided_preference(choices: Any, questions: Any, confidence: float = 0.95) -> dict[str, Any]:
+    """P(B preferred | not a tie): the share of B among the marks that chose a side, clustered
+    by question (`clustered_share`), with a sign test over questions.
+
+    The sign test counts each question once (its marks pooled: more B than A marks is a B
+    question, more A an A question; questions with as many of each, or only ties, are set
+    aside) and asks whether B questions are as likely as A questions: two-sided exact binomial
+    test at ½ (`scipy.stats.binomtest`; Dixon & Mood 1946). One unit per question, so several
+    analysts on one pair cannot inflate its significance.
+    """
+    arr = _choices(choices, "choices")
+    q = np.asarray(list(questions), dtype=object)
+    decided = arr != "tie"
+    share = clustered_share((arr[decided] == "B").astype(float), q[decided], confidence)
+    frame = pd.DataFrame({"q": q, "score": np.where(arr == "B", 1, np.where(arr == "A", -1, 0))})
+    net = frame.groupby("q")["score"].sum()
+    wins_b, wins_a = int((net > 0).sum()), int((net < 0).sum())
+    sign = {
+        "questions_b": wins_b,
+        "questions_a": wins_a,
+        "questions_even": int((net == 0).sum()),
+        "p_value": float(binomtest(wins_b, wins_b + wins_a, 0.5).pvalue)
+        if wins_a + wins_b
+        else NAN,
+    }
+    return {
+        **share,
+        "n_decided": int(decided.sum()),
+        "n_ties": int((~decided).sum()),
+        "sign_test": sign,
     }

@@ -804,12 +804,61 @@ def golden(run_id):
             "n_preferences": 7,
             "n_pairs": 5,
             "n_analysts": 2,
+            "sources": {"screen": 7, "file": 0},
             "preference_b": {
                 "value": 0.5,
                 "ci": [0.0, 1.0],
                 "std_error": 0.22587697572631282,
                 "n": 7,
                 "n_clusters": 5,
+            },
+            # By hand from MARKS: decided B q1 q1 q5, A q2 q3 q4 (q3's tie aside): 3 of 6;
+            # CR1 over 5 questions: sums of x − ½ are 1, ½, −½, −½, −½ → V = 5/4·2/36, V₀ =
+            # ¼/6, so n* = 6/(V/V₀) = 3.6 and Wilson(½, 3.6). Per question B − A: q1 +2, q2 −1,
+            # q3 −1, q4 −1, q5 +1 → B 2, A 3, binomial p = 1.
+            "decided_b": {
+                "value": 0.5,
+                "ci": [0.14075638831899118, 0.8592436116810088],
+                "n": 6,
+                "n_clusters": 5,
+                "n_effective": 3.6,
+                "n_decided": 6,
+                "n_ties": 1,
+                "sign_test": {
+                    "questions_b": 2,
+                    "questions_a": 3,
+                    "questions_even": 0,
+                    "p_value": 1.0,
+                },
+            },
+            "strength_b": None,
+            # Two analysts on q1 (B, B) and q3 (tie, A): agree 1 of 2 (n* = 1), opposite 0 of
+            # 2 (n* = G = 2); kappa: p_o = ½, p_e = ¼ → ⅓; leaving q3 out leaves one category
+            # for both, kappa undefined: no jackknife interval.
+            "analysts_agreement": {
+                "comparisons": 2,
+                "n_pairs": 2,
+                "raw_agreement": {
+                    "value": 0.5,
+                    "ci": [0.05462075552885198, 0.945379244471148],
+                    "n": 2,
+                    "n_clusters": 2,
+                    "n_effective": 1.0,
+                },
+                "opposite": {
+                    "value": 0.0,
+                    "ci": [0.0, 0.6576197724933469],
+                    "n": 2,
+                    "n_clusters": 2,
+                    "n_effective": 2.0,
+                },
+                "kappa": {
+                    "value": 1 / 3,
+                    "ci": [None, None],
+                    "std_error": None,
+                    "n": 2,
+                    "n_clusters": 2,
+                },
             },
             "counts": {"B": 3, "A": 3, "tie": 1},
             "judge": {"judge": "pj", "run_id": run_id, "model": "pair-model"},
@@ -829,25 +878,20 @@ def golden(run_id):
                 "n": 6,
                 "n_pairs": 4,
             },
-            "method": "Analysts marked pairs blind (no system names, left/right drawn at "
-            "random per analyst and pair); P(B preferred) counts ties half, over "
-            "every analyst's mark, with a t interval clustered by question "
-            "(several analysts may mark one pair), 95%. Agreement with the "
-            "pairwise judge, on the marks whose pair the judge judged in both "
-            "orders: the judge's order-averaged verdict is B when it preferred B "
-            "in both orders or in one with a tie in the other, A likewise, and a "
-            "tie when its two orders split (or tied); the share of marks where "
-            "it equals the analyst's, with a Wilson interval at the effective "
-            "size clustered by question, and Cohen's kappa over B / A / tie.",
+            "method": METHOD,
             "finding": "Analysts prefer rag@2 (B) to rag@1 (A) in 50% [0, 100] of 5 pairs "
-            "(7 marks by 2 analysts; ties count half). On the 4 of them the "
-            "pairwise judge pj judged in both orders, its order-averaged "
-            "verdict matches the analyst's on 67% [29, 91] of 6 marks; Cohen's "
-            "kappa 0.45.",
+            "(7 marks by 2 analysts; ties count half). Of the 6 marks that chose a side, 50% "
+            "[14, 86] chose B (1 tie set aside); B won 2 questions and A 3, sign test p = "
+            "1.000. Where two people marked the same pair (2 of 5 pairs, 2 comparisons), they "
+            "agree on 50% [5, 95] and point opposite ways on 0% [0, 66]; Cohen's kappa 0.33 (no "
+            "interval). On the 4 of these pairs the pairwise judge pj judged in both orders, "
+            "its order-averaged verdict matches the analyst's on 67% [29, 91] of 6 marks; "
+            "Cohen's kappa 0.45.",
         },
         "finding": "No clear difference in faithfulness between rag@2 (B) and rag@1 (A): B − A = -16.7 "
         "points [-65.4, 32.1] on 6 shared questions; paired, PPI++ with judge j (no model, "
-        "prompt imported), gold on 5 of them.",
+        "prompt imported), gold on 5 of them. People prefer rag@2 (B) on 50% [14, 86] of 6 "
+        "decided marks (5 pairs, 1 tie set aside; sign test p = 1.000).",
         "method": "Paired by question: only questions both systems answered count; every interval is "
         "clustered by question (a question's claims and answers, of both systems, are one "
         "cluster), 95%. Gold only: the claims (answers) with gold. PPI++: the judge's verdicts "
@@ -1473,14 +1517,18 @@ def test_no_pairwise_run_leaves_the_key_out_and_no_marks_says_so(pairs):
         "n_preferences": 0,
         "n_pairs": 0,
         "n_analysts": 0,
+        "sources": {"screen": 0, "file": 0},
         "preference_b": None,
+        "decided_b": None,
+        "strength_b": None,
+        "analysts_agreement": None,
         "counts": {"B": 0, "A": 0, "tie": 0},
         "judge": None,
         "agreement": None,
         "method": METHOD,
         "finding": (
             "No analyst has marked pairs of these two systems yet: the pairwise queue shows them "
-            "one question at a time, blind."
+            "one question at a time, blind, or import marks from a file."
         ),
     }
     assert result["worst_questions"] == []
@@ -1525,6 +1573,7 @@ def test_one_mark_by_one_analyst_and_no_judge(pairs):
         "n_preferences": 1,
         "n_pairs": 1,
         "n_analysts": 1,
+        "sources": {"screen": 1, "file": 0},
         "preference_b": {
             "value": 1.0,
             "ci": [None, None],
@@ -1532,14 +1581,31 @@ def test_one_mark_by_one_analyst_and_no_judge(pairs):
             "n": 1,
             "n_clusters": 1,
         },
+        # One B mark: θ = 1, no variation, so n* = G = 1 and Wilson(1, 1): centre
+        # (1 + z²/2)/(1 + z²), half-width (z²/2)/(1 + z²), so [1/(1 + z²), 1].
+        "decided_b": {
+            "value": 1.0,
+            "ci": [pytest.approx(1 / (1 + 1.959963984540054**2)), 1.0],
+            "n": 1,
+            "n_clusters": 1,
+            "n_effective": 1.0,
+            "n_decided": 1,
+            "n_ties": 0,
+            "sign_test": {"questions_b": 1, "questions_a": 0, "questions_even": 0, "p_value": 1.0},
+        },
+        "strength_b": None,
+        "analysts_agreement": None,
         "counts": {"B": 1, "A": 0, "tie": 0},
         "judge": None,
         "agreement": None,
         "method": METHOD,
         "finding": (
             "Analysts prefer rag@2 (B) to rag@1 (A) in 100% [no interval] of 1 pair (1 mark by 1 "
-            "analyst; ties count half). The pairwise judge has not judged these two systems: run "
-            "manage.py pairwise_judge to measure its agreement with the analysts."
+            "analyst; ties count half). Of the 1 mark that chose a side, 100% [21, 100] chose B "
+            "(0 ties set aside); B won 1 question and A 0, sign test p = 1.000. No pair has "
+            "marks by two people yet, so the analysts' agreement with one another is not "
+            "measured. The pairwise judge has not judged these two systems: run manage.py "
+            "pairwise_judge to measure its agreement with the analysts."
         ),
     }
 
@@ -1553,9 +1619,10 @@ def test_a_judge_that_judged_none_of_the_marked_pairs(pairs):
     assert block["agreement"] is None
     assert block["counts"] == {"B": 1, "A": 1, "tie": 1}
     assert block["finding"].endswith(
-        "of 2 pairs (3 marks by 2 analysts; ties count half). The pairwise judge pj judged none "
-        "of the analysts' pairs in both orders: no agreement to measure yet."
+        "The pairwise judge pj judged none of the analysts' pairs in both orders: no agreement "
+        "to measure yet."
     )
+    assert "of 2 pairs (3 marks by 2 analysts; ties count half)." in block["finding"]
 
 
 def test_one_choice_throughout_leaves_kappa_undefined(pairs):
@@ -1573,9 +1640,14 @@ def test_one_choice_throughout_leaves_kappa_undefined(pairs):
         "counts": [[3, 0, 0], [0, 0, 0], [0, 0, 0]],
     }
     low, high = agreement["share"]["ci"]
-    assert block["finding"] == (
+    assert block["finding"].startswith(
         "Analysts prefer rag@2 (B) to rag@1 (A) in 100% [100, 100] of 2 pairs (3 marks by 2 "
-        "analysts; ties count half). On the 2 of them the pairwise judge pj judged in both "
+        "analysts; ties count half)."
+    )
+    # q1 marked B by both analysts: they agree, and their kappa is undefined too.
+    assert "they agree on 100% [" in block["finding"]
+    assert block["finding"].endswith(
+        "On the 2 of these pairs the pairwise judge pj judged in both "
         f"orders, its order-averaged verdict matches the analyst's on 100% [{100 * low:.0f}, "
         f"{100 * high:.0f}] of 3 marks; Cohen's kappa undefined (one choice throughout)."
     )

@@ -160,10 +160,30 @@ def test_pairwise_human_block_pins_preference_and_agreement(world):
     low, high = agreement["share"]["ci"]
     assert low < expected["share"] < high
     assert block["judge"]["judge"] == "pj"
+    # By hand from FIRST and SECOND: 15 decided marks, 10 of them B; per question B − A
+    # marks: B ahead on q0 q3 q4 q5 q7 q9 q11, A on q2 q6 q10 → two-sided binomial
+    # 2·(120+45+10+1)/1024 = 0.34375. Both analysts on q0..q5: agree on q0 q2 q4 (3 of 6),
+    # opposite on q1 (1 of 6); kappa p_o = ½, p_e = (4·3 + 1·2 + 1·1)/36 → 1/7.
+    decided = block["decided_b"]
+    assert (decided["n_decided"], decided["value"]) == (15, pytest.approx(10 / 15))
+    assert decided["sign_test"]["p_value"] == pytest.approx(352 / 1024)
+    analysts = block["analysts_agreement"]
+    raw, opposite = analysts["raw_agreement"], analysts["opposite"]
+    assert (raw["value"], opposite["value"]) == (0.5, pytest.approx(1 / 6))
+    assert analysts["kappa"]["value"] == pytest.approx(cohen_kappa_score(FIRST[:6], SECOND))
+    assert analysts["kappa"]["value"] == pytest.approx(1 / 7)
+    kappa_ci = analysts["kappa"]["ci"]
     assert block["finding"] == (
         f"Analysts prefer rag@2 (B) to rag@1 (A) in {100 * expected['preference']:.0f}% "
         f"[{100 * expected['ci'][0]:.0f}, {100 * expected['ci'][1]:.0f}] of 12 pairs "
-        "(18 marks by 2 analysts; ties count half). On the 10 of them the pairwise judge pj "
+        "(18 marks by 2 analysts; ties count half). "
+        f"Of the 15 marks that chose a side, 67% [{100 * decided['ci'][0]:.0f}, "
+        f"{100 * decided['ci'][1]:.0f}] chose B (3 ties set aside); B won 7 questions and A 3, "
+        "sign test p = 0.344. Where two people marked the same pair (6 of 12 pairs, 6 "
+        f"comparisons), they agree on 50% [{100 * raw['ci'][0]:.0f}, {100 * raw['ci'][1]:.0f}] "
+        f"and point opposite ways on 17% [{100 * opposite['ci'][0]:.0f}, "
+        f"{100 * opposite['ci'][1]:.0f}]; Cohen's kappa 0.14 [{kappa_ci[0]:.2f}, "
+        f"{kappa_ci[1]:.2f}]. On the 10 of these pairs the pairwise judge pj "
         f"judged in both orders, its order-averaged verdict matches the analyst's on "
         f"{100 * expected['share']:.0f}% [{100 * low:.0f}, {100 * high:.0f}] of 16 marks; "
         f"Cohen's kappa {expected['kappa']:.2f}."
