@@ -451,12 +451,16 @@ def _not_under_design(fields: dict) -> None:
 
 
 def _failures(data: _Data, judged: _Judged) -> dict:
-    """Agreement per claim tag and per risk category, worst first."""
+    """Agreement per claim tag and per risk category, worst first: each group's audited
+    claims weighted by their share of the project under the design (`_expansion`; the plain
+    share under a simple random sample), so a group the active queue oversampled where the
+    judge is unsure is not made to look worse than it is."""
     position, audited = judged.position, judged.audited
     failures = {"by_tag": [], "by_risk_category": []}
     tag_masks = {tag: mask[position][audited] for tag, mask in data.tag_masks.items()}
     risk = data.claims["risk_category"].to_numpy()[position][audited]
     agree_each = judged.gold_codes[audited] == judged.judge_codes[audited]
+    weights = _expansion(judged)
     for key, groups in (
         ("by_tag", tag_masks.items()),
         ("by_risk_category", ((cat, risk == cat) for cat in RiskCategory.values)),
@@ -464,9 +468,12 @@ def _failures(data: _Data, judged: _Judged) -> dict:
         for name, mask in groups:
             n = int(mask.sum())
             if n:
-                failures[key].append(
-                    {"group": name, "n": n, "agreement": float(np.mean(agree_each[mask]))}
+                agreement = (
+                    np.mean(agree_each[mask])
+                    if weights is None
+                    else np.average(agree_each[mask], weights=weights[mask])
                 )
+                failures[key].append({"group": name, "n": n, "agreement": float(agreement)})
         failures[key].sort(key=lambda row: (row["agreement"], -row["n"]))
     return failures
 

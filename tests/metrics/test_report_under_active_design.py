@@ -89,3 +89,42 @@ def test_kappa_and_the_table_under_strata_sampled_unequally():
     assert shares[0, 0] == pytest.approx((7 * 2 + 4 * 8) / 100, abs=1e-12)
     assert shares.sum() == pytest.approx(1.0, abs=1e-12)
     assert fields["confusion"]["matrix"][0][0] == 11  # the counts stay the counts
+
+
+def test_agreement_per_risk_category_weights_each_claim_by_its_share_of_the_project():
+    """The same two unequally sampled strata: a category's agreement is Σ w·agree / Σ w with
+    w = N_h/n_h (2 in A, 8 in B), by hand; tags likewise."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from metrics.services.judge_audit import _failures, _Judged
+
+    gold = np.array([0] * 10 + [0] * 10, np.int8)
+    judge = np.array([0] * 9 + [2] + [0] * 5 + [2] * 5, np.int8)  # A: 9 of 10 agree, B: 5
+    strata = np.array([0] * 10 + [1] * 10)
+    judged = _Judged(
+        position=np.arange(20),
+        judge_codes=judge,
+        confidence=np.full(20, np.nan),
+        gold_codes=gold,
+        answer_ids=np.arange(20),
+        audited=np.ones(20, bool),
+        strata=strata,
+        sizes={0: 20.0, 1: 80.0},
+        names=["A", "B"],
+    )
+    data = SimpleNamespace(
+        claims=pd.DataFrame({"risk_category": ["legal"] * 20}),
+        tag_masks={"numbers": np.array([True] * 5 + [False] * 5 + [True] * 5 + [False] * 5)},
+    )
+    failures = _failures(data, judged)
+    [legal] = failures["by_risk_category"]
+    assert legal["n"] == 20
+    # (9·2 + 5·8) / (10·2 + 10·8) = 58/100, not the unweighted 14/20.
+    assert legal["agreement"] == pytest.approx(58 / 100, abs=1e-12)
+    [numbers] = failures["by_tag"]
+    # claims 0–4 (A, ·2) and 10–14 (B, ·8) all agree: 1.0 weighted or not
+    assert numbers["agreement"] == pytest.approx(1.0)
+    judged.judge_codes[10] = 2  # one B claim of the tag disagrees: (5·2 + 4·8)/(5·2 + 5·8)
+    assert _failures(data, judged)["by_tag"][0]["agreement"] == pytest.approx(42 / 50, abs=1e-12)

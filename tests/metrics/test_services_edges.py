@@ -756,7 +756,15 @@ def test_failures_order_with_ties_whole():
         "tag_twin": np.array([0, 0, 0, 0, 1, 1, 0, 0], bool),  # claim 4 (5 no gold): 1.0 of 1
     }
     data = SimpleNamespace(tag_masks=tags, claims=claims)
-    judged = SimpleNamespace(position=position, audited=audited, gold_codes=gold, judge_codes=judge)
+    judged = SimpleNamespace(
+        position=position,
+        audited=audited,
+        gold_codes=gold,
+        judge_codes=judge,
+        strata=np.zeros(7, int),  # a simple random sample: one stratum, equal weights
+        sizes={0: 8.0},
+        weights=None,
+    )
     # by risk: legal claims 0, 3, 7: T, T, F → 2/3; health claims 1, 2: T, F → 0.5; financial
     # claim 4: T; safety claim 5 has no gold and "none" claim 6 was not judged: both absent
     assert _failures(data, judged) == {
