@@ -60,11 +60,7 @@ def gate_validate(
         raise GateError(f"on: use one of {', '.join(GATE_ON)}, got {on!r}")
     if minimum is None and maximum is None:
         raise GateError("min: give min (the figure must reach it) or max (must not exceed it)")
-    minimum = _threshold("min", minimum, metric)
-    maximum = _threshold("max", maximum, metric)
-    if minimum is not None and maximum is not None and minimum > maximum:
-        raise GateError(f"min: {minimum:g} is above max {maximum:g}; no figure could pass")
-    return minimum, maximum
+    return _threshold("min", minimum, metric), _threshold("max", maximum, metric)
 
 
 def _finite(value: Any) -> float | None:
@@ -103,11 +99,12 @@ def gate_check(
     interval = [_finite(end) for end in ends]
     interval = interval if None not in interval else None
     raw = {"lower": ends[0], "value": block.get("value"), "upper": ends[1]}[on]
-    judged = _finite(raw)
+    # An end is judged only with the whole interval: [None, 0.95] is no interval.
+    judged = _finite(raw) if on == "value" or interval else None
     reasons = []
     if judged is None:
         passed = False
-        if raw is None:
+        if raw is None or (on != "value" and None in ends):
             reasons.append(f"no {metric} figure to judge (no gold claims yet, or no interval)")
         else:
             reasons.append(

@@ -57,13 +57,6 @@ def test_gate_refuses_a_threshold_that_is_not_a_finite_rate(api_world, bound, fi
     figures.add("bad input", **{"gate thresholds refused": len(NONSENSE)})
 
 
-def test_gate_refuses_min_above_max(api_world):  # noqa: F811
-    _gold(api_world.project, 2, 1)
-    response = api_world.client("lead").get(GATE, {"min": 0.9, "max": 0.5, "on": "value"})
-    assert response.status_code == 422
-    assert strict_json(response.content)["errors"][0]["field"] == "min"
-
-
 @pytest.mark.parametrize(
     ("query", "passes"),
     [
