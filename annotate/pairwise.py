@@ -54,6 +54,7 @@ def first_system_on_left(*, analyst_id: int, answer_1_id: int, answer_2_id: int)
 def parse_token(token: str) -> tuple[int, int] | None:
     """The two answer ids of `Pair.token`, or None when it is not one."""
     first, sep, second = (token or "").partition("-")
-    if not sep or not first.isdigit() or not second.isdigit():
+    # isascii: "²".isdigit() is true, int("²") raises; 19 digits: ids are 64-bit.
+    if not sep or not all(p.isascii() and p.isdigit() and len(p) < 19 for p in (first, second)):
         return None
     return int(first), int(second)

@@ -150,7 +150,8 @@ CLAIMS_PAGE_SIZE = 100
 
 def _page_number(value) -> int | None:
     text = str(value or "").strip()
-    return int(text) if text.isdigit() and len(text) < 10 else None
+    # isascii: "²".isdigit() is true, int("²") raises.
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else None
 
 
 def pile_page_get(

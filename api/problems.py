@@ -11,6 +11,7 @@ import json
 import logging
 import re
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpResponse
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -67,7 +68,9 @@ def problem_response(request, problem: Problem) -> HttpResponse:
     if problem.errors is not None:
         body["errors"] = problem.errors
     response = HttpResponse(
-        json.dumps(body, ensure_ascii=False), status=problem.status, content_type=PROBLEM_TYPE
+        json.dumps(body, ensure_ascii=False, allow_nan=False),
+        status=problem.status,
+        content_type=PROBLEM_TYPE,
     )
     for name, value in problem.headers.items():
         response[name] = value
@@ -113,7 +116,15 @@ def problem_handlers(api) -> None:
         )
 
     def on_http(request, exc: HttpError):
+        # ninja wraps whatever the body parser raised (api.strict_json): keep its Problem.
+        if isinstance(exc.__cause__, Problem):
+            return problem_response(request, exc.__cause__)
         return problem_response(request, Problem(exc.status_code, str(exc)))
+
+    def on_too_big(request, exc: RequestDataTooBig):
+        return problem_response(
+            request, Problem(413, "The request body is larger than this server reads.")
+        )
 
     def on_404(request, exc: Http404):
         return problem_response(
@@ -130,5 +141,6 @@ def problem_handlers(api) -> None:
     api.add_exception_handler(ValidationError, on_validation)
     api.add_exception_handler(AuthenticationError, on_auth)
     api.add_exception_handler(HttpError, on_http)
+    api.add_exception_handler(RequestDataTooBig, on_too_big)
     api.add_exception_handler(Http404, on_404)
     api.add_exception_handler(Exception, on_any)

@@ -36,6 +36,14 @@ from annotate.services.review import ReviewError, gold_adjudicate
 from api import schemas as s
 from api.problems import Problem, problem_handlers
 from api.ratelimit import rate_check
+from api.strict_json import (
+    NDJSON,
+    StrictParser,
+    StrictRenderer,
+    body_read,
+    body_size_check,
+    json_decode,
+)
 from api.tokens import token_authenticate
 from interchange.importers.issues import ImportFailed
 from interchange.services.exports import claims_export_chunks
@@ -49,10 +57,9 @@ from metrics import selectors as metric_selectors
 from metrics.models import ReportSnapshot
 from metrics.services import audit_card, report_compute, report_public, snapshot_request
 from metrics.services.compare import SystemNotFound, system_resolve, systems_compare
-from metrics.services.gate import GateError, gate_check
+from metrics.services.gate import GateError, gate_check, gate_validate
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-NDJSON = "application/x-ndjson"
 # A JSON array request holds at most this many answers; more go as NDJSON (streamed).
 JSON_ANSWERS_MAX = 1000
 
@@ -78,6 +85,7 @@ class TokenAuth(HttpBearer):
             raise Problem(
                 403, "This token is read-only: it cannot change anything.", slug="read-only"
             )
+        body_size_check(request)  # 413 before the operation reads the body
         request.user = api_token.user
         request.api_token = api_token
         return api_token
@@ -117,13 +125,16 @@ api = _Api(
     urls_namespace="api",
     openapi_url="/openapi.json",
     docs_url="/docs",
+    parser=StrictParser(),
+    renderer=StrictRenderer(),
 )
 problem_handlers(api)
 
 # Every operation can answer these problems (422: a parameter or body that does not validate;
 # 429: the token's rate limit).
 ERRORS = dict.fromkeys((400, 401, 403, 404, 422, 429), s.ProblemOut)
-WRITE_ERRORS = {**ERRORS, 409: s.ProblemOut}
+# 413: a JSON body over FAITHAUDIT_API_MAX_BODY_BYTES (api/strict_json.py).
+WRITE_ERRORS = {**ERRORS, 409: s.ProblemOut, 413: s.ProblemOut}
 
 
 def _project(request, slug: str, role: str = Role.ANALYST) -> tuple[Project, Membership]:
@@ -377,9 +388,12 @@ def answers_create(request, slug: str):
         )
     else:
         raise Problem(415, f"Send application/json (an array) or {NDJSON}, not {content_type!r}.")
-    body = _Rewindable(request)
-    if content_type != NDJSON and not body.head.lstrip().startswith(b"["):
-        raise _invalid("The body must be a JSON array of answers (or send NDJSON).", "")
+    if content_type == NDJSON:
+        body = _Rewindable(request)
+    else:  # a JSON array is capped (FAITHAUDIT_API_MAX_BODY_BYTES): read it whole
+        body = io.BytesIO(body_read(request))
+        if not body.getvalue().lstrip().startswith(b"["):
+            raise _invalid("The body must be a JSON array of answers (or send NDJSON).", "")
     try:
         result = answers_import(
             project=project,
@@ -513,11 +527,13 @@ def gate(
     judge: str | None = None,
 ):
     """Pass or fail on one figure of the report computed now, judged on its interval's
-    lower end by default; the same as `manage.py report --fail-under MIN --on lower`."""
+    lower end by default; the same as `manage.py report --fail-under MIN --on lower`. `min`
+    and `max` are finite numbers from 0 to 1 (422 naming the parameter otherwise); a figure
+    that is missing or could not be computed fails, the reason saying which."""
     project, _ = _project(request, slug, Role.LEAD)
     found = _judge(project, judge)
     try:
-        gate_check({}, metric=metric, minimum=min, maximum=max, on=on)
+        gate_validate(metric=metric, minimum=min, maximum=max, on=on)
     except GateError as error:
         raise _invalid(str(error), str(error).split(":")[0]) from None
     report = report_compute(project=project, judge=found)
@@ -1113,14 +1129,16 @@ def otlp_traces(request):
     project, _ = _project(request, slug, Role.LEAD)
     if (request.content_type or "application/json") != "application/json":
         raise Problem(415, "Send OTLP/HTTP traces in the JSON encoding (application/json).")
-    try:
-        payload = json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError) as error:
-        raise _invalid(f"The body is not JSON: {error}", "") from None
+    payload = json_decode(body_read(request) or b"null")
     try:
         records, skipped = traces_to_records(payload)
     except TraceError as error:
-        raise _invalid(str(error), "resourceSpans") from None
+        raise Problem(
+            422,
+            f"The traces are refused: {error}",
+            slug="invalid",
+            errors=[{"field": field, "detail": detail} for field, detail in error.problems],
+        ) from None
     out = {"partialSuccess": {"rejectedSpans": 0, "errorMessage": "; ".join(skipped)}}
     out.update(created=0, existing=0, skipped=len(skipped))
     if not records:

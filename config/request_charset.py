@@ -22,7 +22,7 @@ MESSAGE = (
 def charset_readable(charset: str) -> bool:
     try:
         return codecs.lookup(charset).name in READABLE
-    except LookupError:
+    except (LookupError, ValueError):  # ValueError: a NUL in the name
         return False
 
 
@@ -39,4 +39,6 @@ class RequestCharsetMiddleware:
                     status=400,
                     content_type="text/plain; charset=utf-8",
                 )
+            if charset:
+                request.encoding = "utf-8"
         return self.get_response(request)

@@ -249,6 +249,14 @@ FAITHAUDIT_LLM_TIMEOUT_SECONDS = float(os.environ.get("FAITHAUDIT_LLM_TIMEOUT_SE
 FAITHAUDIT_LLM_MAX_RETRIES = int(os.environ.get("FAITHAUDIT_LLM_MAX_RETRIES", "5"))
 FAITHAUDIT_LLM_MAX_CONCURRENCY = int(os.environ.get("FAITHAUDIT_LLM_MAX_CONCURRENCY", "16"))
 
+# The JSON API's request bodies (api/strict_json.py, issue 34): a JSON body declared larger is
+# refused with a 413 problem before it is read. 10 MiB holds a full JSON array of answers
+# (1,000 of ~10 KB); NDJSON answers are streamed and not capped. Above
+# DATA_UPLOAD_MAX_MEMORY_SIZE, Django's own cap answers first (also a 413).
+FAITHAUDIT_API_MAX_BODY_BYTES = int(
+    os.environ.get("FAITHAUDIT_API_MAX_BODY_BYTES", str(10 * 1024 * 1024))
+)
+
 # Security: production turns these on (see README, "Deploying").
 if env_bool("DJANGO_PRODUCTION"):
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", default=True)

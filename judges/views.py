@@ -302,7 +302,7 @@ def split_start(request, project, membership):
     form = SplitStartForm(request.POST, project=project)
     answer_id = request.POST.get("answer", "")
     answer = None
-    if answer_id.isdigit():
+    if answer_id.isascii() and answer_id.isdigit() and len(answer_id) < 19:  # a 64-bit id
         answer = answer_get_for_project(project=project, answer_id=int(answer_id))
     job = None
     if form.is_valid():

@@ -313,7 +313,10 @@ def report_download(request, project, membership):
         return redirect("metrics:dashboard", slug=project.slug)
     from metrics.services import report_public
 
-    response = JsonResponse(report_public(snapshot.data), json_dumps_params={"indent": 2})
+    # allow_nan=False: the report's figures are finite or None (json_safe); NaN is not JSON.
+    response = JsonResponse(
+        report_public(snapshot.data), json_dumps_params={"indent": 2, "allow_nan": False}
+    )
     response["Content-Disposition"] = _attachment(project, judge, "report", "json", scope)
     return response
 
@@ -367,7 +370,8 @@ def audit_card_download(request, project, membership):
         )
     else:
         response = HttpResponse(
-            json.dumps(card, indent=2, ensure_ascii=False), content_type="application/json"
+            json.dumps(card, indent=2, ensure_ascii=False, allow_nan=False),
+            content_type="application/json",
         )
     response["Content-Disposition"] = _attachment(project, judge, "audit-card", fmt, scope)
     return response

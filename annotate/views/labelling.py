@@ -45,6 +45,28 @@ from annotate.services.labels import (
 )
 from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve, claim_skip
 
+# The largest numbers a save may carry: a passage id (a 64-bit key) and a UTF-16 offset into
+# a passage (32-bit; passages are far shorter). Larger ones are refused with the field named,
+# never sent to the database (SQLite raised OverflowError on a 30-digit id: a 500).
+MAX_ID = 2**63 - 1
+MAX_OFFSET = 2**31 - 1
+
+
+def whole_number(value: str, most: int) -> int | None:
+    """`value` as a whole number from 0 to `most`, or None. ASCII digits only: "²".isdigit()
+    is true but int("²") raises, and int() of more than 4,300 digits raises too."""
+    if value.isascii() and value.isdigit() and len(value) <= len(str(most)):
+        number = int(value)
+        return number if number <= most else None
+    return None
+
+
+def _not_a_number(value: str, most: int) -> str:
+    if value.isascii() and value.isdigit():
+        return f"is too large (at most {most:,})"
+    shown = value if len(value) <= 40 else f"{value[:20]}… ({len(value):,} characters)"
+    return f"must be a whole number, not {shown!r}"
+
 
 class LabelForm(forms.Form):
     verdict = forms.ChoiceField(
@@ -53,9 +75,9 @@ class LabelForm(forms.Form):
             "required": "Choose a verdict: 1 SUPPORTED, 2 CONTRADICTED, 3 NOT_IN_PILE."
         },
     )
-    passage = forms.IntegerField(required=False, min_value=1)
-    start_utf16 = forms.IntegerField(required=False, min_value=0)
-    end_utf16 = forms.IntegerField(required=False, min_value=0)
+    passage = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+    start_utf16 = forms.IntegerField(required=False, min_value=0, max_value=MAX_OFFSET)
+    end_utf16 = forms.IntegerField(required=False, min_value=0, max_value=MAX_OFFSET)
     quote = forms.CharField(required=False, strip=False)
     note = forms.CharField(required=False, max_length=5000)
     correct = forms.ChoiceField(choices=[("", "Not said"), *Correctness.choices], required=False)
@@ -82,11 +104,10 @@ class LabelForm(forms.Form):
             for name, value in (("passage_id", passage), ("start_utf16", start),
                                 ("end_utf16", end)):  # fmt: skip
                 value = value.strip()
-                if value and not value.isdigit():
-                    raise LabelError(
-                        f"Span {number}: {name} must be a whole number, not {value!r}."
-                    )
-                span[name] = int(value) if value else None
+                most = MAX_ID if name == "passage_id" else MAX_OFFSET
+                span[name] = whole_number(value, most) if value else None
+                if value and span[name] is None:
+                    raise LabelError(f"Span {number}: {name} {_not_a_number(value, most)}.")
             if span["passage_id"] is None and not quote:
                 continue  # an emptied row
             spans.append(span)
@@ -131,7 +152,8 @@ def _form_values(*, data, label: Label | None, passages) -> dict:
 
 
 def _span_shown(passages, passage_id, start, end, quote: str) -> dict:
-    passage = passages.get(int(passage_id)) if str(passage_id).isdigit() else None
+    number = whole_number(str(passage_id), MAX_ID)
+    passage = passages.get(number) if number is not None else None
     return {
         "passage": str(passage_id),
         "rank": passage.rank if passage else "?",
@@ -251,7 +273,7 @@ def _next(request, project, membership) -> tuple[Claim | None, str]:
 def label_next(request, project, membership):
     claim, error = _next(request, project, membership)
     saved = None
-    if request.GET.get("saved", "").isdigit():
+    if whole_number(request.GET.get("saved", ""), MAX_ID) is not None:
         saved = (
             Label.objects.select_related("claim")
             .filter(claim__project=project, claim_id=request.GET["saved"], annotator=request.user)

@@ -27,7 +27,10 @@ __all__ = ["systems_trend", "version_key"]
 def version_key(version: str) -> tuple:
     """ "2024-07" < "2024-10", "v2" < "v10": digits compare as numbers, the rest as text."""
     return tuple(
-        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        # isascii: "²".isdigit() is true, int("²") raises (and int() stops at 4,300 digits).
+        (0, int(part), "")
+        if part.isascii() and part.isdigit() and len(part) < 1000
+        else (1, 0, part)
         for part in re.split(r"(\d+)", str(version))
         if part
     )

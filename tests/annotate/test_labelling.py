@@ -435,3 +435,83 @@ def test_save_and_next_reads_the_database_a_bounded_number_of_times(
     assert "Claim 2 of 2" in html
     assert reverse("annotate:label-claim", args=[project.slug, claims[0].pk]) in html
     assert 'id="claim-next"' not in html
+
+
+# Issue 34: numbers the label form cannot read are refused with the field named, never a 500
+# ("²".isdigit() is true but int("²") raises; int() of 5,000 digits raises; a 30-digit passage
+# id overflowed SQLite's integer).
+BAD_NUMBERS = [
+    ("more_passage", "²", "Span 2: passage_id must be a whole number, not &#x27;²&#x27;"),
+    ("more_start_utf16", "7" * 5000, "Span 2: start_utf16 is too large (at most 2,147,483,647)"),
+    ("more_end_utf16", "٣", "Span 2: end_utf16 must be a whole number, not &#x27;٣&#x27;"),
+    (
+        "more_passage",
+        "9" * 30,
+        "Span 2: passage_id is too large (at most 9,223,372,036,854,775,807)",
+    ),
+    (
+        "passage",
+        "9" * 30,
+        "passage: Ensure this value is less than or equal to 9223372036854775807.",
+    ),
+    ("passage", "²", "passage: Enter a whole number."),
+    ("start_utf16", "7" * 5000, "start_utf16: Enter a whole number."),
+    (
+        "end_utf16",
+        "4294967296",
+        "end_utf16: Ensure this value is less than or equal to 2147483647.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("headers", "status"), [({}, 422), (HTMX, 200)])
+@pytest.mark.parametrize(("field", "value", "message"), BAD_NUMBERS)
+def test_a_number_the_form_cannot_read_is_refused_naming_the_field(
+    client, headers, status, field, value, message
+):
+    project, user, claims, (first, _) = build()
+    sent = {
+        "verdict": "SUPPORTED",
+        "passage": first.pk,
+        "start_utf16": 0,
+        "end_utf16": 12,
+        "quote": "Card refunds",
+        "more_passage": first.pk,
+        "more_start_utf16": 0,
+        "more_end_utf16": 4,
+        "more_quote": "Card",
+    }
+    sent[field] = value
+    response = logged_in(client, user).post(save_url(project, claims[0]), sent, **headers)
+    assert response.status_code == status
+    assert message in response.content.decode()
+    assert not Label.objects.exists()
+
+
+@pytest.mark.parametrize("saved", ["²", "9" * 30, "7" * 5000])
+def test_the_next_screen_ignores_a_saved_id_it_cannot_read(client, saved):
+    """`?saved=²` raised ValueError in the claim_id lookup (a 500); now the screen shows."""
+    project, user, claims, _ = build()
+    response = logged_in(client, user).get(
+        reverse("annotate:label-next", args=[project.slug]), {"saved": saved}
+    )
+    assert response.status_code == 200
+    assert "Refunds go to the card within 14 days." in response.content.decode()
+
+
+@pytest.mark.parametrize("token", ["²-1", "1-²", "9" * 30 + "-1", "٣-٤"])
+def test_a_pair_token_of_unreadable_ids_is_no_pair(token):
+    from annotate.pairwise import parse_token
+
+    assert parse_token(token) is None
+
+
+def test_an_llm_split_of_an_unreadable_answer_id_is_not_a_server_error(client):
+    project, user, claims, _ = build()
+    lead = UserFactory()
+    MembershipFactory(project=project, user=lead, role=Role.LEAD)
+    for answer in ("²", "9" * 30):
+        response = logged_in(client, lead).post(
+            reverse("judges:split-start", args=[project.slug]), {"answer": answer}
+        )
+        assert response.status_code < 500

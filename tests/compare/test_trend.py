@@ -36,3 +36,9 @@ def test_trend_rows_in_version_order_with_wilson_for_one_claim_per_answer():
     assert svg.count('class="trend-point"') == 3
     assert "style=" not in svg
     assert "<script" not in svg
+
+
+def test_version_key_reads_only_ascii_digits_as_numbers():
+    """ "²".isdigit() is true but int("²") raised: a system version "²" broke the trend."""
+    assert sorted(["v²", "²", "v2"], key=version_key) == ["v2", "v²", "²"]
+    assert version_key("7" * 5000) == ((1, 0, "7" * 5000),)

@@ -51,6 +51,7 @@ SECURITY = {
     "tests/annotate/test_project_creators.py": "who may create projects, members without a username oracle",
     "tests/test_signin.py": "sign-in lockout, password change and reset",
     "tests/test_request_charset.py": "non-UTF-8 form posts",
+    "tests/api/test_strict_json.py": "API responses are JSON (no NaN, no Infinity)",
     "tests/browser/test_csp_browser.py": "Content-Security-Policy in the browser",
 }
 
@@ -98,6 +99,31 @@ def _service(name: str) -> str:
     return f"{parsed.scheme}://{parsed.hostname}:{parsed.port or ''}{parsed.path}"
 
 
+def bad_input_section(figures: dict) -> list[str]:
+    """Issue 34's figures in words: fuzz requests per route, server errors, gate cases."""
+    fuzz = figures["areas"].get("fuzzing", {})
+    bad = figures["areas"].get("bad input", {})
+    if "OTLP route requests" not in fuzz and "gate thresholds refused" not in bad:
+        return []
+    lines = ["", "## Bad input to the routes (issue 34)", ""]
+    for route, key in (("OTLP trace ingestion", "OTLP route"), ("the label form", "label form")):
+        requests = fuzz.get(f"{key} requests", fuzz.get(f"{key} posts", 0))
+        lines.append(
+            f"- {route}: {requests:,} generated requests (seeded, tests/reliability/"
+            f"test_fuzz_routes.py), {fuzz.get(f'{key} refused', 0):,} refused with a "
+            f"well-formed error, {fuzz.get(f'{key} server errors', 0)} server errors"
+        )
+    lines += [
+        f"- OTLP requests of named hostile shapes refused by field: "
+        f"{bad.get('OTLP hostile requests refused', 0)}; JSON bodies over the cap refused "
+        f"with a 413 before being read: {bad.get('API bodies over the cap refused', 0)}",
+        f"- gate thresholds refused with a 422 naming min or max (NaN, ±Infinity, 1e400, "
+        f"outside 0 to 1, not numbers): {bad.get('gate thresholds refused', 0)}; a figure "
+        "that is not finite fails the gate closed (tests/reliability/test_gate_thresholds.py)",
+    ]
+    return lines
+
+
 def render(outcomes: dict, figures: dict, *, command: str, seconds: float) -> str:
     passed = sum(1 for r in outcomes.values() if r["outcome"] == "passed")
     failed = [n for n, r in outcomes.items() if r["outcome"].startswith(("failed", "error"))]
@@ -132,6 +158,7 @@ def render(outcomes: dict, figures: dict, *, command: str, seconds: float) -> st
         for name, value in sorted(figures["areas"][area].items()):
             shown = f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
             lines.append(f"| {area} | {name.replace('_', ' ')} | {shown} |")
+    lines += bad_input_section(figures)
     lines += ["", "## Tests", "", "| test | outcome | seconds |", "|---|---|---:|"]
     for nodeid, row in sorted(outcomes.items()):
         lines.append(f"| `{nodeid}` | {row['outcome']} | {row['seconds']:.1f} |")

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.models import Project
 from metrics import selectors
 from metrics.services import report_compute, report_public
-from metrics.services.gate import GATE_METRICS, GATE_ON, GateError, gate_check
+from metrics.services.gate import GATE_METRICS, GATE_ON, GateError, gate_check, gate_validate
 
 
 def project_and_judge(slug: str, judge_name: str | None):
@@ -78,6 +78,11 @@ class Command(BaseCommand):
         parser.add_argument("--on", choices=GATE_ON, default="lower")
 
     def handle(self, *args, **opts):
+        if opts["fail_under"] is not None:
+            try:  # before the report is computed: `--fail-under nan` is refused at once
+                gate_validate(metric=opts["metric"], minimum=opts["fail_under"], on=opts["on"])
+            except GateError as error:
+                raise CommandError(str(error)) from None
         project, judge = project_and_judge(opts["project"], opts["judge"])
         system, all_systems = system_option(project, opts.get("system"))
 
