@@ -386,3 +386,27 @@ def test_pairwise_queue_pairs_are_the_pairwise_judges_pairs(world):
     }
     assert ours == judges
     assert len(ours) == N + 1
+
+
+def test_pairwise_sides_and_tokens_need_the_servers_key(settings):
+    """An analyst who finds the two answers' ids elsewhere (an answer's page is open to them)
+    cannot compute which side is whose, nor forge a token: both are keyed by the SECRET_KEY
+    (the side was once a plain SHA-256 of the analyst's and the answers' ids)."""
+    from annotate.pairwise import first_system_on_left
+
+    triples = [(7, 100 + i, 200 + i) for i in range(32)]
+
+    def drawn():
+        sides = [
+            first_system_on_left(analyst_id=u, answer_1_id=a, answer_2_id=b) for u, a, b in triples
+        ]
+        tokens = [pair_token(analyst_id=u, answer_1_id=a, answer_2_id=b) for u, a, b in triples]
+        return sides, tokens
+
+    settings.SECRET_KEY = "one key " * 8
+    sides, tokens = drawn()
+    assert drawn() == (sides, tokens)  # stable under one key
+    settings.SECRET_KEY = "another key " * 8
+    other_sides, other_tokens = drawn()
+    assert other_sides != sides
+    assert not set(other_tokens) & set(tokens)
