@@ -40,7 +40,14 @@ class MembershipForm(forms.Form):
 
 class AnswerFilterForm(forms.Form):
     """The answers list's filters and sort (GET); the bulk actions post the same fields so
-    they act on exactly the answers listed. An unknown value is an error naming its field."""
+    they act on exactly the answers listed. An unknown value is an error naming its field.
+
+    `blind` (an analyst's list): no filter by judge verdict, gold, analysts' disagreement or
+    system, neither offered nor applied, so the list never tells an analyst what the judge,
+    gold, colleagues or a system said of an answer (one blindness rule for every path)."""
+
+    # The filters only a lead's list has (what an analyst must not learn before labelling).
+    LEADS_ONLY = ("system", "gold", "disagreement", "verdict")
 
     HAS_GOLD = [("", "Any"), ("yes", "Every claim has gold"), ("no", "A claim lacks gold")]
     SORTS = [
@@ -62,14 +69,19 @@ class AnswerFilterForm(forms.Form):
     verdict = forms.ChoiceField(required=False, choices=VERDICTS, label="Judge verdict")
     sort = forms.ChoiceField(required=False, choices=SORTS, label="Sort")
 
-    def __init__(self, *args, project, **kwargs):
+    def __init__(self, *args, project, blind: bool = False, **kwargs):
         from annotate.models import RiskCategory
 
         super().__init__(*args, **kwargs)
         self.fields["risk"].choices = [("", "Any"), *RiskCategory.choices]
-        self.fields["system"].choices = [("", "Any")] + [
-            (s.pk, str(s)) for s in project.systems.all()
-        ]
+        systems = list(project.systems.all())
+        # The project page offers the pairwise queues from two systems on, to analysts too.
+        self.systems_count = len(systems)
+        if blind:
+            for name in self.LEADS_ONLY:
+                del self.fields[name]
+        else:
+            self.fields["system"].choices = [("", "Any")] + [(s.pk, str(s)) for s in systems]
 
     def filters(self) -> dict:
         """The cleaned filters for `answers_filtered` (call after is_valid())."""
@@ -77,11 +89,11 @@ class AnswerFilterForm(forms.Form):
         return {
             "search": data["q"],
             "risk_category": data["risk"],
-            "system_id": data["system"],
-            "has_gold": data["gold"],
-            "disagreement": data["disagreement"],
+            "system_id": data.get("system"),
+            "has_gold": data.get("gold", ""),
+            "disagreement": data.get("disagreement", False),
             "needs_review": data["review"],
-            "judge_verdict": data["verdict"],
+            "judge_verdict": data.get("verdict", ""),
         }
 
     def described(self) -> str:
@@ -93,7 +105,7 @@ class AnswerFilterForm(forms.Form):
         if data["q"]:
             parts.append(f"search “{data['q']}”")
         for name in ("risk", "system", "gold", "verdict"):
-            if data[name] not in ("", None):
+            if data.get(name) not in ("", None):
                 field = self.fields[name]
                 shown = dict(field.choices).get(data[name], data[name])
                 if name == "gold":
@@ -103,7 +115,7 @@ class AnswerFilterForm(forms.Form):
         parts += [
             str(self.fields[name].label).lower()
             for name in ("disagreement", "review")
-            if data[name]
+            if data.get(name)
         ]
         return ", ".join(parts)
 
@@ -112,8 +124,8 @@ class AnswerFilterForm(forms.Form):
         from urllib.parse import urlencode
 
         data = self.cleaned_data
-        pairs = [(name, data[name]) for name in ("q", "risk", "system", "gold", "verdict")]
-        pairs += [(name, "on") for name in ("disagreement", "review") if data[name]]
+        pairs = [(name, data.get(name)) for name in ("q", "risk", "system", "gold", "verdict")]
+        pairs += [(name, "on") for name in ("disagreement", "review") if data.get(name)]
         if data["sort"] and data["sort"] != "position":
             pairs.append(("sort", data["sort"]))
         return urlencode([(k, v) for k, v in pairs if v not in ("", None)])

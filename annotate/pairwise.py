@@ -10,12 +10,19 @@ Both draws are hashes, not a random generator: the pair order of a project (its 
 and the key) is the same for every analyst, so colleagues' marks overlap on the first pairs;
 the left side is drawn per analyst and pair, so it is random across analysts and pairs but the
 same on every reload. Nothing here reads the database.
+
+Blind: a pair travels in the page (its form field, the undo's link) as `pair_token`, a keyed
+hash of the analyst and the two answers, never as their ids (an answer's id opens its page);
+the side drawn is keyed too, so nobody without the server's key can work out, from answers'
+ids found elsewhere, which system's answer is on which side.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 
 @dataclass(frozen=True)
@@ -26,10 +33,11 @@ class Pair:
     answer_1: int
     answer_2: int
 
-    @property
-    def token(self) -> str:
-        """The pair in a form field: the two answer ids, in the systems' (not the sides') order."""
-        return f"{self.answer_1}-{self.answer_2}"
+    def token_for(self, analyst_id: int) -> str:
+        """This pair in `analyst_id`'s pages (see `pair_token`)."""
+        return pair_token(
+            analyst_id=analyst_id, answer_1_id=self.answer_1, answer_2_id=self.answer_2
+        )
 
 
 def question_key(question_id: str, question: str) -> str:
@@ -45,16 +53,35 @@ def pair_order_key(*, seed: int, key: str) -> bytes:
     return _digest(f"pairwise-order:{seed}:{key}")
 
 
+def _keyed(purpose: str, *ids: int) -> bytes:
+    """HMAC-SHA256 under the SECRET_KEY, separated by `purpose`, of the ids."""
+    value = ":".join(str(i) for i in ids)
+    return salted_hmac(f"faithaudit.pairwise.{purpose}", value, algorithm="sha256").digest()
+
+
 def first_system_on_left(*, analyst_id: int, answer_1_id: int, answer_2_id: int) -> bool:
-    """Whether system_1's answer is on the left for this analyst and pair: one bit of a hash
-    of the three ids (a fair coin per analyst and pair, the same on every reload)."""
-    return _digest(f"pairwise-left:{analyst_id}:{answer_1_id}:{answer_2_id}")[0] & 1 == 1
+    """Whether system_1's answer is on the left for this analyst and pair: one bit of a keyed
+    hash of the three ids (a fair coin per analyst and pair, the same on every reload; a new
+    SECRET_KEY redraws the sides of pairs not yet marked: a preference stores its side)."""
+    return _keyed("left", analyst_id, answer_1_id, answer_2_id)[0] & 1 == 1
 
 
-def parse_token(token: str) -> tuple[int, int] | None:
-    """The two answer ids of `Pair.token`, or None when it is not one."""
-    first, sep, second = (token or "").partition("-")
-    # isascii: "²".isdigit() is true, int("²") raises; 19 digits: ids are 64-bit.
-    if not sep or not all(p.isascii() and p.isdigit() and len(p) < 19 for p in (first, second)):
+PAIR_TOKEN_LENGTH = 32
+
+
+def pair_token(*, analyst_id: int, answer_1_id: int, answer_2_id: int) -> str:
+    """The pair in `analyst_id`'s form field and links: 128 bits of a keyed hash of the analyst
+    and the two answers, in hex. It names neither answer and means nothing to another
+    analyst; the server finds the pair by comparing it with its queue's (`pair_find`)."""
+    return _keyed("pair", analyst_id, answer_1_id, answer_2_id).hex()[:PAIR_TOKEN_LENGTH]
+
+
+def pair_find(pairs: list[Pair], *, token: str, analyst_id: int) -> Pair | None:
+    """The pair of `pairs` whose token for `analyst_id` is `token`, or None."""
+    token = token or ""
+    if len(token) != PAIR_TOKEN_LENGTH:
         return None
-    return int(first), int(second)
+    for pair in pairs:
+        if constant_time_compare(pair.token_for(analyst_id), token):
+            return pair
+    return None

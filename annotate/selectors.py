@@ -25,7 +25,13 @@ from annotate.models import (
     Role,
     System,
 )
-from annotate.pairwise import Pair, first_system_on_left, pair_order_key, question_key
+from annotate.pairwise import (
+    Pair,
+    first_system_on_left,
+    pair_find,
+    pair_order_key,
+    question_key,
+)
 from annotate.sql import project_membership_get
 
 
@@ -430,6 +436,15 @@ def pairwise_pairs(*, project: Project, system_1: System, system_2: System) -> l
     return sorted(pairs, key=lambda pair: pair_order_key(seed=project.queue_seed, key=pair.key))
 
 
+def pairwise_pair_for_user(
+    *, project: Project, user, system_1: System, system_2: System, token: str
+) -> Pair | None:
+    """The pair of this queue that `token` names in `user`'s pages (`annotate.pairwise.
+    pair_token`), or None: a token of another queue, another analyst, or no token at all."""
+    pairs = pairwise_pairs(project=project, system_1=system_1, system_2=system_2)
+    return pair_find(pairs, token=token, analyst_id=user.pk)
+
+
 def pairwise_systems_get(*, project: Project, a: int, b: int) -> tuple[System, System]:
     """The project's systems `a` and `b` as (lower id, higher id); 404 when either is not one
     of the project's systems or both are the same."""
@@ -469,7 +484,8 @@ def pairwise_screen_get(
     *, project: Project, user, system_1: System, system_2: System, token: str | None = None
 ) -> dict:
     """What the pairwise screen shows: the pair `token` names, else the first pair the user has
-    not marked; its question; its two answers as "left" and "right" (each with its own pile,
+    not marked; its token for the user (`pair_token`: the page never carries answer ids); its
+    question; its two answers as "left" and "right" (each with its own pile,
     the left one drawn by `first_system_on_left`); the user's own preference on it; progress.
     Nothing in it names a system: the screen is blind."""
     pairs = pairwise_pairs(project=project, system_1=system_1, system_2=system_2)
@@ -481,7 +497,7 @@ def pairwise_screen_get(
     }
     marked = sum(1 for pair in pairs if (pair.answer_1, pair.answer_2) in own)
     if token:
-        pair = next((p for p in pairs if p.token == token), None)
+        pair = pair_find(pairs, token=token, analyst_id=user.pk)
         if pair is None:
             raise Http404("No such pair in this queue.")
     else:
@@ -505,6 +521,7 @@ def pairwise_screen_get(
     )
     left, right = (pair.answer_1, pair.answer_2) if first_left else (pair.answer_2, pair.answer_1)
     context.update(
+        pair_token=pair.token_for(user.pk),
         question=answers[pair.answer_1].question,
         left={"text": answers[left].text, "passages": piles[left]},
         right={"text": answers[right].text, "passages": piles[right]},

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotate.models import Answer, PairwisePreference, Project, System
-from annotate.pairwise import first_system_on_left, parse_token, question_key
+from annotate.pairwise import first_system_on_left, question_key
 
 NOTE_MAX = 5000
 
@@ -16,13 +16,10 @@ class PairwiseError(ValueError):
 
 
 def _pair_answers(
-    *, project: Project, system_1: System, system_2: System, token: str
+    *, project: Project, system_1: System, system_2: System, ids: tuple[int, int]
 ) -> tuple[Answer, Answer, str]:
-    """The two answers `token` names, checked to be a pair of the queue: system_1's and
+    """The two answers `ids` names, checked to be a pair of the queue: system_1's and
     system_2's first answers (lowest id) to one question key."""
-    ids = parse_token(token)
-    if ids is None:
-        raise PairwiseError("pair: not a pair of this queue; reload the page.")
     found = {a.pk: a for a in Answer.objects.filter(project=project, pk__in=ids)}
     first, second = found.get(ids[0]), found.get(ids[1])
     if first is None or second is None:
@@ -51,13 +48,15 @@ def pairwise_preference_save(
     analyst,
     system_1: System,
     system_2: System,
-    token: str,
+    answer_ids: tuple[int, int],
     choice: str,
     note: str = "",
 ) -> PairwisePreference:
-    """Save (or replace) `analyst`'s preference on the pair `token` of systems `system_1` <
-    `system_2`. `choice` is the side pressed (left, right or tie); it is resolved to the system
-    shown on that side for this analyst (`first_system_on_left`), never taken from the form."""
+    """Save (or replace) `analyst`'s preference on the pair of answers `answer_ids` (system_1's,
+    system_2's) of systems `system_1` < `system_2`, read by the view from the analyst's pair
+    token (`annotate.selectors.pairwise_pair_for_user`). `choice` is the side pressed (left,
+    right or tie); it is resolved to the system shown on that side for this analyst
+    (`first_system_on_left`), never taken from the form."""
     if system_1.pk >= system_2.pk:
         raise ValueError("system_1 must be the system with the lower id")
     if choice not in PairwisePreference.SCREEN_CHOICES:
@@ -65,7 +64,7 @@ def pairwise_preference_save(
     if len(note) > NOTE_MAX:
         raise PairwiseError(f"note: at most {NOTE_MAX} characters.")
     first, second, key = _pair_answers(
-        project=project, system_1=system_1, system_2=system_2, token=token
+        project=project, system_1=system_1, system_2=system_2, ids=answer_ids
     )
     left, right = (
         (system_1, system_2)

@@ -2,8 +2,9 @@
 
 Every response renders `annotate/pairwise.html`; htmx requests get only its `#pairwise-screen`
 partial, so save-and-next is one request. Without JavaScript the forms post and redirect.
-The screen never names a system (see `pairwise_screen_get`); the queue's URL carries the two
-systems' ids, which a lead copies from the compare page.
+The screen never names a system (see `pairwise_screen_get`) nor carries an answer's id: a pair
+travels as the analyst's pair token (`annotate.pairwise.pair_token`). The queue's URL carries
+the two systems' ids, which a lead copies from the compare page; no analyst's page names them.
 """
 
 from django import forms
@@ -16,7 +17,9 @@ from django_htmx.http import trigger_client_event
 
 from annotate.access import project_view
 from annotate.models import PairwisePreference, Role
+from annotate.pairwise import pair_token
 from annotate.selectors import (
+    pairwise_pair_for_user,
     pairwise_queues_for_user,
     pairwise_screen_get,
     pairwise_systems_get,
@@ -30,7 +33,9 @@ from annotate.services.pairwise import (
 
 
 class PreferenceForm(forms.Form):
-    pair = forms.CharField(max_length=50)
+    pair = forms.CharField(
+        max_length=64, error_messages={"required": "not given; reload the page."}
+    )
     choice = forms.ChoiceField(
         choices=[c for c in PairwisePreference.Choice.choices if c[0] != "import"],
         error_messages={"required": "Choose: a (left), b (right) or = (tie)."},
@@ -83,12 +88,21 @@ def pairwise_save(request, project, membership, a: int, b: int):
     try:
         if not form.is_valid():
             raise PairwiseError(form.first_error())
+        pair = pairwise_pair_for_user(
+            project=project,
+            user=request.user,
+            system_1=systems[0],
+            system_2=systems[1],
+            token=form.cleaned_data["pair"],
+        )
+        if pair is None:
+            raise PairwiseError("pair: not a pair of this queue; reload the page.")
         saved = pairwise_preference_save(
             project=project,
             analyst=request.user,
             system_1=systems[0],
             system_2=systems[1],
-            token=form.cleaned_data["pair"],
+            answer_ids=(pair.answer_1, pair.answer_2),
             choice=form.cleaned_data["choice"],
             note=form.cleaned_data["note"],
         )
@@ -115,7 +129,11 @@ def pairwise_undo(request, project, membership, a: int, b: int):
         notice, token = "There is no preference of yours to undo in this queue.", None
     else:
         notice = f"Undone: your “{undone.get_choice_display()}” on this pair; mark it again."
-        token = f"{undone.answer_1_id}-{undone.answer_2_id}"
+        token = pair_token(
+            analyst_id=request.user.pk,
+            answer_1_id=undone.answer_1_id,
+            answer_2_id=undone.answer_2_id,
+        )
     if not request.htmx:
         messages.success(request, notice)
         url = reverse("annotate:pairwise", args=[project.slug, a, b])

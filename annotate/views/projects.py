@@ -57,11 +57,13 @@ def project_new(request):
 @project_view(Role.ANALYST)
 def project_detail(request, project, membership):
     """The answers list: filters and sort (AnswerFilterForm), paginated on the server; a lead
-    acts on the listed answers in bulk (split into claims, export)."""
-    form = AnswerFilterForm(request.GET, project=project)
+    acts on the listed answers in bulk (split into claims, export). An analyst's list is
+    blind: no System column, no filter by judge verdict, gold, disagreement or system."""
+    is_lead = ROLE_RANK[Role(membership.role)] >= ROLE_RANK[Role.LEAD]
+    form = AnswerFilterForm(request.GET, project=project, blind=not is_lead)
     if not form.is_valid():
         messages.error(request, _form_problem(form))
-        form = AnswerFilterForm({}, project=project)
+        form = AnswerFilterForm({}, project=project, blind=not is_lead)
         form.is_valid()
     page = answers_page(
         project=project,
@@ -75,7 +77,7 @@ def project_detail(request, project, membership):
         "page": page,
         "form": form,
         "filters": form.query(),
-        "is_lead": ROLE_RANK[Role(membership.role)] >= ROLE_RANK[Role.LEAD],
+        "is_lead": is_lead,
     }
     return render(request, "annotate/project_detail.html", context)
 

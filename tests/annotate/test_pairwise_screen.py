@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from annotate.models import Answer, PairwisePreference, Passage, System
+from annotate.pairwise import pair_token
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -109,19 +110,20 @@ def test_pairwise_sides_random_across_pairs_and_analysts_stable_on_reload(client
     project = world["project"]
     others = [MembershipFactory(project=project, role="analyst").user for _ in range(2)]
     lead = MembershipFactory(project=project, role="lead").user
-    tokens = [
-        f"{a.pk}-{b.pk}"
-        for a, b in zip(
+    pairs = list(
+        zip(
             Answer.objects.filter(system=world["one"]).order_by("id"),
             Answer.objects.filter(system=world["two"]).order_by("id"),
             strict=True,
         )
-    ]
+    )
     layouts = {}
     for user in [world["analyst"], *others, lead]:
         client.force_login(user)
         layout = []
-        for token in tokens:
+        for a, b in pairs:
+            # the pair as this user's pages name it (its token is bound to the user)
+            token = pair_token(analyst_id=user.pk, answer_1_id=a.pk, answer_2_id=b.pk)
             html = client.get(_url(world), {"pair": token}).text
             left, _ = _sides(html)
             layout.append(world["texts"][left] == world["one"])
@@ -143,7 +145,12 @@ def test_pairwise_choice_resolves_to_the_system_on_that_side(client, world):
         )
         assert response.status_code == 302
         preferred = {"left": world["texts"][left], "right": world["texts"][right], "tie": None}
-        expected.append((pair, choice, world["texts"][left], preferred[choice]))
+        # the pair's answers, system_1's first, read from the two texts the page showed
+        shown = {world["texts"][text]: text for text in (left, right)}
+        answers = tuple(
+            Answer.objects.get(text=shown[system]).pk for system in (world["one"], world["two"])
+        )
+        expected.append((answers, choice, world["texts"][left], preferred[choice]))
     stored = list(
         PairwisePreference.objects.filter(analyst=world["analyst"])
         .order_by("id")
@@ -152,8 +159,8 @@ def test_pairwise_choice_resolves_to_the_system_on_that_side(client, world):
         )
     )
     assert stored == [
-        (*map(int, pair.split("-")), choice, left.pk, preferred.pk if preferred else None)
-        for pair, choice, left, preferred in expected
+        (*answers, choice, left.pk, preferred.pk if preferred else None)
+        for answers, choice, left, preferred in expected
     ]
     # Each pair's question key and systems are stored as the unordered pair.
     first = PairwisePreference.objects.filter(analyst=world["analyst"]).order_by("id").first()
@@ -181,6 +188,39 @@ def test_pairwise_progress_next_pair_and_undo(client, world):
     assert not PairwisePreference.objects.exists()
     response = client.post(_url(world, "annotate:pairwise-undo"), headers=hx)
     assert "There is no preference of yours to undo" in response.text
+
+
+def test_pairwise_pages_carry_no_answer_id_and_a_token_is_one_analysts(client, world):
+    """Blind (issue 34): the pair's form field once held "answer_1 id-answer_2 id", and an
+    answer's id opens its page; the token now names neither answer, differs from analyst to
+    analyst, and another analyst's token (or the bare ids) saves nothing."""
+    project = world["project"]
+    other = MembershipFactory(project=project, role="analyst").user
+    hx = {"HX-Request": "true"}
+    client.force_login(world["analyst"])
+    first = client.get(_url(world)).text
+    mine = _pair(first)
+    saved = client.post(
+        _url(world, "annotate:pairwise-save"), {"pair": mine, "choice": "tie"}, headers=hx
+    ).text
+    undone = client.post(_url(world, "annotate:pairwise-undo"), headers=hx).text
+    undo_redirect = client.post(_url(world, "annotate:pairwise-undo"))["Location"]
+    for page in (first, saved, undone):
+        for token in re.findall(r'name="pair" value="([^"]+)"', page):
+            assert re.fullmatch(r"[0-9a-f]{32}", token), token  # no "id-id" any more
+    assert "?pair=" not in undo_redirect  # nothing left to undo: no pair named
+    client.force_login(other)
+    theirs = _pair(client.get(_url(world)).text)
+    # the same first pair (one order for the project, the same question), another token
+    assert (
+        re.search(r'class="question-text"[^>]*>([^<]*)<', first).group(1)
+        in client.get(_url(world), {"pair": theirs}).text
+    )
+    assert theirs != mine
+    response = client.post(_url(world, "annotate:pairwise-save"), {"pair": mine, "choice": "left"})
+    assert response.status_code == 422
+    assert not PairwisePreference.objects.filter(analyst=other).exists()
+    assert client.get(_url(world), {"pair": mine}).status_code == 404
 
 
 def test_pairwise_marking_again_replaces_one_preference(client, world):
@@ -228,20 +268,27 @@ def test_pairwise_preference_constraints_hold_in_the_database(world):
 
 
 def test_pairwise_save_refuses_a_pair_not_of_the_queue(client, world):
-    client.force_login(world["analyst"])
+    analyst = world["analyst"]
+    client.force_login(analyst)
     one_answer = Answer.objects.filter(system=world["one"]).order_by("id")
     two_answer = Answer.objects.filter(system=world["two"]).order_by("id")
-    mismatched = f"{one_answer[0].pk}-{two_answer[1].pk}"  # two different questions
-    swapped = f"{two_answer[0].pk}-{one_answer[0].pk}"
-    for token in (mismatched, swapped, "12-x", ""):
+
+    def token(a, b, user=analyst):
+        return pair_token(analyst_id=user.pk, answer_1_id=a.pk, answer_2_id=b.pk)
+
+    mismatched = token(one_answer[0], two_answer[1])  # two different questions
+    swapped = token(two_answer[0], one_answer[0])
+    colleagues = token(one_answer[0], two_answer[0], user=UserFactory())  # another analyst's
+    ids = f"{one_answer[0].pk}-{two_answer[0].pk}"  # the answer ids the field once carried
+    for sent in (mismatched, swapped, colleagues, ids, "12-x", ""):
         response = client.post(
-            _url(world, "annotate:pairwise-save"), {"pair": token, "choice": "left"}
+            _url(world, "annotate:pairwise-save"), {"pair": sent, "choice": "left"}
         )
         assert response.status_code == 422
         assert "pair:" in response.text
     response = client.post(
         _url(world, "annotate:pairwise-save"),
-        {"pair": f"{one_answer[0].pk}-{two_answer[0].pk}", "choice": "maybe"},
+        {"pair": token(one_answer[0], two_answer[0]), "choice": "maybe"},
     )
     assert response.status_code == 422
     assert "choice:" in response.text
@@ -339,3 +386,27 @@ def test_pairwise_queue_pairs_are_the_pairwise_judges_pairs(world):
     }
     assert ours == judges
     assert len(ours) == N + 1
+
+
+def test_pairwise_sides_and_tokens_need_the_servers_key(settings):
+    """An analyst who finds the two answers' ids elsewhere (an answer's page is open to them)
+    cannot compute which side is whose, nor forge a token: both are keyed by the SECRET_KEY
+    (the side was once a plain SHA-256 of the analyst's and the answers' ids)."""
+    from annotate.pairwise import first_system_on_left
+
+    triples = [(7, 100 + i, 200 + i) for i in range(32)]
+
+    def drawn():
+        sides = [
+            first_system_on_left(analyst_id=u, answer_1_id=a, answer_2_id=b) for u, a, b in triples
+        ]
+        tokens = [pair_token(analyst_id=u, answer_1_id=a, answer_2_id=b) for u, a, b in triples]
+        return sides, tokens
+
+    settings.SECRET_KEY = "one key " * 8
+    sides, tokens = drawn()
+    assert drawn() == (sides, tokens)  # stable under one key
+    settings.SECRET_KEY = "another key " * 8
+    other_sides, other_tokens = drawn()
+    assert other_sides != sides
+    assert not set(other_tokens) & set(tokens)

@@ -338,9 +338,13 @@ def test_screen_marks_and_file_marks_are_one_pool(project):
         p for p in pairwise_pairs(project=project, system_1=low, system_2=high) if p.key == "q1"
     )
     pairwise_preference_save(
-        project=project, analyst=analyst, system_1=low, system_2=high, token=pair.token,
+        project=project,
+        analyst=analyst,
+        system_1=low,
+        system_2=high,
+        answer_ids=(pair.answer_1, pair.answer_2),
         choice="tie",
-    )  # fmt: skip
+    )
     rows = [
         {"question_id": "q1", "system_a": A, "system_b": B, "annotator": "f", "preference": "B"}
     ]

@@ -56,6 +56,84 @@ SECURITY = {
 }
 
 
+# Issue 34 ("one blindness rule for every path"): what an analyst could learn before their own
+# label, each leak with the responses the matrix flagged on main before the fix (commit f09cce1;
+# None: not a response the matrix reads) and the test that proves it closed.
+# tests/reliability/test_blindness_matrix.py asserts none is left (its figures: "blindness").
+BLINDNESS_FIXED = [
+    (
+        "API GET claims/<id>/labels showed judge verdicts and colleagues' labels without "
+        "recording a Reveal (fixed first, in 81afb1c; kept)",
+        None,
+        "tests/api/test_permissions.py::test_analyst_token_is_blind_until_their_own_label",
+    ),
+    (
+        "the answers list's filters by judge verdict, gold, disagreement and system narrowed an "
+        "analyst's list (an answer listed only under NOT_IN_PILE had that judge verdict)",
+        16,
+        "tests/annotate/test_screens_answers_bulk.py",
+    ),
+    (
+        "the answers list offered an analyst those filters",
+        20,
+        "tests/annotate/test_screens_answers_bulk.py",
+    ),
+    (
+        "the answers list's System column named each answer's system to an analyst",
+        20,
+        "tests/annotate/test_screens_answers_bulk.py",
+    ),
+    (
+        "the pairwise pair's form field (and the undo's link) carried the two answers' ids, "
+        "and an answer's id led to its system",
+        8,
+        "tests/annotate/test_pairwise_screen.py",
+    ),
+    (
+        "the pairwise side was a plain SHA-256 of the analyst's and the answers' ids, "
+        "computable by anyone who found the ids",
+        None,
+        "tests/annotate/test_pairwise_screen.py::test_pairwise_sides_and_tokens_need_the_servers_key",
+    ),
+]
+
+
+# What the matrix cannot close, because it is the data a lead imported, not a page's choice.
+BLINDNESS_RESIDUAL = (
+    "Not closed by the product: answer ids and import order are the importer's. An id that "
+    "names its system (the demo's second system's ids end in @2024-07) or answers imported one "
+    "system after the other still let an analyst who searches the answers list for a pairwise "
+    "answer's text guess its system; give answers ids that do not name their system."
+)
+
+
+def blindness_section(figures: dict) -> list[str]:
+    """The blindness matrix's figures in words, and the leaks it was built to close."""
+    area = figures["areas"].get("blindness")
+    if not area:
+        return []
+    cells = (area["web_routes"] + area["api_operations"]) * area["roles"]
+    flagged = sum(n for _, n, _ in BLINDNESS_FIXED if n)
+    lines = [
+        "",
+        "## Blindness",
+        "",
+        f"{area['web_routes']} web routes and {area['api_operations']} API operations × "
+        f"{area['roles']} roles (an analyst before their own label, the same after it, a lead) "
+        f"= {cells:,} route-role cells, in {area['requests']:,} requests (htmx partials, both "
+        "claims, every filter of the answers list, saves); "
+        f"{area['reveals_shown_with_a_reveal_recorded']:,} responses showed a reveal after the "
+        f"analyst's label, each with its Reveal recorded. Before the fix the matrix flagged "
+        f"{flagged} leaking responses; **{area['leaks_remaining']} leaks remaining**. "
+        f"{len(BLINDNESS_FIXED)} leaks found and fixed:",
+        "",
+    ]
+    for leak, n, test in BLINDNESS_FIXED:
+        count = f"; {n} responses flagged" if n else ""
+        lines.append(f"- {leak}{count} (`{test}`)")
+    return [*lines, "", BLINDNESS_RESIDUAL]
+
+
 def security_figures(rows: dict) -> dict:
     """Cases passed and failed per finding, read from the run's outcomes."""
     counts = {}
@@ -159,6 +237,7 @@ def render(outcomes: dict, figures: dict, *, command: str, seconds: float) -> st
             shown = f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
             lines.append(f"| {area} | {name.replace('_', ' ')} | {shown} |")
     lines += bad_input_section(figures)
+    lines += blindness_section(figures)
     lines += ["", "## Tests", "", "| test | outcome | seconds |", "|---|---|---:|"]
     for nodeid, row in sorted(outcomes.items()):
         lines.append(f"| `{nodeid}` | {row['outcome']} | {row['seconds']:.1f} |")

@@ -41,6 +41,7 @@ EXPECTED_ROLE = {
     "annotate:import-job": "lead",
     "annotate:import-job-retry": "lead",
     "annotate:export": "lead",
+    "annotate:import-preferences": "lead",
     "annotate:claims-edit": "lead",
     "annotate:claims-split": "lead",
     "annotate:claim-add": "lead",
