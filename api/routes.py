@@ -216,6 +216,8 @@ def projects_create(request, payload: s.ProjectIn):
         )
     except PermissionDenied as error:
         raise Problem(403, str(error)) from None
+    except DjangoValidationError as error:  # a description over the operator's limit
+        raise _validation(error) from None
     except IntegrityError:
         raise _invalid(
             f"A project with slug {payload.slug!r} already exists.", "slug", 409

@@ -146,6 +146,11 @@ LOGIN_CLIENT_IP_HEADER = os.environ.get("LOGIN_CLIENT_IP_HEADER", "").strip()
 AXES_VERBOSE = False
 AXES_SENSITIVE_PARAMETERS = ["csrfmiddlewaretoken"]
 
+# Issue 34's smaller mends: the limits on a project's texts (annotate/limits.py; a 5 MB
+# guidelines text made every labelling page 13.6 MB).
+FAITHAUDIT_MAX_DESCRIPTION_CHARS = int(os.environ.get("FAITHAUDIT_MAX_DESCRIPTION_CHARS", "5000"))
+FAITHAUDIT_MAX_GUIDELINES_CHARS = int(os.environ.get("FAITHAUDIT_MAX_GUIDELINES_CHARS", "100000"))
+
 # Mail, for password reset: without EMAIL_HOST (or an EMAIL_BACKEND) nothing is sent and the
 # login page says to ask an administrator instead.
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import F
 from django.http import Http404
 
+from annotate.limits import project_text_problems
 from annotate.models import Answer, Membership, Project, Role
 
 
@@ -24,9 +25,12 @@ def project_create_allowed(*, user) -> bool:
 
 @transaction.atomic
 def project_create(*, slug: str, name: str, owner, description: str = "") -> Project:
-    """A new project with `owner` as its owner; PermissionDenied if they may not create one."""
+    """A new project with `owner` as its owner; PermissionDenied if they may not create one,
+    ValidationError (by field) for a description over the operator's limit."""
     if not project_create_allowed(user=owner):
         raise PermissionDenied("Only staff may create projects here: ask an administrator.")
+    if problems := project_text_problems(description=description):
+        raise ValidationError(problems)
     project = Project.objects.create(slug=slug, name=name, description=description)
     Membership.objects.create(project=project, user=owner, role=Role.OWNER)
     return project
@@ -99,6 +103,9 @@ def project_settings_update(*, project: Project, **fields) -> Project:
     unknown = set(fields) - allowed
     if unknown:
         raise ValueError(f"Not a project setting: {', '.join(sorted(unknown))}")
+    texts = {f: fields[f] for f in ("description", "guidelines") if f in fields}
+    if problems := project_text_problems(**texts):
+        raise ValidationError(problems)
     # Read from the database: a ModelForm has already set the new value on `project`.
     counting_changed = "count_changed_after_reveal" in fields and fields[
         "count_changed_after_reveal"
