@@ -129,12 +129,21 @@ FAITHAUDIT_PROJECT_CREATORS = (
 if FAITHAUDIT_PROJECT_CREATORS not in {"any", "staff"}:
     raise RuntimeError("FAITHAUDIT_PROJECT_CREATORS must be 'any' or 'staff'")
 
-# Sign-in lockout (django-axes): LOGIN_FAILURE_LIMIT failed sign-ins for one username, or from
-# one client address, lock that username or address out for LOGIN_COOLOFF_MINUTES, the right
-# password included; the login page and the admin's alike. A success resets the count.
+# Sign-in lockout (django-axes; issue 34's limits in config/auth.py, SignInLockoutHandler):
+# LOGIN_FAILURE_LIMIT failed sign-ins (or old passwords on the password-change form) for one
+# username from one client address, or LOGIN_USERNAME_FAILURE_LIMIT for the username from
+# anywhere, lock that username out for LOGIN_COOLOFF_MINUTES, the right password included; an
+# address is locked for everyone only after LOGIN_ADDRESS_FAILURE_LIMIT failures (high enough
+# for an office behind one NAT address, low enough to stop guessing across many usernames).
+# The login page and the admin's alike. A success forgives that username's failures.
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+LOGIN_USERNAME_FAILURE_LIMIT = int(
+    os.environ.get("LOGIN_USERNAME_FAILURE_LIMIT", str(AXES_FAILURE_LIMIT))
+)
+LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", "100"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = ["username", ["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "config.auth.SignInLockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 # Attempts made while locked out do not push the end of the lockout further away.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
