@@ -29,7 +29,12 @@ from annotate.services.labels import (
     label_save_and_next,
     reveal_record,
 )
-from annotate.services.projects import MembershipError, membership_remove, membership_set
+from annotate.services.projects import (
+    MembershipError,
+    member_set_notice,
+    membership_remove,
+    membership_set,
+)
 from annotate.services.projects import project_create as project_create_service
 from annotate.services.queue import QueueError
 from annotate.services.review import ReviewError, gold_adjudicate
@@ -245,19 +250,25 @@ def members_list(request, slug: str):
 
 @api.put(
     "/projects/{slug}/members/{username}",
-    response={200: s.MemberOut, **WRITE_ERRORS},
+    response={200: s.MemberSetOut, **WRITE_ERRORS},
     tags=["projects"],
 )
 def members_set(request, slug: str, username: str, payload: s.MemberIn):
-    """Give an existing user a role (adding them); the same answer whether or not the user exists."""
+    """Give an existing, active user a role (adding them). The answer is the same, 200 with
+    the same body, whether the user exists and was given the role, exists but cannot be
+    added (deactivated), or does not exist: the reply tells nobody which usernames exist (as
+    the settings page's members form). The owner sees who was added in the members list, as
+    on the settings page; creating projects is staff-only in production."""
     project, _ = _project(request, slug, Role.OWNER)
     try:
-        membership = membership_set(project=project, username=username, role=payload.role)
-    except MembershipError as error:
+        membership_set(project=project, username=username, role=payload.role)
+    except MembershipError as error:  # about an existing member: the list shows them anyway
         raise _invalid(str(error), "role") from None
-    if membership is None:
-        raise Problem(404, "No such user can be added (check the username).")
-    return {"username": username, "role": membership.role}
+    return {
+        "username": username,
+        "role": payload.role,
+        "detail": member_set_notice(username=username, role=payload.role),
+    }
 
 
 @api.delete(

@@ -47,14 +47,17 @@ def project_answers_recount(*, project_ids) -> None:
 
 @transaction.atomic
 def membership_set(*, project: Project, username: str, role: str) -> Membership | None:
-    """Give the existing user `username` `role` in the project (adding them if need be).
+    """Give the existing, active user `username` `role` in the project (adding them if need
+    be).
 
-    None, and nothing written, when there is no such user: the caller answers the same either
-    way, so the members form cannot be used to find out which usernames exist.
+    None, and nothing written, when there is no such user or the account is deactivated (it
+    cannot sign in, so it cannot be added): the caller answers the same either way, with
+    `member_set_notice`, so the members form and the API cannot be used to find out which
+    usernames exist.
     """
     if role not in Role.values:
         raise MembershipError(f"Unknown role {role!r}.")
-    user = get_user_model().objects.filter(username=username).first()
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
     if user is None:
         return None
     membership, created = Membership.objects.select_for_update().get_or_create(
@@ -65,6 +68,14 @@ def membership_set(*, project: Project, username: str, role: str) -> Membership 
         membership.role = role
         membership.save(update_fields=["role"])
     return membership
+
+
+def member_set_notice(*, username: str, role: str) -> str:
+    """What the owner is told after `membership_set`, the same words whether or not the user
+    exists and could be added (no username oracle)."""
+    label = Role(role).label.lower()
+    article = "an" if label[0] in "aeiou" else "a"
+    return f"If a user called {username} exists, they are now {article} {label} of this project."
 
 
 @transaction.atomic
