@@ -156,9 +156,25 @@ AXES_VERBOSE = False
 AXES_SENSITIVE_PARAMETERS = ["csrfmiddlewaretoken"]
 
 # Issue 34's smaller mends: the limits on a project's texts (annotate/limits.py; a 5 MB
-# guidelines text made every labelling page 13.6 MB).
+# guidelines text made every labelling page 13.6 MB), and the cache the API's rate limit
+# counts in (api/ratelimit.py). Every web process must count in the same cache, or each
+# process grants a token the whole limit: Redis (FAITHAUDIT_RATE_LIMIT_CACHE_URL, by default
+# the Celery broker's Redis) where there is one, this process's memory otherwise (the demo).
 FAITHAUDIT_MAX_DESCRIPTION_CHARS = int(os.environ.get("FAITHAUDIT_MAX_DESCRIPTION_CHARS", "5000"))
 FAITHAUDIT_MAX_GUIDELINES_CHARS = int(os.environ.get("FAITHAUDIT_MAX_GUIDELINES_CHARS", "100000"))
+FAITHAUDIT_RATE_LIMIT_CACHE_URL = os.environ.get("FAITHAUDIT_RATE_LIMIT_CACHE_URL", "") or (
+    os.environ.get("CELERY_BROKER_URL", "")
+    if os.environ.get("CELERY_BROKER_URL", "").startswith(("redis://", "rediss://"))
+    else ""
+)
+API_RATE_LIMIT_CACHE = "ratelimit"
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    API_RATE_LIMIT_CACHE: {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                           "LOCATION": FAITHAUDIT_RATE_LIMIT_CACHE_URL, "KEY_PREFIX": "faithaudit"}
+    if FAITHAUDIT_RATE_LIMIT_CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "ratelimit"},
+}  # fmt: skip
 
 # Mail, for password reset: without EMAIL_HOST (or an EMAIL_BACKEND) nothing is sent and the
 # login page says to ask an administrator instead.
