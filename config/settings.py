@@ -168,13 +168,19 @@ FAITHAUDIT_RATE_LIMIT_CACHE_URL = os.environ.get("FAITHAUDIT_RATE_LIMIT_CACHE_UR
     else ""
 )
 API_RATE_LIMIT_CACHE = "ratelimit"
+_LOCAL_MEMORY = "django.core.cache.backends.locmem.LocMemCache"
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    API_RATE_LIMIT_CACHE: {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                           "LOCATION": FAITHAUDIT_RATE_LIMIT_CACHE_URL, "KEY_PREFIX": "faithaudit"}
-    if FAITHAUDIT_RATE_LIMIT_CACHE_URL
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "ratelimit"},
-}  # fmt: skip
+    "default": {"BACKEND": _LOCAL_MEMORY},
+    API_RATE_LIMIT_CACHE: (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": FAITHAUDIT_RATE_LIMIT_CACHE_URL,
+            "KEY_PREFIX": "faithaudit",
+        }
+        if FAITHAUDIT_RATE_LIMIT_CACHE_URL
+        else {"BACKEND": _LOCAL_MEMORY, "LOCATION": "ratelimit"}
+    ),
+}
 
 # Mail, for password reset: without EMAIL_HOST (or an EMAIL_BACKEND) nothing is sent and the
 # login page says to ask an administrator instead.
