@@ -24,6 +24,7 @@ from annotate.selectors import (
 )
 from annotate.services.claims import ClaimsError, claim_add, claim_edit, claims_split
 from annotate.services.labels import (
+    ClaimHeld,
     LabelError,
     LabelSaveConflict,
     label_save_and_next,
@@ -36,7 +37,7 @@ from annotate.services.projects import (
     membership_set,
 )
 from annotate.services.projects import project_create as project_create_service
-from annotate.services.queue import QueueError
+from annotate.services.queue import QueueError, claim_next_for_user
 from annotate.services.review import ReviewError, gold_adjudicate
 from api import schemas as s
 from api.problems import Problem, problem_handlers
@@ -932,6 +933,8 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
             note=payload.note,
             correct=payload.correct if payload.verdict != "SUPPORTED" else "",
         )
+    except ClaimHeld as error:
+        raise _claim_held(request, project, membership, str(error)) from None
     except (LabelError, QueueError) as error:
         raise _invalid(str(error), _label_error_field(str(error))) from None
     except LabelSaveConflict as error:
@@ -942,6 +945,24 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
         .get(claim_id=claim.pk, annotator=request.user)
     )
     return Status(201, _label_out(label))
+
+
+def _claim_held(request, project: Project, membership: Membership, why: str) -> Problem:
+    """409 for a save on a claim a colleague holds: the problem names the caller's next claim
+    (`next_claim`, reserved for them as the labelling screen would; null when their queue is
+    empty), so a client moves on instead of retrying."""
+    try:
+        following = claim_next_for_user(
+            project=project, user=request.user, stratum=membership.queue_stratum
+        )
+    except QueueError:
+        following = None
+    return Problem(
+        409,
+        f"{why} Label the claim given as next_claim instead.",
+        slug="claim-reserved",
+        extra={"next_claim": following.pk if following else None},
+    )
 
 
 def _label_error_field(message: str) -> str:
