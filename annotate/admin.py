@@ -1,5 +1,7 @@
+from django import forms
 from django.contrib import admin
 
+from annotate.forms import ProjectTextsLimited
 from annotate.models import (
     Answer,
     Claim,
@@ -23,8 +25,15 @@ class MembershipInline(admin.TabularInline):
     raw_id_fields = ["user"]
 
 
+class ProjectAdminForm(ProjectTextsLimited, forms.ModelForm):
+    class Meta:
+        model = Project
+        fields = "__all__"  # noqa: DJ007 - the admin edits every field
+
+
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectAdminForm
     list_display = ["name", "slug", "analysts_per_claim", "double_labelled_share", "created_at"]
     search_fields = ["name", "slug"]
     inlines = [MembershipInline]

@@ -1,15 +1,28 @@
 from django import forms
 
+from annotate.limits import project_text_problems
 from annotate.models import Project, Role
 
 
-class ProjectCreateForm(forms.ModelForm):
+class ProjectTextsLimited:
+    """A project form's description and guidelines held to the operator's limits
+    (`annotate.limits.project_text_problems`), each error on its field."""
+
+    def clean(self):
+        cleaned = super().clean()
+        texts = {f: cleaned[f] for f in ("description", "guidelines") if cleaned.get(f)}
+        for field, problem in project_text_problems(**texts).items():
+            self.add_error(field, problem)
+        return cleaned
+
+
+class ProjectCreateForm(ProjectTextsLimited, forms.ModelForm):
     class Meta:
         model = Project
         fields = ["name", "slug", "description"]
 
 
-class ProjectSettingsForm(forms.ModelForm):
+class ProjectSettingsForm(ProjectTextsLimited, forms.ModelForm):
     class Meta:
         model = Project
         fields = [

@@ -1,4 +1,5 @@
-"""The operator's size limits on one answer (config/settings.py, FAITHAUDIT_MAX_*).
+"""The operator's size limits on one answer and on a project's texts (config/settings.py,
+FAITHAUDIT_MAX_*).
 
 Read from settings at each use, so a changed setting (or a test's override) applies at once.
 The importers and the claim services check against these; the messages name the setting, so
@@ -19,6 +20,8 @@ class Limits:
     claim_chars: int
     claims_per_answer: int
     answers_per_file: int
+    description_chars: int
+    guidelines_chars: int
 
 
 SETTINGS = {
@@ -29,6 +32,8 @@ SETTINGS = {
     "claim_chars": "FAITHAUDIT_MAX_CLAIM_CHARS",
     "claims_per_answer": "FAITHAUDIT_MAX_CLAIMS_PER_ANSWER",
     "answers_per_file": "FAITHAUDIT_MAX_ANSWERS_PER_FILE",
+    "description_chars": "FAITHAUDIT_MAX_DESCRIPTION_CHARS",
+    "guidelines_chars": "FAITHAUDIT_MAX_GUIDELINES_CHARS",
 }
 
 
@@ -58,3 +63,28 @@ def count_message(count: int, most: int, noun: str, limit: str, holder: str = ""
         f"{holder + ' ' if holder else ''}has {count:,} {plural}; at most {most} {plural} are allowed"
         f" (operator setting {SETTINGS[limit]})"
     )
+
+
+# A project's texts, each with its limit and the words its message names it by.
+PROJECT_TEXTS = {
+    "description": ("description_chars", "The project's description is"),
+    "guidelines": ("guidelines_chars", "The guidelines are"),
+}
+
+
+def project_text_problems(**texts: str) -> dict[str, str]:
+    """The message for each of a project's texts (`description=`, `guidelines=`) over its
+    limit, by field; {} when all fit. Every writer of them checks here: the forms, the
+    services (so the API and any other caller), the admin."""
+    limits = limits_current()
+    problems = {}
+    for field, text in texts.items():
+        limit, subject = PROJECT_TEXTS[field]
+        most = getattr(limits, limit)
+        if text is not None and len(text) > most:
+            problems[field] = (
+                f"{subject} {len(text):,} characters long; at most {most:,} characters are "
+                f"allowed (operator setting {SETTINGS[limit]}). Shorten the text, or link to a "
+                "longer document."
+            )
+    return problems

@@ -360,8 +360,9 @@ def claim_locked_read_statement(
     *, claim_id: int, project_id: int, user_id: int, now
 ) -> tuple[str, list]:
     """The claim's counters, labels and gold, the user's reservations (on it, and live ones on
-    another claim of the project) and the user's reveal verdict, read under the claim's lock:
-    one row per label (at least one row when the claim is in the project).
+    another claim of the project), other analysts' live reservations on it and the user's
+    reveal verdict, read under the claim's lock: one row per label (at least one row when the
+    claim is in the project).
 
     Why raw: one statement for what the ORM read in four (four query compilations), in the
     lock's round trip ("save-and-next server p50 6.9 ms, 1 analyst, 100k claims; 16 analysts
@@ -389,6 +390,10 @@ def claim_locked_read_statement(
             EXISTS (
                 SELECT 1 FROM {reservations} r
                 WHERE r.claim_id = c.id AND r.user_id = %s AND r.ahead
+            ),
+            (
+                SELECT COUNT(*) FROM {reservations} r
+                WHERE r.claim_id = c.id AND r.user_id <> %s AND r.expires_at > %s
             )
         FROM {claims} c
         LEFT JOIN {golds} g ON g.claim_id = c.id
@@ -401,6 +406,8 @@ def claim_locked_read_statement(
         connection.ops.adapt_datetimefield_value(now),
         user_id,
         user_id,
+        user_id,
+        connection.ops.adapt_datetimefield_value(now),
         claim_id,
         project_id,
     ]

@@ -24,14 +24,20 @@ from annotate.selectors import (
 )
 from annotate.services.claims import ClaimsError, claim_add, claim_edit, claims_split
 from annotate.services.labels import (
+    ClaimHeld,
     LabelError,
     LabelSaveConflict,
     label_save_and_next,
     reveal_record,
 )
-from annotate.services.projects import MembershipError, membership_remove, membership_set
+from annotate.services.projects import (
+    MembershipError,
+    member_set_notice,
+    membership_remove,
+    membership_set,
+)
 from annotate.services.projects import project_create as project_create_service
-from annotate.services.queue import QueueError
+from annotate.services.queue import QueueError, claim_next_for_user
 from annotate.services.review import ReviewError, gold_adjudicate
 from api import schemas as s
 from api.problems import Problem, problem_handlers
@@ -231,6 +237,8 @@ def projects_create(request, payload: s.ProjectIn):
         )
     except PermissionDenied as error:
         raise Problem(403, str(error)) from None
+    except DjangoValidationError as error:  # a description over the operator's limit
+        raise _validation(error) from None
     except IntegrityError:
         raise _invalid(
             f"A project with slug {payload.slug!r} already exists.", "slug", 409
@@ -258,19 +266,25 @@ def members_list(request, slug: str):
 
 @api.put(
     "/projects/{slug}/members/{username}",
-    response={200: s.MemberOut, **WRITE_ERRORS},
+    response={200: s.MemberSetOut, **WRITE_ERRORS},
     tags=["projects"],
 )
 def members_set(request, slug: str, username: str, payload: s.MemberIn):
-    """Give an existing user a role (adding them); the same answer whether or not the user exists."""
+    """Give an existing, active user a role (adding them). The answer is the same, 200 with
+    the same body, whether the user exists and was given the role, exists but cannot be
+    added (deactivated), or does not exist: the reply tells nobody which usernames exist (as
+    the settings page's members form). The owner sees who was added in the members list, as
+    on the settings page; creating projects is staff-only in production."""
     project, _ = _project(request, slug, Role.OWNER)
     try:
-        membership = membership_set(project=project, username=username, role=payload.role)
-    except MembershipError as error:
+        membership_set(project=project, username=username, role=payload.role)
+    except MembershipError as error:  # about an existing member: the list shows them anyway
         raise _invalid(str(error), "role") from None
-    if membership is None:
-        raise Problem(404, "No such user can be added (check the username).")
-    return {"username": username, "role": membership.role}
+    return {
+        "username": username,
+        "role": payload.role,
+        "detail": member_set_notice(username=username, role=payload.role),
+    }
 
 
 @api.delete(
@@ -1007,6 +1021,8 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
             note=payload.note,
             correct=payload.correct if payload.verdict != "SUPPORTED" else "",
         )
+    except ClaimHeld as error:
+        raise _claim_held(request, project, membership, str(error)) from None
     except (LabelError, QueueError) as error:
         raise _invalid(str(error), _label_error_field(str(error))) from None
     except LabelSaveConflict as error:
@@ -1017,6 +1033,24 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
         .get(claim_id=claim.pk, annotator=request.user)
     )
     return Status(201, _label_out(label))
+
+
+def _claim_held(request, project: Project, membership: Membership, why: str) -> Problem:
+    """409 for a save on a claim a colleague holds: the problem names the caller's next claim
+    (`next_claim`, reserved for them as the labelling screen would; null when their queue is
+    empty), so a client moves on instead of retrying."""
+    try:
+        following = claim_next_for_user(
+            project=project, user=request.user, stratum=membership.queue_stratum
+        )
+    except QueueError:
+        following = None
+    return Problem(
+        409,
+        f"{why} Label the claim given as next_claim instead.",
+        slug="claim-reserved",
+        extra={"next_claim": following.pk if following else None},
+    )
 
 
 def _label_error_field(message: str) -> str:

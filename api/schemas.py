@@ -49,6 +49,14 @@ class MemberOut(Schema):
     role: str
 
 
+class MemberSetOut(Schema):
+    username: str
+    role: str = Field(description="The role asked for.")
+    detail: str = Field(
+        description="The same words whether or not an active user of that name exists."
+    )
+
+
 class MemberIn(Schema):
     role: Literal["owner", "lead", "analyst"]
 

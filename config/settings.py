@@ -129,12 +129,21 @@ FAITHAUDIT_PROJECT_CREATORS = (
 if FAITHAUDIT_PROJECT_CREATORS not in {"any", "staff"}:
     raise RuntimeError("FAITHAUDIT_PROJECT_CREATORS must be 'any' or 'staff'")
 
-# Sign-in lockout (django-axes): LOGIN_FAILURE_LIMIT failed sign-ins for one username, or from
-# one client address, lock that username or address out for LOGIN_COOLOFF_MINUTES, the right
-# password included; the login page and the admin's alike. A success resets the count.
+# Sign-in lockout (django-axes; issue 34's limits in config/auth.py, SignInLockoutHandler):
+# LOGIN_FAILURE_LIMIT failed sign-ins (or old passwords on the password-change form) for one
+# username from one client address, or LOGIN_USERNAME_FAILURE_LIMIT for the username from
+# anywhere, lock that username out for LOGIN_COOLOFF_MINUTES, the right password included; an
+# address is locked for everyone only after LOGIN_ADDRESS_FAILURE_LIMIT failures (high enough
+# for an office behind one NAT address, low enough to stop guessing across many usernames).
+# The login page and the admin's alike. A success forgives that username's failures.
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+LOGIN_USERNAME_FAILURE_LIMIT = int(
+    os.environ.get("LOGIN_USERNAME_FAILURE_LIMIT", str(AXES_FAILURE_LIMIT))
+)
+LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", "100"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = ["username", ["username", "ip_address"], "ip_address"]
+AXES_HANDLER = "config.auth.SignInLockoutHandler"
 AXES_RESET_ON_SUCCESS = True
 # Attempts made while locked out do not push the end of the lockout further away.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
@@ -145,6 +154,33 @@ AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip"
 LOGIN_CLIENT_IP_HEADER = os.environ.get("LOGIN_CLIENT_IP_HEADER", "").strip()
 AXES_VERBOSE = False
 AXES_SENSITIVE_PARAMETERS = ["csrfmiddlewaretoken"]
+
+# Issue 34's smaller mends: the limits on a project's texts (annotate/limits.py; a 5 MB
+# guidelines text made every labelling page 13.6 MB), and the cache the API's rate limit
+# counts in (api/ratelimit.py). Every web process must count in the same cache, or each
+# process grants a token the whole limit: Redis (FAITHAUDIT_RATE_LIMIT_CACHE_URL, by default
+# the Celery broker's Redis) where there is one, this process's memory otherwise (the demo).
+FAITHAUDIT_MAX_DESCRIPTION_CHARS = int(os.environ.get("FAITHAUDIT_MAX_DESCRIPTION_CHARS", "5000"))
+FAITHAUDIT_MAX_GUIDELINES_CHARS = int(os.environ.get("FAITHAUDIT_MAX_GUIDELINES_CHARS", "100000"))
+FAITHAUDIT_RATE_LIMIT_CACHE_URL = os.environ.get("FAITHAUDIT_RATE_LIMIT_CACHE_URL", "") or (
+    os.environ.get("CELERY_BROKER_URL", "")
+    if os.environ.get("CELERY_BROKER_URL", "").startswith(("redis://", "rediss://"))
+    else ""
+)
+API_RATE_LIMIT_CACHE = "ratelimit"
+_LOCAL_MEMORY = "django.core.cache.backends.locmem.LocMemCache"
+CACHES = {
+    "default": {"BACKEND": _LOCAL_MEMORY},
+    API_RATE_LIMIT_CACHE: (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": FAITHAUDIT_RATE_LIMIT_CACHE_URL,
+            "KEY_PREFIX": "faithaudit",
+        }
+        if FAITHAUDIT_RATE_LIMIT_CACHE_URL
+        else {"BACKEND": _LOCAL_MEMORY, "LOCATION": "ratelimit"}
+    ),
+}
 
 # Mail, for password reset: without EMAIL_HOST (or an EMAIL_BACKEND) nothing is sent and the
 # login page says to ask an administrator instead.

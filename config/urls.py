@@ -8,6 +8,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotate import urls as annotate_urls
 from api.routes import api as json_api
+from config.auth import OldPasswordLockoutView
 from interchange import urls as interchange_urls
 
 
@@ -37,7 +38,8 @@ def favicon(request):
 auth_urls = [
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("password/change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    # The old password counts towards the sign-in lockout (config/auth.py).
+    path("password/change/", OldPasswordLockoutView.as_view(), name="password_change"),
     path(
         "password/change/done/",
         auth_views.PasswordChangeDoneView.as_view(),

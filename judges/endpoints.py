@@ -94,10 +94,14 @@ class Endpoint:
             return ""
         return os.environ.get(self.api_key_env) or None
 
-    def describe(self) -> str:
-        """What a lead may see: the name and where it points, never the key's variable."""
-        models = f"; models {', '.join(self.models)}" if self.models else ""
-        return f"{self.name} ({self.base_url}{models})"
+    def describe(self, *, with_url: bool = False) -> str:
+        """What a project member may see: the name and its models, never the key's variable;
+        `with_url`, where it points too (for the project's owners only: a declared base URL
+        can name an internal host, which leads have no need to know)."""
+        about = [self.base_url] if with_url else []
+        if self.models:
+            about.append(f"models {', '.join(self.models)}")
+        return f"{self.name} ({'; '.join(about)})" if about else self.name
 
 
 def url_check(url: str) -> str:

@@ -10,14 +10,14 @@ from judges.prompts import (
 )
 
 
-def endpoint_help() -> str:
-    """What the endpoint field says: the declared endpoints with their caps, or how an
-    operator declares one."""
+def endpoint_help(*, with_urls: bool = False) -> str:
+    """What the endpoint field says: the declared endpoints with their caps (and base URLs,
+    `with_urls`: for a project's owners), or how an operator declares one."""
     declared = endpoints_declared()
     if not declared:
         return "None declared yet: only the offline baseline can judge. " + HOW_TO_DECLARE
     caps = "; ".join(
-        f"{e.describe()}: at most {e.timeout_seconds:g} s, {e.max_retries} retries, "
+        f"{e.describe(with_url=with_urls)}: at most {e.timeout_seconds:g} s, {e.max_retries} retries, "
         f"{e.max_concurrency} at a time"
         for e in declared.values()
     )
@@ -82,18 +82,20 @@ class JudgeForm(forms.Form):
             raise forms.ValidationError(problem)
         return text
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, show_urls: bool = False, **kwargs):
+        """`show_urls`: name the endpoints' base URLs (for the project's owners only)."""
         super().__init__(*args, **kwargs)
         declared = endpoints_declared()
         field = self.fields["endpoint"]
         field.widget.attrs.pop("maxlength", None)  # a select, not a text box
         field.widget.choices = [("", "— none (baseline) —")] + [
-            (name, endpoint.describe()) for name, endpoint in sorted(declared.items())
+            (name, endpoint.describe(with_url=show_urls))
+            for name, endpoint in sorted(declared.items())
         ]
         current = self.initial.get("endpoint") or (self.data.get("endpoint") if self.data else "")
         if current and current not in declared:  # keep an old, undeclared choice visible
             field.widget.choices.append((current, f"{current} (not declared)"))
-        field.help_text = endpoint_help()
+        field.help_text = endpoint_help(with_urls=show_urls)
 
 
 class RunStartForm(forms.Form):

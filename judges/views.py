@@ -28,6 +28,11 @@ from judges.split_jobs import split_job_start, split_job_start_by_rule
 from metrics.judge_agreement import run_agreement
 
 
+def _judge_form(membership, *args, **kwargs) -> JudgeForm:
+    """The judge form as this member may see it: endpoints' base URLs for owners only."""
+    return JudgeForm(*args, show_urls=membership.has_role(Role.OWNER), **kwargs)
+
+
 def _form_errors(form, exc: ValidationError) -> None:
     if hasattr(exc, "error_dict"):
         for field, errors in exc.message_dict.items():
@@ -49,13 +54,13 @@ def _judge_list_page(request, project, membership, form, status=200):
 @require_GET
 @project_view(Role.LEAD)
 def judge_list(request, project, membership):
-    return _judge_list_page(request, project, membership, JudgeForm())
+    return _judge_list_page(request, project, membership, _judge_form(membership))
 
 
 @require_POST
 @project_view(Role.LEAD)
 def judge_create(request, project, membership):
-    form = JudgeForm(request.POST)
+    form = _judge_form(membership, request.POST)
     if form.is_valid():
         try:
             judge = services.judge_create(project=project, **form.cleaned_data)
@@ -88,13 +93,20 @@ def _judge_detail_page(request, project, membership, judge, *, edit_form=None, s
         "runs": judge.runs.order_by("-created_at"),
         "canary_run": selectors.judge_latest_canary_run(judge=judge),
         "form": RunStartForm(),
-        "edit_form": edit_form or JudgeForm(initial={f: getattr(judge, f) for f in fields}),
+        "edit_form": edit_form
+        or _judge_form(membership, initial={f: getattr(judge, f) for f in fields}),
         "editing": edit_form is not None,
         "endpoint_problem": services.judge_endpoint_problem(judge),
-        "declared": endpoints_declared().get(judge.endpoint) if judge.endpoint else None,
+        "endpoint_shown": _endpoint_shown(judge, membership),
         "split_jobs": judge.split_jobs.select_related("answer")[:10],
     }
     return render(request, "judges/judge_detail.html", context, status=status)
+
+
+def _endpoint_shown(judge, membership) -> str:
+    """The judge's declared endpoint as this member may see it ("" when undeclared)."""
+    declared = endpoints_declared().get(judge.endpoint) if judge.endpoint else None
+    return declared.describe(with_url=membership.has_role(Role.OWNER)) if declared else ""
 
 
 @require_GET
@@ -108,7 +120,7 @@ def judge_detail(request, project, membership, judge_id: int):
 @project_view(Role.LEAD)
 def judge_update(request, project, membership, judge_id: int):
     judge = selectors.judge_get_for_project(project=project, judge_id=judge_id)
-    form = JudgeForm(request.POST)
+    form = _judge_form(membership, request.POST)
     if form.is_valid():
         try:
             services.judge_update(judge=judge, **form.cleaned_data)

@@ -1,5 +1,6 @@
-"""Signing in: failed sign-ins lock a username and a client address out for a cool-off (the
-login page's and the admin's), and users change or reset their own password."""
+"""Signing in: failed sign-ins lock a username out for a cool-off (the login page's and the
+admin's), a client address only after many more (an office shares one), and users change or
+reset their own password, its old password guessed no more often than at the login page."""
 
 import re
 from datetime import timedelta
@@ -21,6 +22,8 @@ WRONG = "not the password"
 def _limits(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.AXES_FAILURE_LIMIT = 5
+    settings.LOGIN_USERNAME_FAILURE_LIMIT = 5
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 100
     settings.AXES_COOLOFF_TIME = timedelta(minutes=15)
 
 
@@ -65,21 +68,62 @@ def test_the_username_is_locked_from_every_address():
     assert (response.status_code, signed_in) == (429, False)
 
 
-def test_the_address_is_locked_for_every_username():
-    victim, other = UserFactory(), UserFactory()
-    fail(victim.username, 5, address="10.0.0.1")
-    response, signed_in = sign_in(other.username, PASSWORD, address="10.0.0.1")
-    assert (response.status_code, signed_in) == (429, False)
-    # Another user from another address is not affected.
-    response, signed_in = sign_in(other.username, PASSWORD, address="10.0.0.2")
+def test_the_defaults_are_5_per_username_and_100_per_address_in_15_minutes():
+    from django.conf import settings as configured
+
+    assert configured.AXES_FAILURE_LIMIT == 5
+    assert configured.LOGIN_USERNAME_FAILURE_LIMIT == 5
+    assert configured.LOGIN_ADDRESS_FAILURE_LIMIT == 100
+    assert timedelta(minutes=15) == configured.AXES_COOLOFF_TIME
+
+
+def test_five_wrong_passwords_do_not_lock_out_colleagues_behind_the_same_address():
+    """Issue 34: one analyst mistyping five times locked out the whole office for 15 minutes."""
+    mistyper, colleague = UserFactory(), UserFactory()
+    fail(mistyper.username, 5, address="10.0.0.1")
+    assert sign_in(mistyper.username, PASSWORD, address="10.0.0.1")[0].status_code == 429
+    response, signed_in = sign_in(colleague.username, PASSWORD, address="10.0.0.1")
     assert (response.status_code, signed_in) == (302, True)
 
 
-def test_guessing_many_usernames_from_one_address_is_stopped():
-    users = [UserFactory() for _ in range(5)]
-    for user in users:
-        fail(user.username, 1, address="10.0.0.7")
-    response, signed_in = sign_in(users[0].username, PASSWORD, address="10.0.0.7")
+def fail_many(address: str, failures: int) -> list:
+    """`failures` wrong passwords from `address`, four per username (under every username's
+    limit); the users they went to."""
+    users = [UserFactory() for _ in range(-(-failures // 4))]
+    for number in range(failures):
+        fail(users[number // 4].username, 1, address=address)
+    return users
+
+
+def test_the_address_is_locked_for_everyone_at_its_own_limit_of_100():
+    fail_many("10.0.0.7", 99)
+    colleague = UserFactory()
+    # 99 failures from the office: a colleague still signs in, and that forgives only theirs.
+    assert sign_in(colleague.username, PASSWORD, address="10.0.0.7")[1]
+    fail(UserFactory().username, 1, address="10.0.0.7")  # the 100th
+    response, signed_in = sign_in(colleague.username, PASSWORD, address="10.0.0.7")
+    assert (response.status_code, signed_in) == (429, False)
+    assert "Too many failed sign-ins" in response.content.decode()
+    # The same user from another address is not affected.
+    assert sign_in(colleague.username, PASSWORD, address="10.0.0.8")[1]
+
+
+def test_guessing_many_usernames_from_one_address_is_stopped_at_the_address_limit():
+    users = fail_many("10.0.0.9", 100)  # 25 usernames, none at its own limit
+    response, signed_in = sign_in(users[0].username, PASSWORD, address="10.0.0.9")
+    assert (response.status_code, signed_in) == (429, False)
+    assert sign_in(users[0].username, PASSWORD, address="10.0.0.10")[1]
+
+
+def test_a_username_limit_above_the_pair_limit_locks_only_the_address_that_guessed(settings):
+    settings.LOGIN_USERNAME_FAILURE_LIMIT = 8
+    user = UserFactory()
+    fail(user.username, 5, address="10.0.0.1")  # the (username, address) pair's limit
+    assert sign_in(user.username, PASSWORD, address="10.0.0.1")[0].status_code == 429
+    assert sign_in(user.username, PASSWORD, address="10.0.0.2")[1]
+    fail(user.username, 4, address="10.0.0.3")
+    fail(user.username, 4, address="10.0.0.4")  # 8 from anywhere: the username's limit
+    response, signed_in = sign_in(user.username, PASSWORD, address="10.0.0.5")
     assert (response.status_code, signed_in) == (429, False)
 
 
@@ -198,3 +242,42 @@ def test_sign_ins_without_a_request_are_not_counted_and_do_not_fail(client):
         assert client.login(username=user.username, password=WRONG) is False
     assert client.login(username=user.username, password=PASSWORD) is True
     assert not AccessAttempt.objects.exists()
+
+
+def change_password(client, old: str):
+    new = "a brand new passphrase 42"
+    return client.post(
+        reverse("password_change"),
+        {"old_password": old, "new_password1": new, "new_password2": new},
+    )
+
+
+def test_wrong_old_passwords_lock_the_password_change_like_sign_ins():
+    """Issue 34: the password-change form allowed unlimited guesses of the old password."""
+    user = UserFactory()
+    client = Client(REMOTE_ADDR="10.0.0.1")
+    client.force_login(user)
+    for _ in range(4):
+        assert "incorrect" in change_password(client, WRONG).content.decode()
+    refused = change_password(client, WRONG)  # the fifth
+    assert refused.status_code == 429
+    assert "Your password cannot be changed for now" in refused.content.decode()
+    # Now even the right old password is refused, and the password is unchanged.
+    right = change_password(client, PASSWORD)
+    assert right.status_code == 429
+    assert 14 * 60 <= int(right["Retry-After"]) <= 15 * 60
+    user.refresh_from_db()
+    assert user.check_password(PASSWORD)
+    # The guesses counted as failed sign-ins: the login page is locked for the username too.
+    assert sign_in(user.username, PASSWORD, address="10.0.0.2")[0].status_code == 429
+
+
+def test_a_right_old_password_after_four_wrong_ones_changes_it():
+    user = UserFactory()
+    client = Client(REMOTE_ADDR="10.0.0.1")
+    client.force_login(user)
+    for _ in range(4):
+        assert change_password(client, WRONG).status_code == 200
+    assert change_password(client, PASSWORD).status_code == 302
+    user.refresh_from_db()
+    assert user.check_password("a brand new passphrase 42")

@@ -55,6 +55,12 @@ class LabelError(ValueError):
     """A label that cannot be saved as given; the message is for the analyst."""
 
 
+class ClaimHeld(LabelError):
+    """The claim is reserved for other analysts (live reservations) and has no room for one
+    more label: only they may label it now. The caller moves the analyst on to their next
+    claim; nothing was saved."""
+
+
 class LabelSaveConflict(RuntimeError):
     """The save lost to concurrent transactions `SAVE_TRIES` times; nothing of it was written.
 
@@ -294,6 +300,8 @@ class _LockedClaim:
     # ... and the queue served it: not only held for the screen rendered ahead (reached by j/k)
     served: bool
     holds_another: bool  # the user holds an unexpired reservation on another claim of the project
+    # other analysts' unexpired reservations on it (what the queue counts against its room)
+    others_holding: int
     revealed: str | None  # the user's verdict when the claim was first revealed to them
     # the stratified design's ActiveStratum rows, read in the same round trip (if asked)
     strata: list[tuple] | None = None
@@ -352,6 +360,7 @@ def _claim_lock(
         reserved=bool(first[7]),
         served=bool(first[7]) and not first[21],
         holds_another=bool(first[8]),
+        others_holding=int(first[22] or 0),
         revealed=first[9],
         strata=(results[strata_at] or []) if strata_at is not None else None,
     )
@@ -608,6 +617,14 @@ def _label_write(
                 f"This claim already has the {claim.labels_required} label"
                 f"{'s' if claim.labels_required != 1 else ''} it needs from other analysts; "
                 "your label was not saved. Take the next claim from your queue."
+            )
+        # The queue's own rule (annotate.services.queue): labels plus other analysts' live
+        # reservations never exceed the labels required. A claim reached outside the queue
+        # (j/k, a link, the API) while a colleague holds it is theirs until the reservation
+        # lapses; saving it anyway left the colleague's save refused, and their time lost.
+        if claim.label_count + locked.others_holding >= claim.labels_required:
+            raise ClaimHeld(
+                "A colleague has this claim reserved while they label it; your label was not saved."
             )
         complete_delta = _counters_add(batch, claim=claim, annotator=annotator, step=1)
     label = Label(

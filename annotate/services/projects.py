@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import F
 from django.http import Http404
 
+from annotate.limits import project_text_problems
 from annotate.models import Answer, Membership, Project, Role
 
 
@@ -24,9 +25,12 @@ def project_create_allowed(*, user) -> bool:
 
 @transaction.atomic
 def project_create(*, slug: str, name: str, owner, description: str = "") -> Project:
-    """A new project with `owner` as its owner; PermissionDenied if they may not create one."""
+    """A new project with `owner` as its owner; PermissionDenied if they may not create one,
+    ValidationError (by field) for a description over the operator's limit."""
     if not project_create_allowed(user=owner):
         raise PermissionDenied("Only staff may create projects here: ask an administrator.")
+    if problems := project_text_problems(description=description):
+        raise ValidationError(problems)
     project = Project.objects.create(slug=slug, name=name, description=description)
     Membership.objects.create(project=project, user=owner, role=Role.OWNER)
     return project
@@ -43,14 +47,17 @@ def project_answers_recount(*, project_ids) -> None:
 
 @transaction.atomic
 def membership_set(*, project: Project, username: str, role: str) -> Membership | None:
-    """Give the existing user `username` `role` in the project (adding them if need be).
+    """Give the existing, active user `username` `role` in the project (adding them if need
+    be).
 
-    None, and nothing written, when there is no such user: the caller answers the same either
-    way, so the members form cannot be used to find out which usernames exist.
+    None, and nothing written, when there is no such user or the account is deactivated (it
+    cannot sign in, so it cannot be added): the caller answers the same either way, with
+    `member_set_notice`, so the members form and the API cannot be used to find out which
+    usernames exist.
     """
     if role not in Role.values:
         raise MembershipError(f"Unknown role {role!r}.")
-    user = get_user_model().objects.filter(username=username).first()
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
     if user is None:
         return None
     membership, created = Membership.objects.select_for_update().get_or_create(
@@ -61,6 +68,14 @@ def membership_set(*, project: Project, username: str, role: str) -> Membership 
         membership.role = role
         membership.save(update_fields=["role"])
     return membership
+
+
+def member_set_notice(*, username: str, role: str) -> str:
+    """What the owner is told after `membership_set`, the same words whether or not the user
+    exists and could be added (no username oracle)."""
+    label = Role(role).label.lower()
+    article = "an" if label[0] in "aeiou" else "a"
+    return f"If a user called {username} exists, they are now {article} {label} of this project."
 
 
 @transaction.atomic
@@ -99,6 +114,9 @@ def project_settings_update(*, project: Project, **fields) -> Project:
     unknown = set(fields) - allowed
     if unknown:
         raise ValueError(f"Not a project setting: {', '.join(sorted(unknown))}")
+    texts = {f: fields[f] for f in ("description", "guidelines") if f in fields}
+    if problems := project_text_problems(**texts):
+        raise ValidationError(problems)
     # Read from the database: a ModelForm has already set the new value on `project`.
     counting_changed = "count_changed_after_reveal" in fields and fields[
         "count_changed_after_reveal"

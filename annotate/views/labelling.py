@@ -36,6 +36,7 @@ from annotate.selectors import (
     labelling_progress,
 )
 from annotate.services.labels import (
+    ClaimHeld,
     LabelError,
     LabelSaveConflict,
     label_last_save,
@@ -332,6 +333,8 @@ def label_claim_save(request, project, membership, claim_id: int):
             note=data["note"],
             correct=data["correct"] if data["verdict"] != Verdict.SUPPORTED else "",
         )
+    except ClaimHeld as error:
+        return _moved_on(request, project, membership, str(error))
     except (LabelError, QueueError, LabelSaveConflict) as error:
         claim = claim_get_for_project(project=project, claim_id=claim_id)
         status = 200 if request.htmx else 422
@@ -350,6 +353,18 @@ def label_claim_save(request, project, membership, claim_id: int):
     return trigger_client_event(
         response, "labelSaved", {"claim": claim_id, "verdict": label.verdict}
     )
+
+
+def _moved_on(request, project, membership, why: str):
+    """The analyst's next claim from their queue, with why their save was refused (a
+    colleague holds the claim): without JavaScript, by a redirect to it and a message."""
+    notice = f"{why} Here is the next claim from your queue."
+    if not request.htmx:
+        messages.warning(request, notice)
+        return redirect("annotate:label-next", slug=project.slug)
+    claim, error = _next(request, project, membership)
+    response = _screen(request, project, membership, claim, from_queue=True, error=error or notice)
+    return push_url(response, reverse("annotate:label-next", args=[project.slug]))
 
 
 _NOTHING_TO_UNDO = "There is no save of yours to undo."

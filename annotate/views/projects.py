@@ -25,6 +25,7 @@ from annotate.selectors import (
 from annotate.services.labels import reveal_record
 from annotate.services.projects import (
     MembershipError,
+    member_set_notice,
     membership_remove,
     membership_set,
     project_create,
@@ -166,12 +167,7 @@ def member_set(request, project, membership):
         try:
             membership_set(project=project, **form.cleaned_data)
             # The same words whether or not the user exists (no username oracle).
-            role = Role(form.cleaned_data["role"]).label.lower()
-            messages.success(
-                request,
-                f"If a user called {form.cleaned_data['username']} exists, they are now"
-                f" {'an' if role[0] in 'aeiou' else 'a'} {role} of this project.",
-            )
+            messages.success(request, member_set_notice(**form.cleaned_data))
         except MembershipError as error:
             messages.error(request, str(error))
     else:

@@ -60,7 +60,9 @@ def test_lead_creates_a_judge_on_a_declared_endpoint(lead_client, project, llm_e
         {"name": "local", "base_url": "http://127.0.0.1:9/v1", "models": ["gpt-x", "gpt-y"]}
     )
     form = lead_client.get(reverse("judges:judge-list", args=[project.slug])).content.decode()
-    assert '<option value="local">local (http://127.0.0.1:9/v1; models gpt-x, gpt-y)' in form
+    # A lead sees the endpoint's name and models; its base URL is for owners (issue 34).
+    assert '<option value="local">local (models gpt-x, gpt-y)' in form
+    assert "127.0.0.1:9" not in form
     response = lead_client.post(url, {**base, "name": "bad", "endpoint": "local", "model": "z"})
     assert response.status_code == 400
     assert "&#x27;z&#x27; is not one of them" in response.content.decode()
@@ -74,7 +76,8 @@ def test_lead_creates_a_judge_on_a_declared_endpoint(lead_client, project, llm_e
     assert "SUPPORTED, CONTRADICTED, or NOT_MENTIONED" in judge.verify_prompt
     page = lead_client.get(response["Location"]).content.decode()
     assert judge.prompt_version in page
-    assert "local (http://127.0.0.1:9/v1" in page
+    assert "local (models gpt-x, gpt-y)" in page
+    assert "127.0.0.1:9" not in page
 
     blank = {**base, "timeout_seconds": "", "max_retries": "", "max_concurrency": ""}
     response = lead_client.post(url, {**blank, "name": "capped", "endpoint": "local"})

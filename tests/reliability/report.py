@@ -50,6 +50,11 @@ SECURITY = {
     "tests/annotate/test_export_injection.py": "CSV formula injection, download names",
     "tests/annotate/test_project_creators.py": "who may create projects, members without a username oracle",
     "tests/test_signin.py": "sign-in lockout, password change and reset",
+    "tests/annotate/test_project_text_limits.py": "project description and guidelines limits",
+    "tests/api/test_members.py": "members API without a username oracle",
+    "tests/annotate/test_reserved_claims.py": "reserved claims saved only by their holder",
+    "tests/api/test_ratelimit_shared.py": "API rate limit shared by every process (Redis)",
+    "tests/judges/test_endpoint_urls.py": "endpoint base URLs for project owners only",
     "tests/test_request_charset.py": "non-UTF-8 form posts",
     "tests/api/test_strict_json.py": "API responses are JSON (no NaN, no Infinity)",
     "tests/browser/test_csp_browser.py": "Content-Security-Policy in the browser",
@@ -132,6 +137,58 @@ def blindness_section(figures: dict) -> list[str]:
         count = f"; {n} responses flagged" if n else ""
         lines.append(f"- {leak}{count} (`{test}`)")
     return [*lines, "", BLINDNESS_RESIDUAL]
+
+
+# What each of issue 34's smaller mends tried and found, written by hand (the tests above
+# re-check it on every run; the figures are theirs).
+MENDS = """\
+## Mends (issue 34, item 4)
+
+**Project texts.** A 61-character guidelines text against a limit of 60 was posted on the
+settings page, through the admin and the services, and a 41-character description against 40 on
+the new-project page and `POST /api/v1/projects`: every path refused it with the field and the
+setting named (`FAITHAUDIT_MAX_GUIDELINES_CHARS`, `FAITHAUDIT_MAX_DESCRIPTION_CHARS`) and wrote
+nothing; exactly at the limit was saved. Defaults 100,000 and 5,000 characters. Measured on
+SQLite, test client: the labelling page is 11.7 KB with no guidelines, 111.6 KB and 30 ms with
+100,000 characters (the most now allowed), 5.0 MB and 1.1 s with 5,000,000 (no longer possible).
+(`tests/annotate/test_project_text_limits.py`)
+
+**Members without a username oracle.** `PUT …/members/<name>` for an existing user, a
+deactivated one and a name nobody has: 200 and the same body all three times (it was 404 "No
+such user" for the last); only the active user was added. The members form answered the three
+alike too, and no longer adds a deactivated account. (`tests/api/test_members.py`)
+
+**Reserved claims.** Claim reserved for analyst A; analyst B saved it through the service, the
+labelling screen (htmx and without JavaScript) and the API: refused each time with the reason,
+B given his own next claim (the API's 409 names it as `next_claim`, reserved for him), 0 labels
+written by B; A's save then succeeded (before, B's save was taken and A's refused with 422).
+Once A's reservation lapsed B could save; a claim needing two labels took B's beside A's.
+Checked on SQLite and PostgreSQL. (`tests/annotate/test_reserved_claims.py`)
+
+**Sign-in lockout.** Five wrong passwords by one user from an address: that username locked
+(429), a colleague at the same address signed in (before: locked out for 15 minutes). 99 failures
+from one address spread over 25 usernames: a colleague still signed in, and that success did not
+clear the others' failures; the 100th locked the address for everyone (429), not other
+addresses. With the username limit raised to 8, five failures locked only the (username,
+address) pair; eight from anywhere locked the username. Password change: four wrong old
+passwords then the right one changed it; five wrong ones gave 429, after which the right one was
+refused too (password unchanged) and the login page was locked for that username.
+(`tests/test_signin.py`)
+
+**Shared rate limit.** A second process configured from the environment as deployed
+(`FAITHAUDIT_RATE_LIMIT_CACHE_URL`, Redis) spent 3 of a token's 5 requests; this process then
+got 2 and the third was refused with the seconds to wait (before, each process counted alone:
+N processes, N times the limit). Two clients alternating on one token through the API: 200 five
+times, then 429. The count sits in `caches["ratelimit"]`, not the default cache. With Redis
+unreachable, requests went through with a logged warning. Settings checked in fresh processes:
+the broker's Redis by default, the cache URL when set, local memory with neither.
+(`tests/api/test_ratelimit_shared.py`)
+
+**Endpoint URLs.** An endpoint declared at `http://10.20.30.40:8000/v1`: a lead's judge list,
+judge page and refused judge form named it "internal (models m1)" with no URL; the project
+owner's showed the URL; the API's judge list names only the endpoint.
+(`tests/judges/test_endpoint_urls.py`)
+"""
 
 
 def security_figures(rows: dict) -> dict:
@@ -223,6 +280,8 @@ def render(outcomes: dict, figures: dict, *, command: str, seconds: float) -> st
         f"REQUIRE_SERVICES={os.environ.get('REQUIRE_SERVICES', '0')}",
         f"- tests: {passed} passed, {len(failed)} failed, {len(skipped)} skipped "
         f"in {seconds:.0f} s",
+        "",
+        *MENDS.splitlines(),
         "",
         "## Figures",
         "",
