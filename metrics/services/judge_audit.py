@@ -429,6 +429,10 @@ def _calibration_fields(
     }
     if judged.weights is not None and audited.any():
         _not_under_design(fields)
+    elif audited.any():
+        shares = _expansion(judged)
+        if shares is not None and np.ptp(shares) > 1e-12 * float(np.max(shares)):
+            _not_under_design(fields, NOT_UNDER_STRATA)
     return fields, crc_inputs
 
 
@@ -439,15 +443,21 @@ NOT_UNDER_DESIGN = (
 )
 
 
-def _not_under_design(fields: dict) -> None:
-    """Calibration, ECE, the frontier and conformal risk control under an active design: not
-    shown, with the reason (issue 33) — each is an unweighted average over the audited claims,
+NOT_UNDER_STRATA = (
+    "not shown: the design strata were audited at different rates, and this figure has no "
+    "design-weighted version yet (unweighted, it would over-represent the strata audited most)"
+)
+
+
+def _not_under_design(fields: dict, reason: str = NOT_UNDER_DESIGN) -> None:
+    """Calibration, ECE, the frontier and conformal risk control under an active design, or
+    strata audited at different rates: not shown, with the reason (issue 33) — each is an unweighted average over the audited claims,
     and CRC's guarantee needs them exchangeable with the rest, which unequal π breaks."""
     fields["ece"] = dict.fromkeys(fields["ece"], None)
-    fields["calibration"] = {**fields["calibration"], "not_computed": NOT_UNDER_DESIGN}
+    fields["calibration"] = {**fields["calibration"], "not_computed": reason}
     fields["frontier"] = []
-    fields["frontier_not_computed"] = NOT_UNDER_DESIGN
-    fields["crc"] = {**fields["crc"], "not_computed": NOT_UNDER_DESIGN}
+    fields["frontier_not_computed"] = reason
+    fields["crc"] = {**fields["crc"], "not_computed": reason}
 
 
 def _failures(data: _Data, judged: _Judged) -> dict:

@@ -207,3 +207,40 @@ def test_the_stratified_queue_designs_stratum_is_the_labels_design_stratum():
     }
     # Hand: equal N_h -> 0.5 · 1/4 + 0.5 · 9/10 (the unweighted 10/14 would be 0.714).
     assert report["faithfulness"]["pooled"]["value"] == pytest.approx(0.5 * 0.25 + 0.5 * 0.9)
+
+
+def _stratified_judged(audited_in_b: int):
+    """Two file strata of 20 one-claim answers, stratum a audited whole, b `audited_in_b`;
+    every claim judged with a confidence."""
+    project = ProjectFactory()
+    a = _claims(project, 1, 20)
+    b = _claims(project, 1, 20)
+    for claims, name in ((a, "a"), (b, "b")):
+        for claim in claims:
+            claim.stratum = name
+            claim.save(update_fields=["stratum"])
+    _gold(a, [S] * 15 + [N] * 5)
+    _gold(b[:audited_in_b], ([S, N] * 10)[:audited_in_b])
+    judge = JudgeFactory(project=project, name="j", model="m-1")
+    run = JudgeRunFactory(judge=judge, prompt_version="p-1", model="m-1")
+    for i, claim in enumerate(a + b):
+        JudgeVerdict.objects.create(
+            run=run, claim=claim, verdict=S if i % 3 else N, confidence=0.3 + 0.6 * (i % 3) / 2
+        )
+    return report_compute(project=project, judge=judge)["judge"]
+
+
+def test_calibration_is_not_shown_when_strata_were_audited_at_different_rates():
+    """Stratum a audited whole, b at a quarter: an unweighted calibration curve would speak for
+    a; it is not shown, with the reason. Both audited whole: it is shown as before."""
+    from metrics.services.judge_audit import NOT_UNDER_STRATA
+
+    unequal = _stratified_judged(5)
+    assert unequal["calibration"]["not_computed"] == NOT_UNDER_STRATA
+    assert unequal["frontier"] == []
+    assert unequal["frontier_not_computed"] == NOT_UNDER_STRATA
+    assert unequal["crc"]["not_computed"] == NOT_UNDER_STRATA
+    assert set(unequal["ece"].values()) == {None}
+    equal = _stratified_judged(20)
+    assert not equal["calibration"]["not_computed"]
+    assert any(value is not None for value in equal["ece"].values())
