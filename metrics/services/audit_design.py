@@ -589,3 +589,18 @@ def design_name_sentence(design: AuditDesign) -> str:
             "inclusion probability left out."
         )
     return text
+
+
+def audited_unequally(judged) -> bool:
+    """Whether the audited claims stand for unequal numbers of the project's claims: labels
+    drawn with unequal π (the active queue), or design strata audited at different rates
+    (n_h/N_h differ). The figures with no design-weighted version (calibration, ECE, the
+    frontier, CRC, the per-category corrections) are then not shown as the headline's."""
+    if judged.weights is not None:
+        return True
+    strata = judged.strata[judged.audited]
+    codes, counts = np.unique(strata, return_counts=True)
+    if codes.size <= 1:
+        return False
+    rates = counts / np.array([judged.sizes[code] for code in codes], dtype=float)
+    return bool(np.ptp(rates) > 1e-12 * rates.max())

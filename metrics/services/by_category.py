@@ -12,6 +12,7 @@ import numpy as np
 
 from annotate.models import RiskCategory
 from metrics import stats
+from metrics.services.audit_design import audited_unequally
 from metrics.services.common import SUPPORTED
 from metrics.services.inputs import _Data
 from metrics.stats import heterogeneity
@@ -178,14 +179,20 @@ def _by_category(data: _Data, judged) -> dict:
     )
     equality.update({"p_value": p_value, "differ": differ, "alpha": heterogeneity.EQUALITY_ALPHA})
     rg, ppi = _per_category_estimates(cats, risk, judged, judge_s, audited_rates)
-    weighted = judged.weights is not None
+    unequal = audited_unequally(judged)
     return {
         "categories": rows,
         "equality": equality,
-        # under an active design the per-category figures are unweighted: never the headline
-        "correction": "per_category" if differ and not weighted else "pooled",
+        # under an unequal design the per-category figures are unweighted: never the headline
+        "correction": "per_category" if differ and not unequal else "pooled",
         "per_category": {"debiased_faithfulness": rg, "ppi_faithfulness": ppi},
-        "not_under_design": PER_CATEGORY_NOT_UNDER_DESIGN if weighted else None,
+        "not_under_design": (
+            None
+            if not unequal
+            else PER_CATEGORY_NOT_UNDER_DESIGN
+            if judged.weights is not None
+            else PER_CATEGORY_NOT_UNDER_STRATA
+        ),
     }
 
 
@@ -193,6 +200,11 @@ PER_CATEGORY_NOT_UNDER_DESIGN = (
     "Per-category rates and corrections are unweighted, and the labels were drawn by the active "
     "queue with unequal probabilities: they are shown for reading, and the headline keeps the "
     "design-weighted pooled correction."
+)
+PER_CATEGORY_NOT_UNDER_STRATA = (
+    "Per-category rates and corrections are unweighted, and the design strata were audited at "
+    "different rates: they are shown for reading, and the headline keeps the design-weighted "
+    "pooled correction."
 )
 
 

@@ -11,7 +11,13 @@ import pandas as pd
 from annotate.models import RiskCategory
 from judges.models import Judge
 from metrics import stats
-from metrics.services.audit_design import design_rate, estimate_fields, fpc_on, named_strata
+from metrics.services.audit_design import (
+    audited_unequally,
+    design_rate,
+    estimate_fields,
+    fpc_on,
+    named_strata,
+)
 from metrics.services.by_category import category_correction
 from metrics.services.calibration import _calibration
 from metrics.services.common import (
@@ -427,12 +433,10 @@ def _calibration_fields(
         "frontier_not_computed": calibration["detail"]["not_computed"],
         "crc": calibration["crc"],
     }
-    if judged.weights is not None and audited.any():
-        _not_under_design(fields)
-    elif audited.any():
-        shares = _expansion(judged)
-        if shares is not None and np.ptp(shares) > 1e-12 * float(np.max(shares)):
-            _not_under_design(fields, NOT_UNDER_STRATA)
+    if audited.any() and audited_unequally(judged):
+        _not_under_design(
+            fields, NOT_UNDER_DESIGN if judged.weights is not None else NOT_UNDER_STRATA
+        )
     return fields, crc_inputs
 
 

@@ -233,14 +233,19 @@ def _stratified_judged(audited_in_b: int):
 def test_calibration_is_not_shown_when_strata_were_audited_at_different_rates():
     """Stratum a audited whole, b at a quarter: an unweighted calibration curve would speak for
     a; it is not shown, with the reason. Both audited whole: it is shown as before."""
+    from metrics.services.by_category import PER_CATEGORY_NOT_UNDER_STRATA
     from metrics.services.judge_audit import NOT_UNDER_STRATA
 
     unequal = _stratified_judged(5)
+    by_category = unequal["error_rates_by_risk_category"]
+    assert by_category["not_under_design"] == PER_CATEGORY_NOT_UNDER_STRATA
+    assert by_category["correction"] == "pooled"
     assert unequal["calibration"]["not_computed"] == NOT_UNDER_STRATA
     assert unequal["frontier"] == []
     assert unequal["frontier_not_computed"] == NOT_UNDER_STRATA
     assert unequal["crc"]["not_computed"] == NOT_UNDER_STRATA
     assert set(unequal["ece"].values()) == {None}
     equal = _stratified_judged(20)
+    assert equal["error_rates_by_risk_category"]["not_under_design"] is None
     assert not equal["calibration"]["not_computed"]
     assert any(value is not None for value in equal["ece"].values())
