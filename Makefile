@@ -19,6 +19,7 @@ $(BIN)/.installed: pyproject.toml requirements.lock
 install: $(BIN)/.installed
 
 run: install
+	mkdir -p staticfiles  # WhiteNoise warns at start when STATIC_ROOT is missing
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_load --address $(HOST):$(PORT)
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)

@@ -261,9 +261,11 @@ API_RATE_WINDOW = int(os.environ.get("FAITHAUDIT_API_RATE_WINDOW", "60"))
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 
 # Celery: without a broker, tasks run in-process (the demo); with one, on workers.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+# In-process, the broker is kombu's in-memory transport, named with a host so kombu does not
+# warn "No hostname was supplied" on every start of the demo.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "") or "memory://localhost/"
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "") or None
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_ALWAYS_EAGER = not os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
