@@ -49,6 +49,18 @@ ROUTES = {
     ("PUT", "/api/v1/projects/{slug}/members/{username}"): ("owner", {"role": "analyst"}),
     ("DELETE", "/api/v1/projects/{slug}/members/{username}"): ("owner", None),
     ("POST", "/api/v1/projects/{slug}/answers"): ("lead", [native_answer(77)]),
+    ("POST", "/api/v1/projects/{slug}/preferences"): (
+        "lead",
+        [
+            {
+                "question_id": "q1",
+                "system_a": "rag@1",
+                "system_b": "rag@2",
+                "annotator": "x",
+                "preference": "B",
+            }
+        ],
+    ),
     ("GET", "/api/v1/projects/{slug}/report"): ("lead", None),
     ("POST", "/api/v1/projects/{slug}/report/snapshots"): ("lead", None),
     ("GET", "/api/v1/projects/{slug}/report/snapshots/{snapshot_id}"): ("lead", None),

@@ -133,5 +133,8 @@ def test_ci_pipeline_push_split_judge_report_gate(live_server, celery_worker, se
         ).json()
         assert gate["pass"] is True
         assert gate["interval"][0] <= gate["figure"] <= gate["interval"][1]
-        impossible = http.get(f"{base}/gate", params={"min": 1.01, "judge": "base"}).json()
+        impossible = http.get(f"{base}/gate", params={"min": 1.0, "judge": "base"}).json()
         assert impossible["pass"] is False
+        nonsense = http.get(f"{base}/gate", params={"min": 1.01, "judge": "base"})
+        assert nonsense.status_code == 422  # a rate's threshold lies in [0, 1]
+        assert nonsense.json()["errors"][0]["field"] == "min"
