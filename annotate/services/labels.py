@@ -13,6 +13,7 @@ from annotate import sql
 from annotate.models import (
     EVIDENCE_SPANS_MAX,
     Claim,
+    ClaimSkip,
     EvidenceSpan,
     Label,
     LabelHistory,
@@ -801,6 +802,22 @@ def _last_save(*, user, project: Project) -> LabelHistory | None:
 def label_last_save(*, user, project: Project) -> LabelHistory | None:
     """The save `label_undo` would revert now (the label's state after it), or None."""
     return _last_save(user=user, project=project)
+
+
+def undo_target(*, user, project: Project) -> LabelHistory | ClaimSkip | None:
+    """What undo takes back now: `user`'s most recent action in `project` not yet undone,
+    their last save (`label_undo`) or their last standing skip (`claim_skip_undo`),
+    whichever came later; None when there is neither."""
+    save = _last_save(user=user, project=project)
+    skip = (
+        ClaimSkip.objects.filter(user=user, claim__project=project)
+        .select_related("claim")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if skip is not None and (save is None or skip.created_at > save.changed_at):
+        return skip
+    return save
 
 
 @transaction.atomic

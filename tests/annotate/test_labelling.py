@@ -181,7 +181,9 @@ def test_undo_with_htmx_shows_the_undone_claim_again(client):
     client.post(save_url(project, claims[0]), {"verdict": "NOT_IN_PILE"}, **HTMX)
     response = client.post(reverse("annotate:label-undo", args=[project.slug]), **HTMX)
     html = response.content.decode()
-    assert "Undone: your NOT_IN_PILE label on “Refunds go to the card within 14 days.”" in html
+    assert (
+        "Label undone: your NOT_IN_PILE label on “Refunds go to the card within 14 days.”" in html
+    )
     assert f'data-claim-id="{claims[0].pk}"' in html
     assert not Label.objects.exists()
     assert Reservation.objects.filter(user=user, claim=claims[0]).exists()
@@ -197,7 +199,7 @@ def test_undo_without_htmx_redirects_to_the_undone_claim(client):
         "annotate:label-claim", args=[project.slug, claims[0].pk]
     )
     nothing = client.post(reverse("annotate:label-undo", args=[project.slug]), follow=True)
-    assert "no save of yours to undo" in nothing.content.decode()
+    assert "no save or skip of yours to undo" in nothing.content.decode()
 
 
 def test_moving_within_the_answer_and_labelling_off_queue_is_recorded(client):

@@ -160,7 +160,7 @@ def test_three_claims_of_one_answer_labelled_with_the_keyboard_alone(browser_pag
     notice = page.locator(".label-notice")
     notice.wait_for()
     assert notice.inner_text().startswith(
-        "Undone: your NOT_IN_PILE label on “Late fees are 20 cents a day.”"
+        "Label undone: your NOT_IN_PILE label on “Late fees are 20 cents a day.”"
     )
     assert page.locator("input[name=verdict][value=NOT_IN_PILE]").is_checked()
     assert page.get_by_test_id("my-count").inner_text() == "2"
