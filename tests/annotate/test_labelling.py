@@ -517,3 +517,27 @@ def test_an_llm_split_of_an_unreadable_answer_id_is_not_a_server_error(client):
             reverse("judges:split-start", args=[project.slug]), {"answer": answer}
         )
         assert response.status_code < 500
+
+
+def test_a_typed_quote_without_its_passage_is_found_in_the_pile(client):
+    project, user, claims, (_, second) = build()
+    logged_in(client, user).post(
+        save_url(project, claims[1]), {"verdict": "CONTRADICTED", "quote": "No cash back."}, **HTMX
+    )
+    label = Label.objects.get()
+    assert label.evidence_passage == second
+    assert (label.evidence_start, label.evidence_end) == (0, len("No cash back."))
+
+
+def test_a_typed_quote_in_no_passage_is_refused_as_not_found_in_the_pile(client):
+    project, user, claims, _ = build()
+    response = logged_in(client, user).post(
+        save_url(project, claims[1]),
+        {"verdict": "CONTRADICTED", "quote": "Cash refunds take a week."},
+        **HTMX,
+    )
+    html = response.content.decode()
+    assert "not found in any passage of the pile" in html
+    assert "Which passage is the quote from?" not in html
+    assert "Cash refunds take a week.</textarea>" in html  # the form is kept
+    assert not Label.objects.exists()
