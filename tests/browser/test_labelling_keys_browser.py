@@ -102,5 +102,6 @@ def test_p_goes_to_the_pile_o_skips_and_the_keys_are_listed(browser_page, screen
     page.keyboard.press("Enter")
     page.wait_for_function(SHOWN, arg=claims[1].text)
     assert "Skipped “Refunds take 14 days.”" in page.locator(".label-notice").inner_text()
+    page.wait_for_selector(f'#screen[data-claim-id="{claims[1].pk}"][data-following-ready]')
     skip = ClaimSkip.objects.get(user=user)
     assert (skip.claim, skip.reason) == (claims[0], ClaimSkip.Reason.NOT_ATOMIC)
