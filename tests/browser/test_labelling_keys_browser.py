@@ -85,8 +85,8 @@ def test_p_goes_to_the_pile_o_skips_and_the_keys_are_listed(browser_page, screen
 
     page.keyboard.press("?")
     help_text = page.locator("#key-help").inner_text()
-    for line in ("q\tInto the quote box", "p\tInto the pile", "o\tSkip this claim"):
-        assert line.split("\t")[1] in help_text
+    for line in ("q\nInto the quote box", "p\nInto the pile", "o\nSkip this claim"):
+        assert line in help_text
     page.keyboard.press("Escape")
 
     page.keyboard.press("p")
