@@ -13,6 +13,7 @@ from annotate import sql
 from annotate.models import (
     EVIDENCE_SPANS_MAX,
     Claim,
+    ClaimSkip,
     EvidenceSpan,
     Label,
     LabelHistory,
@@ -158,10 +159,11 @@ def label_evidence_from_browser(
 
     The browser sends UTF-16 offsets (JavaScript strings); they are converted against the
     passage text. Without offsets (a quote typed or pasted with JavaScript off) the quote is
-    looked up in the passage. No passage and no quote: no evidence. `more`: the spans after the
-    first, each a dict with the same four keys (`passage_id`, `start_utf16`, `end_utf16`,
-    `quote`); they come back as `more`, a list of `label_save`'s span dicts. When the first
-    span is empty the second takes its place. Every passage is read in one query.
+    looked up in the passage; without a passage, in the whole pile in rank order. No passage
+    and no quote: no evidence. `more`: the spans after the first, each a dict with the same
+    four keys (`passage_id`, `start_utf16`, `end_utf16`, `quote`); they come back as `more`,
+    a list of `label_save`'s span dicts. When the first span is empty the second takes its
+    place. The passages are read in one query (two when a quote came without its passage).
     """
     sent = [
         {"passage_id": passage_id, "start_utf16": start_utf16, "end_utf16": end_utf16,
@@ -182,8 +184,13 @@ def label_evidence_from_browser(
         passage.pk: passage
         for passage in Passage.objects.filter(pk__in=ids, answer_id=claim.answer_id)
     }
+    # A quote typed without its passage (the pile's other page, JavaScript off) is looked up
+    # in the whole pile, in rank order.
+    pile = []
+    if any(span["passage_id"] is None and span["quote"] for span in sent):
+        pile = list(Passage.objects.filter(answer_id=claim.answer_id).order_by("rank", "pk"))
     spans = [
-        _span_from_browser(passages, **span, name=_span_name(number, len(sent)))
+        _span_from_browser(passages, pile, **span, name=_span_name(number, len(sent)))
         for number, span in enumerate(sent, start=1)
     ]
     return {**spans[0], "more": spans[1:]}
@@ -191,6 +198,7 @@ def label_evidence_from_browser(
 
 def _span_from_browser(
     passages: dict,
+    pile: list,
     *,
     passage_id: int | None,
     start_utf16: int | None,
@@ -199,7 +207,15 @@ def _span_from_browser(
     name: str,
 ) -> dict:
     if passage_id is None:
-        raise LabelError(f"{name}Which passage is the quote from? Select it in the pile.")
+        if not quote:
+            raise LabelError(f"{name}Which passage is the quote from? Select it in the pile.")
+        passage = next(
+            (p for p in pile if quote_locate(passage_text=p.text, quote=quote) is not None), None
+        )
+        if passage is None:
+            raise LabelError(f"{name}The quote {quote!r} is not found in any passage of the pile.")
+        passage_id, start_utf16, end_utf16 = passage.pk, None, None
+        passages = {passage.pk: passage}
     passage = passages.get(passage_id)
     if passage is None:
         raise LabelError(f"{name}The quoted passage is not in this answer's pile.")
@@ -801,6 +817,22 @@ def _last_save(*, user, project: Project) -> LabelHistory | None:
 def label_last_save(*, user, project: Project) -> LabelHistory | None:
     """The save `label_undo` would revert now (the label's state after it), or None."""
     return _last_save(user=user, project=project)
+
+
+def undo_target(*, user, project: Project) -> LabelHistory | ClaimSkip | None:
+    """What undo takes back now: `user`'s most recent action in `project` not yet undone,
+    their last save (`label_undo`) or their last standing skip (`claim_skip_undo`),
+    whichever came later; None when there is neither."""
+    save = _last_save(user=user, project=project)
+    skip = (
+        ClaimSkip.objects.filter(user=user, claim__project=project)
+        .select_related("claim")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if skip is not None and (save is None or skip.created_at > save.changed_at):
+        return skip
+    return save
 
 
 @transaction.atomic

@@ -452,6 +452,24 @@ def claim_skip(*, project: Project, user, claim_id: int, reason: str, note: str 
     return skip
 
 
+@transaction.atomic
+def claim_skip_undo(*, user, project: Project, skip_id: int) -> Claim | None:
+    """Take back `user`'s skip `skip_id`: the claim returns to their queue and, if the quota
+    leaves room, is held for them. None when the skip is gone already (a lead sent it back)."""
+    skip = (
+        ClaimSkip.objects.select_for_update()
+        .select_related("claim")
+        .filter(user=user, claim__project=project, pk=skip_id)
+        .first()
+    )
+    if skip is None:
+        return None
+    claim = skip.claim
+    skip.delete()
+    claim_reserve(claim=claim, user=user)
+    return claim
+
+
 def claim_skip_return(*, project: Project, skip_id: int) -> None:
     """A lead sends a skipped claim back into the analyst's queue."""
     from django.http import Http404

@@ -39,12 +39,18 @@ from annotate.services.labels import (
     ClaimHeld,
     LabelError,
     LabelSaveConflict,
-    label_last_save,
     label_save_and_next,
     label_undo,
     reveal_record,
+    undo_target,
 )
-from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve, claim_skip
+from annotate.services.queue import (
+    QueueError,
+    claim_next_for_user,
+    claim_reserve,
+    claim_skip,
+    claim_skip_undo,
+)
 
 # The largest numbers a save may carry: a passage id (a 64-bit key) and a UTF-16 offset into
 # a passage (32-bit; passages are far shorter). Larger ones are refused with the field named,
@@ -367,7 +373,7 @@ def _moved_on(request, project, membership, why: str):
     return push_url(response, reverse("annotate:label-next", args=[project.slug]))
 
 
-_NOTHING_TO_UNDO = "There is no save of yours to undo."
+_NOTHING_TO_UNDO = "There is no save or skip of yours to undo."
 
 
 def _undo_notice(target: LabelHistory) -> tuple[str, dict | None]:
@@ -399,12 +405,13 @@ def _undo_notice(target: LabelHistory) -> tuple[str, dict | None]:
             )
         quoted = f" with the quote “{Truncator(target.evidence_quote).chars(60)}”"
         return (
-            f"Undone: your {verdict} label{quoted if target.evidence_quote else ''} on "
+            f"Label undone: your {verdict} label{quoted if target.evidence_quote else ''} on "
             f"“{claim_text}”; the form holds it again: save it as it is or changed, or move on.",
             values,
         )
     return (
-        f"Undone: your change to {verdict} on “{claim_text}”; your label is as it was before.",
+        f"Label undone: your change to {verdict} on “{claim_text}”; your label is as it was "
+        "before.",
         None,
     )
 
@@ -412,7 +419,10 @@ def _undo_notice(target: LabelHistory) -> tuple[str, dict | None]:
 @require_POST
 @project_view(Role.ANALYST)
 def label_last_undo(request, project, membership):
-    target = label_last_save(user=request.user, project=project)
+    """Undo the analyst's most recent action, a save or a skip (`undo_target`)."""
+    target = undo_target(user=request.user, project=project)
+    if isinstance(target, ClaimSkip):
+        return _skip_undo(request, project, membership, target)
     restore = None
     try:
         claim = label_undo(user=request.user, project=project)
@@ -437,6 +447,33 @@ def label_last_undo(request, project, membership):
     response = _screen(
         request, project, membership, claim, data=restore, notice=notice, error=error
     )
+    return push_url(
+        response,
+        reverse("annotate:label-claim", args=[project.slug, claim.pk])
+        if claim
+        else reverse("annotate:label-next", args=[project.slug]),
+    )
+
+
+def _skip_undo(request, project, membership, skip: ClaimSkip):
+    """The skipped claim back in the queue and on the screen, saying the skip was undone."""
+    claim = claim_skip_undo(user=request.user, project=project, skip_id=skip.pk)
+    if claim is None:
+        notice, error = "", "That skip is gone already: a lead sent the claim back to you."
+    else:
+        notice = (
+            f"Skip of claim “{Truncator(claim.text).chars(80)}” undone: it is back in your queue."
+        )
+        error = ""
+    if not request.htmx:
+        if claim is None:
+            messages.warning(request, error)
+            return redirect("annotate:label-next", slug=project.slug)
+        messages.success(request, notice)
+        return redirect("annotate:label-claim", slug=project.slug, claim_id=claim.pk)
+    if claim is None:
+        claim, _ = _next(request, project, membership)
+    response = _screen(request, project, membership, claim, notice=notice, error=error)
     return push_url(
         response,
         reverse("annotate:label-claim", args=[project.slug, claim.pk])

@@ -43,6 +43,40 @@
     }
   }
 
+  // q: the quote box, to type or paste the deciding sentence (Escape leaves it for the keys).
+  function focusQuote() {
+    var box = byId("quote-text");
+    if (!box) return;
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
+  }
+
+  // p: the pile, with the caret at the start of its first passage, so Shift+arrows select
+  // from there under caret browsing (F7).
+  function focusPile() {
+    var pile = byId("pile");
+    if (!pile) return;
+    pile.setAttribute("tabindex", "-1");
+    pile.focus({ preventScroll: true });
+    pile.scrollIntoView({ block: "start" });
+    var text = pile.querySelector(".passage-text");
+    var node = text && text.firstChild;
+    if (node) document.getSelection().collapse(node, 0);
+  }
+
+  // o: the skip form, open, on its first reason (arrows choose, Enter skips, Escape closes).
+  function openSkip() {
+    var box = document.querySelector(".skip-claim");
+    if (!box) return;
+    box.open = true;
+    var reason = box.querySelector("input[name=reason]:checked") ||
+      box.querySelector("input[name=reason]");
+    if (reason) {
+      reason.focus();
+      box.scrollIntoView({ block: "nearest" });
+    }
+  }
+
   function toggleHelp() {
     var dialog = byId("key-help");
     if (!dialog) return;
@@ -62,6 +96,20 @@
       // new line in the note).
       event.preventDefault();
       submit(event.target.form);
+      return;
+    }
+    var skipBox = event.target.closest && event.target.closest(".skip-claim");
+    if (event.key === "Escape" && skipBox) {
+      event.preventDefault();
+      skipBox.open = false;
+      focusHeading();
+      return;
+    }
+    if (event.key === "Escape" && isTyping(event.target) && event.target.form &&
+        event.target.form.id === "label-form") {
+      // Out of the quote box or the note, so the letter keys work again.
+      event.preventDefault();
+      event.target.blur();
       return;
     }
     if (isTyping(event.target)) return;
@@ -97,6 +145,15 @@
       // j next, k previous: the Gmail and vim habit analysts bring.
       var link = byId(key === "j" ? "claim-next" : "claim-prev");
       if (link) { event.preventDefault(); link.click(); }
+    } else if (key === "q") {
+      event.preventDefault();
+      focusQuote();
+    } else if (key === "p") {
+      event.preventDefault();
+      focusPile();
+    } else if (key === "o") {
+      event.preventDefault();
+      openSkip();
     } else if (key === "?") {
       event.preventDefault();
       toggleHelp();

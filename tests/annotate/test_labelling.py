@@ -181,7 +181,9 @@ def test_undo_with_htmx_shows_the_undone_claim_again(client):
     client.post(save_url(project, claims[0]), {"verdict": "NOT_IN_PILE"}, **HTMX)
     response = client.post(reverse("annotate:label-undo", args=[project.slug]), **HTMX)
     html = response.content.decode()
-    assert "Undone: your NOT_IN_PILE label on “Refunds go to the card within 14 days.”" in html
+    assert (
+        "Label undone: your NOT_IN_PILE label on “Refunds go to the card within 14 days.”" in html
+    )
     assert f'data-claim-id="{claims[0].pk}"' in html
     assert not Label.objects.exists()
     assert Reservation.objects.filter(user=user, claim=claims[0]).exists()
@@ -197,7 +199,7 @@ def test_undo_without_htmx_redirects_to_the_undone_claim(client):
         "annotate:label-claim", args=[project.slug, claims[0].pk]
     )
     nothing = client.post(reverse("annotate:label-undo", args=[project.slug]), follow=True)
-    assert "no save of yours to undo" in nothing.content.decode()
+    assert "no save or skip of yours to undo" in nothing.content.decode()
 
 
 def test_moving_within_the_answer_and_labelling_off_queue_is_recorded(client):
@@ -515,3 +517,27 @@ def test_an_llm_split_of_an_unreadable_answer_id_is_not_a_server_error(client):
             reverse("judges:split-start", args=[project.slug]), {"answer": answer}
         )
         assert response.status_code < 500
+
+
+def test_a_typed_quote_without_its_passage_is_found_in_the_pile(client):
+    project, user, claims, (_, second) = build()
+    logged_in(client, user).post(
+        save_url(project, claims[1]), {"verdict": "CONTRADICTED", "quote": "No cash back."}, **HTMX
+    )
+    label = Label.objects.get()
+    assert label.evidence_passage == second
+    assert (label.evidence_start, label.evidence_end) == (0, len("No cash back."))
+
+
+def test_a_typed_quote_in_no_passage_is_refused_as_not_found_in_the_pile(client):
+    project, user, claims, _ = build()
+    response = logged_in(client, user).post(
+        save_url(project, claims[1]),
+        {"verdict": "CONTRADICTED", "quote": "Cash refunds take a week."},
+        **HTMX,
+    )
+    html = response.content.decode()
+    assert "not found in any passage of the pile" in html
+    assert "Which passage is the quote from?" not in html
+    assert "Cash refunds take a week.</textarea>" in html  # the form is kept
+    assert not Label.objects.exists()

@@ -79,7 +79,7 @@ def test_undo_names_what_it_undid_restores_the_form_and_the_counters(client):
     html = client.post(reverse("annotate:label-undo", args=[project.slug]), **HTMX)
     html = html.content.decode()
     assert (
-        "Undone: your SUPPORTED label with the quote “are paid within 14 days.” on "
+        "Label undone: your SUPPORTED label with the quote “are paid within 14 days.” on "
         "“Refunds go to the card within 14 days.”"
     ) in html
     assert 'data-testid="my-count">0<' in html  # was stuck at 1
@@ -101,7 +101,7 @@ def test_undoing_a_change_says_so_and_shows_the_label_as_it_was(client):
     )
     html = client.post(reverse("annotate:label-undo", args=[project.slug]), **HTMX)
     html = html.content.decode()
-    assert "Undone: your change to NOT_IN_PILE on “Cash is not refunded.”" in html
+    assert "Label undone: your change to NOT_IN_PILE on “Cash is not refunded.”" in html
     assert 'value="NOT_IN_PILE" checked' in html
     assert "second look" not in html
     assert Label.objects.get().note == ""

@@ -142,3 +142,45 @@ def test_the_answers_list_searches_filters_by_risk_pages_on_the_server_and_shows
     many = client.get(url, {"q": "Question"}).content.decode()
     assert "Page 1 of 2" in many
     assert "?page=2&amp;q=Question" in many
+
+
+def test_undo_after_a_skip_takes_back_the_skip_not_the_earlier_label(client):
+    project, ana, claims, (first, _) = build()
+    client = logged_in(client, ana)
+    client.post(
+        reverse("annotate:label-save", args=[project.slug, claims[0].pk]),
+        {"verdict": "SUPPORTED", "passage": first.pk, "quote": "are paid within 14 days."},
+        **HTMX,
+    )
+    client.post(skip_url(project, claims[1]), {"reason": "not_checkable"}, **HTMX)
+    undo = reverse("annotate:label-undo", args=[project.slug])
+
+    response = client.post(undo, **HTMX)
+    html = response.content.decode()
+    assert "Skip of claim “Cash is not refunded.” undone: it is back in your queue." in html
+    assert served_id(response) == claims[1].pk
+    assert not ClaimSkip.objects.exists()
+    assert Reservation.objects.filter(user=ana, claim=claims[1]).exists()
+    assert Label.objects.get(annotator=ana).claim == claims[0]  # the label is untouched
+    # Its queue serves the claim again.
+    again = client.get(reverse("annotate:label-next", args=[project.slug]), **HTMX)
+    assert served_id(again) == claims[1].pk
+
+    # The next undo reaches the label before it.
+    html = client.post(undo, **HTMX).content.decode()
+    assert "Label undone: your SUPPORTED label" in html
+    assert not Label.objects.exists()
+
+
+def test_undo_of_a_skip_without_htmx_redirects_to_the_claim_with_the_message(client):
+    project, ana, claims, _ = build()
+    client = logged_in(client, ana)
+    client.post(skip_url(project, claims[0]), {"reason": "needs_expertise"})
+    response = client.post(reverse("annotate:label-undo", args=[project.slug]), follow=True)
+    assert response.redirect_chain[0][0] == reverse(
+        "annotate:label-claim", args=[project.slug, claims[0].pk]
+    )
+    assert "Skip of claim “Refunds go to the card within 14 days.” undone" in (
+        response.content.decode()
+    )
+    assert not ClaimSkip.objects.exists()

@@ -92,7 +92,7 @@ def test_analyst_labels_a_claim_with_the_keyboard_alone_and_undoes_it(browser_pa
     page.wait_for_function(
         "t => document.querySelector('[data-testid=claim-text]')?.innerText === t", arg=first.text
     )
-    assert "Undone: your SUPPORTED label" in page.locator(".label-notice").inner_text()
+    assert "Label undone: your SUPPORTED label" in page.locator(".label-notice").inner_text()
     assert not Label.objects.filter(annotator=user).exists()
     assert list(LabelHistory.objects.values_list("action", flat=True)) == ["created", "undone"]
     screenshot(page, "labelling-after-undo.png")

@@ -160,7 +160,7 @@ def test_three_claims_of_one_answer_labelled_with_the_keyboard_alone(browser_pag
     notice = page.locator(".label-notice")
     notice.wait_for()
     assert notice.inner_text().startswith(
-        "Undone: your NOT_IN_PILE label on “Late fees are 20 cents a day.”"
+        "Label undone: your NOT_IN_PILE label on “Late fees are 20 cents a day.”"
     )
     assert page.locator("input[name=verdict][value=NOT_IN_PILE]").is_checked()
     assert page.get_by_test_id("my-count").inner_text() == "2"
@@ -233,6 +233,9 @@ def test_an_analyst_skips_a_claim_with_a_reason_and_a_lead_finds_it(browser_page
     page.get_by_role("button", name="Skip and take the next claim").click()
     claim_shown(page, claims[1].text)
     assert "on the leads' list of skipped claims" in page.locator(".label-notice").inner_text()
+    # The screen reads the next claim ahead; the test's own writes wait until it has (the
+    # live server shares the test's SQLite connection: "database table is locked").
+    page.wait_for_selector(f'#screen[data-claim-id="{claims[1].pk}"][data-following-ready]')
 
     lead = UserFactory(username="lead")
     MembershipFactory(project=project, user=lead, role=Role.LEAD)
