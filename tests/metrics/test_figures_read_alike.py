@@ -12,6 +12,8 @@ from django.urls import reverse
 
 from annotate.models import Gold, Role
 from judges.models import JudgeVerdict
+from metrics import format as fmt
+from metrics.models import ReportSnapshot
 from metrics.services import snapshot_compute, snapshot_create
 from tests.factories import (
     PASSWORD,
@@ -23,6 +25,7 @@ from tests.factories import (
     ProjectFactory,
     UserFactory,
 )
+from tests.metrics.factories_report import build_planted_project
 
 pytestmark = pytest.mark.django_db
 
@@ -99,3 +102,32 @@ def test_agreement_of_62_5_percent_reads_63_on_every_page(client, eighths):
     for page in (dashboard, card, markdown, run_page):
         assert "62.5%" not in page
         assert "62%" not in _text(page)
+
+
+def test_the_two_half_widths_in_the_active_audit_panel_say_what_each_is(client):
+    """The headline's ± is half its 95% interval; a forecast's ± is its own variance formula's
+    at today's labels, under another estimator: close numbers that are not the same figure,
+    so each names its estimator (the planted project: 40 gold claims, a lenient judge)."""
+    planted = build_planted_project()
+    client.login(username="lead", password=PASSWORD)
+    snapshot = snapshot_create(project=planted.project, judge=planted.judge)
+    snapshot_compute(snapshot_id=snapshot.pk)
+    block = ReportSnapshot.objects.get(pk=snapshot.pk).data["active_audit"]
+    headline, forecast = block["headline"], block["forecast"]["uniform"]
+    assert headline["half_width"] != forecast["half_width_now"]
+    names = {"gold_only_faithfulness": "gold only", "ppi_faithfulness": "PPI++"}
+    names |= {"debiased_faithfulness": "Rogan–Gladen", "uniform_gold": "gold only"}
+    names |= {"uniform_ppi": "PPI++"}
+
+    html = client.get(
+        reverse("metrics:dashboard", args=[planted.project.slug]), {"judge": planted.judge.pk}
+    ).content.decode()
+    low, high = headline["ci"]
+    assert _inner(html, 'data-testid="headline-half-width"', "</span>") == (
+        f"±{fmt.number((high - low) / 2)}, half the width of this interval "
+        f"({names[headline['estimator']]})"
+    )
+    assert _inner(html, 'data-testid="forecast-half-width-uniform"', "</span>") == (
+        f"±{fmt.number(forecast['half_width_now'])} now by this forecast's variance formula "
+        f"({names[forecast['estimator']]})"
+    )
