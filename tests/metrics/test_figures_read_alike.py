@@ -36,8 +36,8 @@ JUDGE = [S, S, C, S, N, N, S, C]
 SHOWN = "63%"
 
 
-@pytest.fixture
-def eighths(client):
+def build_eighths():
+    """(project, judge, run, lead): 8 gold claims, the judge's run agreeing on 5, reported."""
     project = ProjectFactory(slug="eighths", name="Eighths")
     lead = UserFactory(username="lead")
     MembershipFactory(project=project, user=lead, role=Role.LEAD)
@@ -50,6 +50,12 @@ def eighths(client):
         JudgeVerdict.objects.create(run=run, claim=claim, verdict=verdict, confidence=0.8)
     snapshot = snapshot_create(project=project, judge=judge)
     snapshot_compute(snapshot_id=snapshot.pk)
+    return project, judge, run, lead
+
+
+@pytest.fixture
+def eighths(client):
+    project, judge, run, _ = build_eighths()
     client.login(username="lead", password=PASSWORD)
     return project, judge, run
 
@@ -124,8 +130,7 @@ def test_the_two_half_widths_in_the_active_audit_panel_say_what_each_is(client):
     ).content.decode()
     low, high = headline["ci"]
     assert _inner(html, 'data-testid="headline-half-width"', "</span>") == (
-        f"±{fmt.number((high - low) / 2)}, half the width of this interval "
-        f"({names[headline['estimator']]})"
+        f"{names[headline['estimator']]}; ±{fmt.number((high - low) / 2)}, half its width"
     )
     assert _inner(html, 'data-testid="forecast-half-width-uniform"', "</span>") == (
         f"±{fmt.number(forecast['half_width_now'])} now by this forecast's variance formula "
