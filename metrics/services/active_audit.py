@@ -34,6 +34,7 @@ from django.db import transaction
 
 from annotate.models import Claim, Project
 from judges.models import Judge
+from metrics import format as fmt
 from metrics import selectors, stats
 from metrics.services.audit_design import fpc_on
 from metrics.services.common import SUPPORTED, _codes, _newest_per_claim
@@ -543,8 +544,8 @@ def _routing_block(project: Project, routed_mask: np.ndarray, judged) -> dict:
         text = ROUTED_TEXT.format(
             n=routed,
             s="s" if routed != 1 else "",
-            share=f"{100 * routed / total:.0f}%" if total else "0%",
-            judge_share=f" ({100 * share:.0f}% SUPPORTED)" if share is not None else "",
+            share=fmt.percent(routed / total) if total else "0%",
+            judge_share=f" ({fmt.percent(share)} SUPPORTED)" if share is not None else "",
         )
     return {
         "on": bool(project.selective_judging),
@@ -650,7 +651,7 @@ def selective_routing_apply(
     threshold = _finite(result.threshold)
     if threshold is None:
         raise RoutingError(
-            f"no confidence threshold certifies {100 * target:.0f}% agreement with gold at "
+            f"no confidence threshold certifies {fmt.percent(target)} agreement with gold at "
             f"δ = {delta:g} on the {int(audited.sum())} audited claims: nothing routed"
         )
     chosen = cols["claim_ids"][np.isfinite(cols["confidence"]) & (cols["confidence"] >= threshold)]

@@ -7,26 +7,24 @@ in words; as sections for the HTML page and as Markdown. The JSON and CSV card
 from datetime import UTC, datetime
 from typing import Any
 
+from metrics import format as fmt
 from metrics.services.conformal import CRC_CAVEAT
 from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW
-from metrics.services.summary import whole_percent
 
-DASH = "—"
+DASH = fmt.DASH
 WIDE_HALF_WIDTH = 0.10  # an interval wider than ±10 points is called wide in the limits
 
 
 def _pct(value: Any) -> str:
-    return DASH if value is None else f"{whole_percent(value)}%"
+    return fmt.percent(value)
 
 
 def _interval(ci: Any) -> str:
-    if not ci or len(ci) != 2 or None in ci:
-        return DASH
-    return f"{whole_percent(ci[0])}–{whole_percent(ci[1])}%"
+    return fmt.percent_interval(ci)
 
 
 def _dec(value: Any, digits: int = 2) -> str:
-    return DASH if value is None else f"{value:.{digits}f}"
+    return fmt.number(value, digits)
 
 
 def _row(label: str, figure: str, interval: str = DASH, method: str = "") -> dict:
@@ -174,7 +172,7 @@ def _limits(card: dict, design: dict | None) -> list[str]:
     ci = card.get("headline_ci")
     if ci and None not in ci and (ci[1] - ci[0]) / 2 > WIDE_HALF_WIDTH:
         limits.append(
-            f"The headline interval is wide (±{round(50 * (ci[1] - ci[0]))} points): "
+            f"The headline interval is wide (±{fmt.half_up(ci[1] - ci[0], scale=50)} points): "
             f"{card['audit_sample_size']} audited claims are few; more labels narrow it."
         )
     if not card.get("canaries"):

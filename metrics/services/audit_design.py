@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from django.conf import settings
 
+from metrics import format as fmt
 from metrics import selectors, stats
 
 DEFAULT_STRATUM = "whole project"
@@ -556,7 +557,7 @@ def design_method(design: AuditDesign, pooled: dict, strata: list[dict]) -> str:
     if unseen and any(s["gold"] for s in strata):
         share = sum(s["share_of_project"] for s in unseen)
         text += (
-            f"; {100 * share:.0f}% of the project's claims are in strata with no gold ("
+            f"; {fmt.percent(share)} of the project's claims are in strata with no gold ("
             + ", ".join(s["name"] for s in unseen)
             + ") and are not estimated"
         )

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metrics import format as fmt
 from metrics import stats
 
 VERDICTS = ("SUPPORTED", "CONTRADICTED", "NOT_IN_PILE")
@@ -51,9 +52,8 @@ def _proportion(successes: int, n: int) -> dict:
 
 
 def _pct(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    return f"{100 * value:.0f}%"
+    """A share in a sentence, by the pages' one rule (metrics/format.py)."""
+    return fmt.percent(value, missing="n/a")
 
 
 def _newest_per_claim(frame: pd.DataFrame) -> pd.DataFrame:

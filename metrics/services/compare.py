@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from annotate.models import Answer, Claim, Project, System
 from judges.models import Judge
+from metrics import format as fmt
 from metrics import selectors
 from metrics.services.active_audit import design_in_use
 from metrics.services.audit_design import audit_design_read
@@ -583,15 +584,15 @@ def _worst_questions(pair: _Pair, limit: int) -> list[dict[str, Any]]:
 # -- pairwise judging ---------------------------------------------------------------------------
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:.0f}%"
+def _pct(value: float | None) -> str:
+    return fmt.percent(value, missing="n/a")
 
 
 def _pct_ci(ci) -> str:
     low, high = ci
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return "[no interval]"
-    return f"[{100 * low:.0f}, {100 * high:.0f}]"
+    return f"[{fmt.whole_percent(low)}, {fmt.whole_percent(high)}]"
 
 
 def _flip(estimate: dict) -> dict:

@@ -26,6 +26,7 @@ from typing import Any
 
 from annotate.models import System
 from judges.models import Judge
+from metrics import format as fmt
 from metrics import selectors
 from metrics.stats.pairwise_human import (
     analysts_agreement,
@@ -55,14 +56,14 @@ METHOD = (
 
 
 def _pct(value: float | None) -> str:
-    return "n/a" if value is None or not math.isfinite(value) else f"{100 * value:.0f}%"
+    return fmt.percent(value, missing="n/a")
 
 
 def _pct_ci(ci) -> str:
     low, high = ci
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return "[no interval]"
-    return f"[{100 * low:.0f}, {100 * high:.0f}]"
+    return f"[{fmt.whole_percent(low)}, {fmt.whole_percent(high)}]"
 
 
 def _judge_verdicts(*, a: System, b: System, judge: Judge | None) -> tuple[dict | None, dict]:

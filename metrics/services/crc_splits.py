@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from metrics import format as fmt
 from metrics.stats import heterogeneity
 from metrics.stats.conformal_splits import crc_splits
 
@@ -40,12 +41,12 @@ def _verdict(summary: dict, alpha: float) -> list[str]:
             f"Over {summary['splits']} random halves of the audited answers the cut realized a "
             f"mean false-claim rate of {realized['mean']:.3f} (sd {realized['sd']:.3f}; 90% of "
             f"splits between {realized['q05']:.3f} and {realized['q95']:.3f}) against α = "
-            f"{alpha:.2f}; {100 * summary['share_over_alpha']:.0f}% of splits exceeded α."
+            f"{alpha:.2f}; {fmt.percent(summary['share_over_alpha'])} of splits exceeded α."
         )
     if math.isfinite(retained["mean"]) and retained["mean"] < ABSTAINING_BELOW:
         said.append(
             f"The cut meets α mostly by abstaining: it keeps on average "
-            f"{100 * retained['mean']:.0f}% of the held-out claims."
+            f"{fmt.percent(retained['mean'])} of the held-out claims."
         )
     lo = auc["ci"][0]
     if math.isfinite(auc["value"]) and math.isfinite(lo) and lo <= 0.5:

@@ -1,19 +1,16 @@
 """The dashboard's answer first: one sentence on how faithful the claims are, one on whether
 the judge can be trusted, and what to do next, read from a stored report (nothing recounted).
 
-Figures are rounded for reading (whole percents); the report keeps full precision.
+Figures are rounded for reading by the pages' one rule (metrics/format.py: whole percents,
+halves up); the report keeps full precision.
 """
 
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from metrics.format import whole_percent
 from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW
 
-
-def whole_percent(value: float) -> int:
-    """A share as a whole percent, halves up as a reader rounds (0.625 -> 63, where Python's
-    round() gives 62), on the shortest decimal that reads back to the float (0.285 -> 29)."""
-    return int((Decimal(repr(value)) * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+__all__ = ["dashboard_summary", "whole_percent"]
 
 
 def _faithfulness(report: dict, audit: dict | None) -> dict | None:
@@ -77,7 +74,7 @@ def _next_step(report: dict) -> dict | None:
     target = uniform.get("target_half_width")
     if target is None:
         return None
-    points = round(100 * target)
+    points = whole_percent(target)
     if active.get("reached"):
         return {
             "labels_more": 0,

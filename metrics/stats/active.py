@@ -33,6 +33,8 @@ from scipy.stats import beta as beta_dist
 from scipy.stats import binom
 from scipy.stats import t as student_t
 
+from metrics.format import percent
+
 from ._common import NAN, as_binary, as_label_array, check_confidence
 from .design import DesignEstimate, _deff_text, _wilson_eff
 from .heterogeneity import auc_delong
@@ -421,7 +423,7 @@ def stratified_active_ppi_mean(
         method += "; claims labelled under the earlier design form a stratum known exactly"
     if unseen:
         method += (
-            f"; {100 * unseen_share:.0f}% of the claims are in strata with fewer than two labels "
+            f"; {percent(unseen_share)} of the claims are in strata with fewer than two labels "
             f"({', '.join(str(u) for u in unseen)}) and are not estimated"
         )
     clip = lambda v: float(min(max(v, 0.0), 1.0))  # noqa: E731
@@ -988,7 +990,7 @@ def selective_threshold(
         chosen = tests[-1]
     what = (
         f"fixed-sequence testing over {len(cands)} thresholds, exact binomial, "
-        f"P(agreement ≥ {100 * tgt:.0f}%) ≥ {100 * (1 - dl):.0f}% over audited claims drawn like "
+        f"P(agreement ≥ {percent(tgt)}) ≥ {percent(1 - dl)} over audited claims drawn like "
         f"these ({n} audited claims, assumed exchangeable: claims of one answer are counted as "
         "independent)"
     )
@@ -1010,8 +1012,8 @@ def selective_threshold(
         tests=tests,
         method=(
             f"The judge may decide alone at confidence ≥ {chosen['threshold']:.3f} "
-            f"({100 * m / n:.0f}% of audited claims; agreement {100 * k / m:.1f}%, lower "
-            f"{100 * (1 - dl):.0f}% bound {100 * chosen['lower']:.1f}%); {what}."
+            f"({percent(m / n)} of audited claims; agreement {percent(k / m, 1)}, lower "
+            f"{percent(1 - dl)} bound {percent(chosen['lower'], 1)}); {what}."
         ),
     )
 
@@ -1072,7 +1074,7 @@ def labels_saved(chosen: Forecast, gold_only: Forecast) -> LabelsSaved:
         method=(
             f"At ±{h:.3f} the {_DESIGN_NAMES[chosen.design]} used {n} labels; uniform gold-only "
             f"would have needed about {n_gold} ({'saved' if saved >= 0 else 'cost'} "
-            f"{abs(saved)} labels, {100 * ratio:.0f}% of gold-only's), measured on this "
+            f"{abs(saved)} labels, {percent(ratio)} of gold-only's), measured on this "
             "project's labels from the two designs' variance estimates, not a promise."
         ),
     )

@@ -43,6 +43,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from metrics.format import percent
+
 from ._common import NAN, as_binary, as_label_array, check_confidence, z_value
 from .intervals import wilson_interval
 from .prevalence import (
@@ -333,12 +335,12 @@ def _method(base: str, d: _Design, extra: str = "") -> str:
         )
     if d.fpc_scale is not None:
         parts.append(
-            f"finite-population corrected ({100 * d.sampled_share:.0f}% of the claims audited)"
+            f"finite-population corrected ({percent(d.sampled_share)} of the claims audited)"
         )
     if d.unseen:
         names = ", ".join(str(u) for u in d.unseen)
         parts.append(
-            f"covers only the strata with gold: {100 * d.unseen_share:.0f}% of the project "
+            f"covers only the strata with gold: {percent(d.unseen_share)} of the project "
             f"(stratum {names}) has no audited claim and is not estimated"
         )
     if extra:

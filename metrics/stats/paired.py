@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from metrics.format import percent
+
 from ._common import NAN, check_confidence
 
 __all__ = [
@@ -439,8 +441,8 @@ def paired_design_difference(
         parts.append("each gold unit weighted by 1/π, its inclusion probability (Hájek)")
     if max(unseen) > 0:
         parts.append(
-            f"strata with no gold not estimated: {100 * unseen[0]:.0f}% of A's units, "
-            f"{100 * unseen[1]:.0f}% of B's"
+            f"strata with no gold not estimated: {percent(unseen[0])} of A's units, "
+            f"{percent(unseen[1])} of B's"
         )
     if f is not None:
         parts.append(f"λ = {lam:.2f}")

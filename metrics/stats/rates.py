@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metrics.format import percent
+
 from ._common import CONTRADICTED, NAN, NOT_IN_PILE, SUPPORTED, as_label_array, verdict_codes
 
 
@@ -107,8 +109,7 @@ def _plural(count: int, word: str) -> str:
 
 
 def _percent(part: int, whole: int) -> str:
-    share = 100.0 * part / whole
-    text = f"{share:.0f}%"
+    text = percent(part / whole)  # the pages' one rounding rule: 5 of 8 reads 63%
     # Never round a partial share to a clean 0% or 100%: that would claim none / all.
     if text == "100%" and part < whole:
         return ">99%"

@@ -1,47 +1,34 @@
-"""B − A differences as the comparison page writes them: signed points, one decimal."""
-
-import math
+"""B − A differences as the comparison page writes them: signed points, one decimal, through
+metrics/format.py (one rounding rule, halves up). Shares on the page use report_format's `pct`."""
 
 from django import template
 
+from metrics import format as fmt
+
 register = template.Library()
-
-
-def _finite(value) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 @register.filter
 def points(value) -> str:
     """0.061 → "+6.1"; None or nan → "n/a"."""
-    number = _finite(value)
-    return "n/a" if number is None else f"{100 * number:+.1f}"
+    return fmt.points(value)
 
 
 @register.filter
 def points_ci(interval) -> str:
     """[0.023, 0.098] → "[+2.3, +9.8]"."""
-    if not interval or len(interval) != 2:
-        return "n/a"
-    low, high = (_finite(end) for end in interval)
-    if low is None or high is None:
-        return "n/a"
-    return f"[{100 * low:+.1f}, {100 * high:+.1f}]"
+    return fmt.points_interval(interval)
 
 
 @register.filter
 def rate_pct(value) -> str:
-    number = _finite(value)
-    return "n/a" if number is None else f"{100 * number:.0f}%"
+    """A share on the comparison page: `pct`'s figure, "n/a" where the page says so."""
+    return fmt.percent(value, missing="n/a")
 
 
 @register.filter
 def estimate(block) -> str:
     """{"value": 0.061, "ci": [0.023, 0.098]} → "+6.1 [+2.3, +9.8]"; "n/a" without a value."""
-    if not block or _finite(block.get("value")) is None:
+    if not block or fmt.finite(block.get("value")) is None:
         return "n/a"
     return f"{points(block['value'])} {points_ci(block.get('ci'))}"

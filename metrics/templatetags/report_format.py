@@ -1,47 +1,31 @@
-"""Formatting of report figures in templates: a missing figure (None) shows as a dash."""
-
-import math
+"""Report figures in templates, through metrics/format.py (its docstring has the one rounding
+rule): a share is a whole percent, halves up; a missing figure (None) shows as a dash."""
 
 from django import template
 
+from metrics import format as fmt
+
 register = template.Library()
 
-DASH = "—"
-
-
-def _number(value) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+DASH = fmt.DASH
 
 
 @register.filter
-def pct(value, digits: int = 1) -> str:
-    """0.7234 → "72.3%"."""
-    number = _number(value)
-    return DASH if number is None else f"{100 * number:.{int(digits)}f}%"
+def pct(value, places: int = 0) -> str:
+    """0.625 → "63%"; `places` only where a page needs decimals (still halves up)."""
+    return fmt.percent(value, int(places))
 
 
 @register.filter
-def ci(interval, digits: int = 1) -> str:
-    """[0.61, 0.80] → "61.0–80.0%"."""
-    if not interval or len(interval) != 2:
-        return DASH
-    lo, hi = (_number(end) for end in interval)
-    if lo is None or hi is None:
-        return DASH
-    return f"{100 * lo:.{int(digits)}f}–{100 * hi:.{int(digits)}f}%"
+def ci(interval, places: int = 0) -> str:
+    """[0.405, 0.8125] → "41–81%"."""
+    return fmt.percent_interval(interval, int(places))
 
 
 @register.filter
-def num(value, digits: int = 3) -> str:
-    """A plain number with `digits` decimals."""
-    number = _number(value)
-    return DASH if number is None else f"{number:.{int(digits)}f}"
+def num(value, places: int = 3) -> str:
+    """A plain number with `places` decimals, halves up."""
+    return fmt.number(value, int(places))
 
 
 @register.filter
@@ -73,3 +57,26 @@ def term(key: str, shown: str = ""):
         definition,
         shown or name,
     )
+
+
+# What each half-width on a page is the half-width of: the same 95% level computed by different
+# estimators differs (a gold-only Wilson interval is not PPI++'s), so a page showing two says
+# which is which. Keys: a headline's `estimator` and a forecast's (metrics/services/active_audit).
+ESTIMATOR_NAMES = {
+    "gold_only_faithfulness": "gold only",
+    "debiased_faithfulness": "Rogan–Gladen",
+    "ppi_faithfulness": "PPI++",
+    "active_ppi": "active sampling, PPI++",
+    "stratified_gold_only": "stratified, gold only",
+    "stratified_ppi": "stratified, PPI++",
+    "uniform_gold": "gold only",
+    "uniform_ppi": "PPI++",
+    "active": "active sampling, PPI++",
+    "stratified": "stratified, Neyman allocation",
+}
+
+
+@register.filter
+def estimator_name(key) -> str:
+    """ "ppi_faithfulness" → "PPI++"; an unknown key reads as itself."""
+    return ESTIMATOR_NAMES.get(key, str(key or ""))

@@ -13,6 +13,11 @@ keeps full precision too; anything else is a difference.
 
 To regenerate after an intended change of the report: `FA_UPDATE_GOLDEN=1 pytest <this file>`,
 then review the diff of tests/metrics/golden/ like code.
+
+The sentences' figures follow the pages' one rounding rule (metrics/format.py: whole percents,
+halves up on the decimal a reader sees): the baseline judge agrees with gold on exactly 62.5% of
+the demo's audited claims, so its warning reads "63%" (it read "62%" under Python's rounding,
+ties to even, before the rule; nothing else in the golden files moved).
 """
 
 import csv

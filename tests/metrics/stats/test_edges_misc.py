@@ -216,7 +216,9 @@ def test_coverage_and_f1_edges():
     ("s", "n", "a", "c", "text"),
     [
         (199, 200, 1, 0, ">99% of claims supported across 200 claims in 1 answer; 0 contradicted."),
-        (1, 200, 2, 1, "<1% of claims supported across 200 claims in 2 answers; 1 contradicted."),
+        (1, 300, 2, 1, "<1% of claims supported across 300 claims in 2 answers; 1 contradicted."),
+        # 0.5% rounds half up to 1% (metrics/format.py, the pages' rule), no longer to 0%.
+        (1, 200, 2, 1, "1% of claims supported across 200 claims in 2 answers; 1 contradicted."),
         (1, 1, 1, 0, "100% of claims supported across 1 claim in 1 answer; 0 contradicted."),
         (0, 3, 1, 3, "0% of claims supported across 3 claims in 1 answer; 3 contradicted."),
         (1, 2, 3, 0, "50% of claims supported across 2 claims in 3 answers; 0 contradicted."),
