@@ -18,6 +18,11 @@ urlpatterns = [
     path("glossary/", views.glossary, name="glossary"),
     path("p/<slug:slug>/compare/", views.compare, name="compare"),
     path(
+        "p/<slug:slug>/compare/pairwise-run/",
+        views.compare_pairwise_run,
+        name="compare-pairwise-run",
+    ),
+    path(
         "p/<slug:slug>/dashboard/selective-routing/",
         views.selective_routing,
         name="selective-routing",

@@ -19,6 +19,7 @@ from django_htmx.http import HttpResponseStopPolling
 from annotate.access import project_view
 from annotate.csv_safe import NeutralCsvWriter
 from annotate.models import Role
+from judges.models import Backend
 from metrics import charts, selectors
 from metrics.models import ReportSnapshot
 
@@ -437,6 +438,9 @@ def compare(request, project, membership):
         "judge": judge,
         "judge_param": _judge_param(judge),
         "judges": selectors.judges_for_project(project=project),
+        "pairwise_judges": [
+            j for j in selectors.judges_for_project(project=project) if j.backend == Backend.OPENAI
+        ],
         "result": result,
         "rates": list(result["rates"].values()) if result else [],
         "regressed": [row for row in result["worst_questions"] if row["delta"] < 0]
@@ -444,6 +448,53 @@ def compare(request, project, membership):
         else [],
     }
     return render(request, "metrics/compare.html", context)
+
+
+class PairwiseRunForm(forms.Form):
+    a = forms.IntegerField(min_value=1, max_value=2**31 - 1)
+    b = forms.IntegerField(min_value=1, max_value=2**31 - 1)
+    judge = forms.IntegerField(min_value=1, max_value=2**31 - 1)
+
+
+@require_POST
+@project_view(Role.LEAD)
+def compare_pairwise_run(request, project, membership):
+    """The compare page's *Run the pairwise judge* button: `judges.services.pairwise_run_start`
+    on A and B (both orders, idempotent), then back to the comparison, which shows the run's
+    figures once it is done (at once without a broker)."""
+    from django.core.exceptions import ValidationError
+
+    from judges.services import pairwise_run_start
+
+    form = PairwiseRunForm(request.POST)
+    compare = reverse("metrics:compare", args=[project.slug])
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            messages.error(request, f"{field}: {' '.join(errors)}")
+        return redirect(compare)
+    data = form.cleaned_data
+    systems = {s.pk: s for s in selectors.systems_for_project(project=project)}
+    a, b = systems.get(data["a"]), systems.get(data["b"])
+    judge = selectors.judge_get_for_project(project=project, judge_id=data["judge"])
+    if a is None or b is None:
+        raise Http404("No such system.")
+    back = (
+        reverse("metrics:compare", args=[project.slug])
+        + "?"
+        + urlencode({"a": a.pk, "b": b.pk, "judge": judge.pk})
+    )
+    try:
+        run = pairwise_run_start(judge=judge, a=a, b=b, user=request.user)
+    except ValidationError as error:
+        for field, errors in error.message_dict.items():
+            messages.error(request, f"{field}: {' '.join(errors)}")
+        return redirect(back)
+    run.refresh_from_db()
+    state = "done" if run.status == "done" else f"{run.status}; this page shows it when done"
+    messages.success(
+        request, f"Pairwise judge {judge.name} on A and B, both orders: run {run.pk} ({state})."
+    )
+    return redirect(back)
 
 
 class SelectiveRoutingForm(forms.Form):

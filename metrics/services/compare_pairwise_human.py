@@ -196,8 +196,8 @@ def pairwise_human_block(
     words.append(_agreement_words(agreement, n_pairs))
     if run is None:
         words.append(
-            "The pairwise judge has not judged these two systems: run manage.py pairwise_judge "
-            "to measure its agreement with the analysts."
+            "The pairwise judge has not judged these two systems: press Run the pairwise "
+            "judge (or run manage.py pairwise_judge) to measure its agreement with the analysts."
         )
     else:
         both = [(key, choice) for key, choice in zip(keys, choices, strict=True) if key in verdicts]

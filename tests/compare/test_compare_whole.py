@@ -1604,8 +1604,9 @@ def test_one_mark_by_one_analyst_and_no_judge(pairs):
             "analyst; ties count half). Of the 1 mark that chose a side, 100% [21, 100] chose B "
             "(0 ties set aside); B won 1 question and A 0, sign test p = 1.000. No pair has "
             "marks by two people yet, so the analysts' agreement with one another is not "
-            "measured. The pairwise judge has not judged these two systems: run manage.py "
-            "pairwise_judge to measure its agreement with the analysts."
+            "measured. The pairwise judge has not judged these two systems: press Run the "
+            "pairwise judge (or run manage.py pairwise_judge) to measure its agreement with the "
+            "analysts."
         ),
     }
 

@@ -74,6 +74,7 @@ EXPECTED_ROLE = {
     "judges:split-panel": "lead",
     "metrics:dashboard": "lead",
     "metrics:recompute": "lead",
+    "metrics:compare-pairwise-run": "lead",
     "metrics:snapshot-progress": "lead",
     "metrics:report-download": "lead",
     "metrics:audit-card": "lead",
