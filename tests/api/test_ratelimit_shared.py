@@ -2,17 +2,15 @@
 counted its own, so N processes granted a token N times its limit): `CACHES[API_RATE_LIMIT_CACHE]`
 is Redis when the deployment has one (the Celery broker's by default), local memory otherwise.
 
-The Redis tests need a reachable Redis: CELERY_BROKER_URL's when it names one, else the
-machine's 127.0.0.1:6379. Without it they skip, unless REQUIRE_SERVICES=1 (then they fail)."""
+The Redis tests carry the suite's `redis` marker (tests/services.py): they need CELERY_BROKER_URL
+to name a reachable Redis, and skip without one unless REQUIRE_SERVICES=1 (then they fail)."""
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 import uuid
-from urllib.parse import urlparse
 
 import pytest
 from django.core.cache import caches
@@ -20,22 +18,8 @@ from django.core.cache import caches
 from api.ratelimit import rate_check
 from tests.reliability.figures import ROOT
 
-REDIS_URL = (
-    os.environ["CELERY_BROKER_URL"]
-    if os.environ.get("CELERY_BROKER_URL", "").startswith("redis://")
-    else "redis://127.0.0.1:6379/0"
-)
+REDIS_URL = os.environ.get("CELERY_BROKER_URL", "")
 WINDOW = 10**6  # one window for the whole test
-
-
-def _redis_or_skip() -> None:
-    parsed = urlparse(REDIS_URL)
-    try:
-        socket.create_connection((parsed.hostname, parsed.port or 6379), 2).close()
-    except OSError:
-        if os.environ.get("REQUIRE_SERVICES") == "1":
-            pytest.fail(f"REQUIRE_SERVICES=1 but no Redis at {REDIS_URL}", pytrace=False)
-        pytest.skip(f"no Redis at {REDIS_URL}")
 
 
 @pytest.fixture
@@ -43,7 +27,6 @@ def shared_cache(settings):
     """The rate limit's cache on Redis as the settings configure it for a deployment with
     FAITHAUDIT_RATE_LIMIT_CACHE_URL: 5 requests per token in one window. Each test's token
     keys are its own (other test runs may share the server); they expire with their window."""
-    _redis_or_skip()
     settings.CACHES = {
         **settings.CACHES,
         "ratelimit": {
@@ -117,6 +100,7 @@ def test_the_count_is_kept_in_the_configured_cache_not_the_default(settings):
     assert rate_check("tok1") is not None
 
 
+@pytest.mark.redis
 def test_two_processes_on_redis_share_one_tokens_budget(shared_cache):
     """Another process (a second web server, configured from the environment as deployed)
     spends 3 of the token's 5 requests; this one then gets 2."""
@@ -148,6 +132,7 @@ def test_two_processes_on_redis_share_one_tokens_budget(shared_cache):
 
 
 @pytest.mark.django_db
+@pytest.mark.redis
 def test_with_redis_the_limit_holds_across_two_clients(shared_cache, api_world):
     """Two clients (two browsers, two CI jobs) with one token: 5 requests between them."""
     first, second = api_world.client("analyst"), api_world.client("analyst")
