@@ -72,13 +72,9 @@ def preferences_format_detect(record: dict) -> str | None:
     return None
 
 
-def _system(reader: FieldReader, raw: Any, path: str, from_csv: bool) -> SystemIn | None:
-    if from_csv and isinstance(raw, str):
-        try:
-            return system_from_option(raw)
-        except ValueError as error:
-            reader.fail(path, str(error))
-            return None
+def _system(reader: FieldReader, raw: Any, path: str) -> SystemIn | None:
+    """A system as NAME@VERSION (the command line's and CSV's spelling), else as the answer
+    files give one (`system_parse`: a name or {"name", "version"})."""
     if isinstance(raw, str) and "@" in raw:
         try:
             return system_from_option(raw)
@@ -113,12 +109,12 @@ def _direction(grade: int) -> str:
     return "B" if grade > 0 else "A" if grade < 0 else "tie"
 
 
-def _native(reader: FieldReader, record: dict, from_csv: bool) -> dict | None:
+def _native(reader: FieldReader, record: dict) -> dict | None:
     reader.unknown(record, NATIVE_FIELDS, "")
     question = reader.get(record, "question_id", "", "id", max_length=500)
     annotator = annotator_read(reader, record, "")
     systems = [
-        _system(reader, record[key], key, from_csv) if key in record else None
+        _system(reader, record[key], key) if key in record else None
         for key in ("system_a", "system_b")
     ]
     for key in ("system_a", "system_b"):
@@ -255,7 +251,7 @@ class PreferenceReader:
         if raw.from_csv:
             record = csv_row_decode(record, structured=set(), reader=reader)
         if self.format == "native":
-            parsed = _native(reader, record, raw.from_csv)
+            parsed = _native(reader, record)
         else:
             parsed = _ragchecker(reader, record, self.aspect)
         self.issues.extend(reader.issues)

@@ -25,6 +25,7 @@ from interchange.importers.issues import ImportFailed, ImportIssue, IssueLog, To
 from interchange.importers.preferences import PreferenceIn, PreferenceReader
 from interchange.importers.sources import binary_source
 from interchange.importers.systems import SystemIn
+from metrics.services.compare import system_label
 
 
 @dataclass
@@ -53,10 +54,6 @@ class PreferencesImportResult:
         )
 
 
-def _label(system: System) -> str:
-    return f"{system.name}@{system.version}" if system.version else system.name
-
-
 class _Systems:
     """The project's systems by name and version, resolving a file's `SystemIn`."""
 
@@ -64,7 +61,7 @@ class _Systems:
         self.all = list(System.objects.filter(project=project).order_by("id"))
 
     def known(self) -> str:
-        return ", ".join(_label(s) for s in self.all) or "none"
+        return ", ".join(system_label(s) for s in self.all) or "none"
 
     def resolve(self, ref: SystemIn) -> tuple[System | None, str]:
         found = [
@@ -124,7 +121,7 @@ def _resolve(*, project: Project, marks: list[PreferenceIn], issues: IssueLog) -
             continue
         if a.pk == b.pk:
             issues.add(
-                mark.location, "system_b", f"names the same system as system_a ({_label(a)})"
+                mark.location, "system_b", f"names the same system as system_a ({system_label(a)})"
             )
             continue
         answers = {}
@@ -134,7 +131,7 @@ def _resolve(*, project: Project, marks: list[PreferenceIn], issues: IssueLog) -
                 issues.add(
                     mark.location,
                     "question_id",
-                    f"{_label(system)} ({field}) has no answer to question "
+                    f"{system_label(system)} ({field}) has no answer to question "
                     f"{shown(mark.question_key)} in this project: import its answers first",
                 )
             answers[system.pk] = answer
@@ -225,5 +222,5 @@ def _write(*, project: Project, rows: list[dict], result: PreferencesImportResul
     result.pairs = len({(r["answer_1"], r["answer_2"]) for r in rows})
     result.annotators = len(names)
     result.system_pairs = sorted(
-        {f"{_label(r['system_1'])} vs {_label(r['system_2'])}" for r in rows}
+        {f"{system_label(r['system_1'])} vs {system_label(r['system_2'])}" for r in rows}
     )

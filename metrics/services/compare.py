@@ -35,7 +35,7 @@ from metrics import selectors
 from metrics.services.active_audit import design_in_use
 from metrics.services.audit_design import audit_design_read
 from metrics.services.common import VERDICTS, _codes, _newest_per_claim, json_safe
-from metrics.services.compare_pairwise_human import pairwise_human_block
+from metrics.services.compare_pairwise_human import pairwise_human_block, sign_test_words
 from metrics.services.instruments import _instrument_keys
 from metrics.stats.agreement import sensitivity_specificity
 from metrics.stats.paired import (
@@ -718,14 +718,7 @@ def _preference_finding(result: dict, b_label: str) -> str:
     human = result["pairwise_human"]
     decided = human.get("decided_b")
     if human["n_preferences"] and decided and decided["n_decided"]:
-        p = decided["sign_test"]["p_value"]
-        test = (
-            "no sign test"
-            if not math.isfinite(p)
-            else "sign test p < 0.001"
-            if p < 0.001
-            else f"sign test p = {p:.3f}"
-        )
+        test = sign_test_words(decided["sign_test"]["p_value"])
         return (
             f"People prefer {b_label} (B) on {_pct(decided['value'])} {_pct_ci(decided['ci'])} "
             f"of {decided['n_decided']} decided marks ({human['n_pairs']} pairs, "

@@ -102,7 +102,8 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _p_value(p: float) -> str:
+def sign_test_words(p: float) -> str:
+    """The sign test's p-value as the findings say it."""
     if not math.isfinite(p):
         return "no sign test (no question has more marks for one side)"
     return "sign test p < 0.001" if p < 0.001 else f"sign test p = {p:.3f}"
@@ -189,7 +190,7 @@ def pairwise_human_block(
             f"{_pct(decided['value'])} {_pct_ci(decided['ci'])} chose B "
             f"({_count(decided['n_ties'], 'tie')} set aside); B won "
             f"{_count(sign['questions_b'], 'question')} and A {sign['questions_a']}, "
-            f"{_p_value(sign['p_value'])}."
+            f"{sign_test_words(sign['p_value'])}."
         )
     else:
         words.append("Every mark is a tie: no side was chosen.")
