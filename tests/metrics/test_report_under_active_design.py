@@ -56,30 +56,37 @@ def test_figures_with_no_weighted_version_are_not_shown_with_the_reason(report):
     assert "unweighted" in by_category["not_under_design"]
 
 
-def test_kappa_and_the_table_under_strata_sampled_unequally():
-    """Two strata of 20 and 80 claims, 10 audited in each (half of one, an eighth of the
-    other): κ and the table's shares weight each audited claim by N_h/n_h (2 and 8). κ from
-    scikit-learn's cohen_kappa_score with those sample weights; the shares by hand."""
-    from sklearn.metrics import cohen_kappa_score
+def _two_strata(gold, judge):
+    """20 audited claims, one per answer: stratum A (claims 0–9) of 20 claims in the project,
+    B (10–19) of 80, so each stands for N_h/n_h = 2 and 8 claims."""
+    from metrics.services.judge_audit import _Judged
 
-    from metrics.services.judge_audit import _agreement, _Judged
-
-    gold = np.array([0] * 8 + [2] * 2 + [0] * 4 + [2] * 6, np.int8)
-    judge = np.array([0] * 7 + [2] * 3 + [0] * 6 + [2] * 4, np.int8)
-    strata = np.array([0] * 10 + [1] * 10)
-    judged = _Judged(
+    return _Judged(
         position=np.arange(20),
         judge_codes=judge,
         confidence=np.full(20, np.nan),
         gold_codes=gold,
         answer_ids=np.arange(20),
         audited=np.ones(20, bool),
-        strata=strata,
+        strata=np.array([0] * 10 + [1] * 10),
         sizes={0: 20.0, 1: 80.0},
         names=["A", "B"],
     )
+
+
+def test_kappa_and_the_table_under_strata_sampled_unequally():
+    """Two strata of 20 and 80 claims, 10 audited in each (half of one, an eighth of the
+    other): κ and the table's shares weight each audited claim by N_h/n_h (2 and 8). κ from
+    scikit-learn's cohen_kappa_score with those sample weights; the shares by hand."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from metrics.services.judge_audit import _agreement
+
+    gold = np.array([0] * 8 + [2] * 2 + [0] * 4 + [2] * 6, np.int8)
+    judge = np.array([0] * 7 + [2] * 3 + [0] * 6 + [2] * 4, np.int8)
+    judged = _two_strata(gold, judge)
     fields, _ = _agreement(judged, human_kappa=float("nan"))
-    weight = np.where(strata == 0, 2.0, 8.0)
+    weight = np.where(judged.strata == 0, 2.0, 8.0)
     assert fields["kappa"] == pytest.approx(
         cohen_kappa_score(gold, judge, sample_weight=weight), abs=1e-12
     )
@@ -98,22 +105,11 @@ def test_agreement_per_risk_category_weights_each_claim_by_its_share_of_the_proj
 
     import pandas as pd
 
-    from metrics.services.judge_audit import _failures, _Judged
+    from metrics.services.judge_audit import _failures
 
     gold = np.array([0] * 10 + [0] * 10, np.int8)
     judge = np.array([0] * 9 + [2] + [0] * 5 + [2] * 5, np.int8)  # A: 9 of 10 agree, B: 5
-    strata = np.array([0] * 10 + [1] * 10)
-    judged = _Judged(
-        position=np.arange(20),
-        judge_codes=judge,
-        confidence=np.full(20, np.nan),
-        gold_codes=gold,
-        answer_ids=np.arange(20),
-        audited=np.ones(20, bool),
-        strata=strata,
-        sizes={0: 20.0, 1: 80.0},
-        names=["A", "B"],
-    )
+    judged = _two_strata(gold, judge)
     data = SimpleNamespace(
         claims=pd.DataFrame({"risk_category": ["legal"] * 20}),
         tag_masks={"numbers": np.array([True] * 5 + [False] * 5 + [True] * 5 + [False] * 5)},
