@@ -10,7 +10,7 @@ from django.db.models import Count
 
 from annotate.models import Answer, Claim, Label, LabelHistory, Membership, Passage, Verdict
 from annotate.queue_order import claim_labels_required, claim_queue_key
-from annotate.services.labels import LabelError, label_save
+from annotate.services.labels import ClaimHeld, LabelError, label_save
 from annotate.services.queue import claim_next_for_user
 from tests.factories import ProjectFactory, UserFactory
 
@@ -54,7 +54,7 @@ def test_sixteen_analysts_never_exceed_labels_required_and_lose_no_label(transac
     Membership.objects.bulk_create(Membership(project=project, user=u) for u in users)
     all_claims = list(Claim.objects.filter(project=project).values_list("pk", flat=True))
     saved, refused, errors = Counter(), Counter(), []
-    jumped_saves, queue_refusals = set(), set()
+    jumped_saves, queue_refusals, held_from_queue = set(), set(), set()
     start = threading.Barrier(ANALYSTS)
 
     def analyst(user, seed):
@@ -75,6 +75,12 @@ def test_sixteen_analysts_never_exceed_labels_required_and_lose_no_label(transac
                     continue  # walks away: the reservation is left to expire
                 try:
                     label_save(claim=claim, annotator=user, verdict=Verdict.NOT_IN_PILE)
+                except ClaimHeld:
+                    # A claim reached outside the queue while a colleague holds it stays
+                    # theirs; the queue itself never hands out a claim someone holds.
+                    refused[user.pk] += 1
+                    if not jumped:
+                        held_from_queue.add(claim.pk)
                 except LabelError as error:
                     if "already has" not in str(error):
                         raise
@@ -97,6 +103,7 @@ def test_sixteen_analysts_never_exceed_labels_required_and_lose_no_label(transac
         thread.join(120)
     assert not any(t.is_alive() for t in threads), "an analyst hung (deadlock?)"
     assert errors == []
+    assert held_from_queue == set()
     # The queue never handed one claim to more analysts than it needed: a claim it served can
     # only be full at save time if someone jumped to it outside the queue.
     assert queue_refusals <= jumped_saves
