@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "csp",
     "annotate",
     "judges",
+    "testsets",
     "metrics",
     "interchange",
     "ninja",

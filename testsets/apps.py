@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TestsetsConfig(AppConfig):
+    name = "testsets"
+    verbose_name = "Test sets"
