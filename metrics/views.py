@@ -22,6 +22,7 @@ from annotate.models import Role
 from judges.models import Backend
 from metrics import charts, selectors
 from metrics.models import ReportSnapshot
+from metrics.services import estimators
 
 # metrics.services pulls in scikit-learn, SciPy and statsmodels through metrics.stats; the
 # URLconf imports this module on any page's first request, so the services are imported where
@@ -164,17 +165,15 @@ def _dashboard_context(
                 "reliability_svg": charts.reliability_diagram(block["calibration"]["bins"]),
                 "frontier_svg": charts.frontier_chart(block["frontier"], crc["lambda_hat"]),
                 "estimates": [
-                    (
-                        "gold_only_faithfulness",
-                        "Gold only (audit sample)",
-                        block["gold_only_faithfulness"],
-                    ),
-                    (
-                        "debiased_faithfulness",
-                        "Rogan–Gladen (debiased)",
-                        block["debiased_faithfulness"],
-                    ),
-                    ("ppi_faithfulness", "PPI++ (prediction-powered)", block["ppi_faithfulness"]),
+                    {
+                        "key": e.key,
+                        "label": e.label,
+                        "term": e.term,
+                        "estimate": block[e.key],
+                        "detail": e.detail(block[e.key]),
+                    }
+                    for e in estimators.shown()
+                    if e.key in block
                 ],
             }
         )

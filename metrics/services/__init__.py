@@ -57,7 +57,7 @@ from metrics.services.conformal import (
     crc_from_inputs,
 )
 from metrics.services.instruments import instruments_left_out_text
-from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW, HEADLINE_KEYS
+from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW
 from metrics.services.report import report_compute, report_public
 from metrics.services.snapshots import (
     SNAPSHOT_STALE_AFTER,
@@ -78,7 +78,6 @@ __all__ = [
     "CRC_SEED",
     "DEFAULT_ALPHA",
     "FRONTIER_CUTS",
-    "HEADLINE_KEYS",
     "NOT_IN_PILE",
     "SNAPSHOT_STALE_AFTER",
     "SUPPORTED",

@@ -3,6 +3,7 @@ secrets), and its flattening to (field, value) rows for CSV."""
 
 from typing import Any
 
+from metrics.services import estimators
 from metrics.services.common import json_safe
 from metrics.services.conformal import CRC_CAVEAT
 from metrics.services.instruments import _left_out_name
@@ -20,12 +21,6 @@ _AGREEMENT_FIELDS = (
     ("agreement_ci", "agreement_ci"),
     ("kappa", "kappa"),
     ("human_kappa_ceiling", "human_kappa_ceiling"),
-)
-_FAITHFULNESS_FIELDS = (
-    "naive_faithfulness",
-    "debiased_faithfulness",
-    "ppi_faithfulness",
-    "gold_only_faithfulness",
 )
 
 
@@ -56,7 +51,8 @@ def _faithfulness(block: dict) -> dict:
     headline_key = block["headline_estimate"]
     headline = block.get(headline_key) if headline_key else None
     return {
-        **{key: block[key] for key in _FAITHFULNESS_FIELDS},
+        "naive_faithfulness": block["naive_faithfulness"],
+        **{e.key: block[e.key] for e in estimators.registered() if e.key in block},
         "headline_estimate": headline_key,
         "headline_value": headline["value"] if headline else None,
         "headline_ci": headline["ci"] if headline else None,

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from metrics import format as fmt
+from metrics.services import estimators
 from metrics.services.conformal import CRC_CAVEAT
 from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW
 
@@ -85,13 +86,8 @@ def _sample(card: dict, design: dict | None) -> list[str]:
 
 def _figures(card: dict) -> list[dict]:
     headline = card.get("headline_estimate")
-    names = {
-        "gold_only_faithfulness": "Faithfulness, gold only (audit sample)",
-        "debiased_faithfulness": "Faithfulness, Rogan–Gladen (debiased)",
-        "ppi_faithfulness": "Faithfulness, PPI++ (prediction-powered)",
-    }
     rows = []
-    for key, label in names.items():
+    for key, label in ((e.key, e.card_label) for e in estimators.shown()):
         row = _estimate_row(label + (" — headline" if key == headline else ""), card.get(key))
         row["headline"] = key == headline
         rows.append(row)

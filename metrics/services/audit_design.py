@@ -467,10 +467,8 @@ HEADLINE_DESIGN_EFFECTS = (
     ("hallucination_rate", ("hallucination_rate",), "Hallucination rate (gold)"),
     ("coverage", ("coverage",), "Coverage"),
 )
+# After the estimators' own (`metrics.services.estimators`, passed in by the report).
 JUDGE_DESIGN_EFFECTS = (
-    ("gold_only_faithfulness", "Gold-only faithfulness"),
-    ("debiased_faithfulness", "Rogan–Gladen faithfulness"),
-    ("ppi_faithfulness", "PPI++ faithfulness"),
     ("sensitivity", "Judge sensitivity"),
     ("specificity", "Judge specificity"),
     ("agreement", "Judge agreement with gold"),
@@ -484,9 +482,11 @@ def _dig(block: dict, path: tuple) -> dict:
     return block
 
 
-def design_section(data, report: dict) -> dict:
+def design_section(data, report: dict, estimator_effects: tuple = ()) -> dict:
     """Strata with N_h, gold n_h and weight; what the audit cannot see; labels left out; each
-    headline's design effect (its variance over the independent-claims variance)."""
+    headline's design effect (its variance over the independent-claims variance).
+    `estimator_effects`: (report key, label) of each estimator of the true faithfulness, in
+    the order shown, listed before the judge's other figures."""
     design: AuditDesign = data.design
     gold = data.claims["gold"].to_numpy() >= 0
     big_n = np.bincount(design.stratum, minlength=len(design.names))
@@ -520,7 +520,7 @@ def design_section(data, report: dict) -> dict:
                 if isinstance(judge.get(key), dict)
                 else judge.get(f"{key}_design_effect"),
             }
-            for key, label in JUDGE_DESIGN_EFFECTS
+            for key, label in (*estimator_effects, *JUDGE_DESIGN_EFFECTS)
         )
     answers = int(np.unique(data.answer_ids()[gold]).size)
     pooled = report["faithfulness"]["pooled"]

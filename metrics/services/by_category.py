@@ -12,6 +12,7 @@ import numpy as np
 
 from annotate.models import RiskCategory
 from metrics import stats
+from metrics.services import estimators
 from metrics.services.audit_design import audited_unequally
 from metrics.services.common import SUPPORTED
 from metrics.services.inputs import _Data
@@ -208,7 +209,7 @@ PER_CATEGORY_NOT_UNDER_STRATA = (
 )
 
 
-def category_correction(block: dict, *, data: _Data, judged, headline_keys: dict) -> None:
+def category_correction(block: dict, *, data: _Data, judged) -> None:
     """Add `error_rates_by_risk_category` to an instrument block; when the judge's error rates
     differ by category, its debiased estimates (and so its headline) become the per-category
     ones, the pooled ones kept under `error_rates_by_risk_category.pooled`."""
@@ -223,18 +224,13 @@ def category_correction(block: dict, *, data: _Data, judged, headline_keys: dict
             **result["per_category"]["ppi_faithfulness"],
             "lambda": None,
         }
-        gold_only = block["gold_only_faithfulness"]
-        headline = stats.headline_estimate(
-            {"value": gold_only["value"], "ci": gold_only["ci"]},
-            block["debiased_faithfulness"],
-            block["ppi_faithfulness"],
+        block["headline_estimate"], block["headline_reason"] = estimators.headline_choose(
+            block,
             youden_j=min(
                 (row["youden_j"] for row in result["categories"] if math.isfinite(row["youden_j"])),
                 default=math.nan,
             ),
         )
-        block["headline_estimate"] = headline_keys.get(headline["choice"])
-        block["headline_reason"] = headline["reason"]
     result["note"] = _note(result)
     result["method"] = _method(result)
     block["error_rates_by_risk_category"] = result

@@ -6,6 +6,7 @@ import pandas as pd
 
 from judges.models import Judge
 from metrics import selectors
+from metrics.services import estimators
 from metrics.services.common import Progress
 from metrics.services.inputs import _Data
 from metrics.services.judge_audit import _instrument_block
@@ -103,8 +104,8 @@ def _judge_audits(
 
 def _judge_method(report: dict) -> None:
     """The newest instrument's method strings, in the report's method section."""
-    for name in ("debiased_faithfulness", "ppi_faithfulness", "gold_only_faithfulness"):
-        report["method"][f"judge_{name}"] = report["judge"][name]["method"]
+    for entry in estimators.registered():
+        report["method"][f"judge_{entry.key}"] = report["judge"][entry.key]["method"]
     report["method"]["judge_audit"] = report["judge"]["method"]
     if report["instruments_left_out"]:
         report["method"]["judge_audit"] += " " + instruments_left_out_text(

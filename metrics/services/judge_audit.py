@@ -3,7 +3,6 @@ kappa, sensitivity/specificity, naive, debiased (Rogan–Gladen) and PPI++ faith
 headline estimate, calibration and CRC, where it fails, and its canary pass rate."""
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -11,32 +10,33 @@ import pandas as pd
 from annotate.models import RiskCategory
 from judges.models import Judge
 from metrics import stats
+from metrics.services import estimators
 from metrics.services.audit_design import (
     audited_unequally,
-    design_rate,
     estimate_fields,
-    fpc_on,
-    named_strata,
 )
 from metrics.services.by_category import category_correction
 from metrics.services.calibration import _calibration
 from metrics.services.common import (
     SUPPORTED,
     VERDICTS,
-    _codes,
-    _newest_per_claim,
     _pct,
     _proportion,
 )
 from metrics.services.inputs import _Data
+from metrics.services.judged import (
+    Judged,
+    expansion,
+    fpc,
+    gold_weights,
+    judged_of,
+    judged_rate,
+    named,
+    with_design,
+)
 
 AGREEMENT_WARNING_BELOW = 0.80
 
-HEADLINE_KEYS = {
-    "gold_only": "gold_only_faithfulness",
-    "rogan_gladen": "debiased_faithfulness",
-    "ppi": "ppi_faithfulness",
-}
 
 _AUDIT_METHOD = (
     "positive = SUPPORTED; Wilson intervals for sensitivity and specificity; naive rate = "
@@ -46,96 +46,6 @@ _AUDIT_METHOD = (
     "counted as verdicts; calibration out of fold (5 folds grouped by answer)."
 )
 _CALIBRATION_PHRASE = "calibration out of fold (5 folds grouped by answer)."
-
-
-class _Judged(NamedTuple):
-    """The instrument's newest parseable verdict per claim, aligned with the report's claims."""
-
-    position: np.ndarray  # index of each judged claim in `_Data.claims`
-    judge_codes: np.ndarray
-    confidence: np.ndarray
-    gold_codes: np.ndarray  # −1 where the claim has no gold
-    answer_ids: np.ndarray
-    audited: np.ndarray  # judged claims that have gold
-    strata: np.ndarray  # design stratum code of each judged claim
-    sizes: dict  # N_h: the project's claims per design stratum
-    weights: np.ndarray | None = None  # design weight 1/π of each judged claim (active design)
-    census: np.ndarray | None = None  # judged claims in a stratum known exactly (mixed design)
-    names: list | None = None  # the design strata's names, by code
-
-    @property
-    def n_judged(self) -> int:
-        return int(self.judge_codes.size)
-
-    @property
-    def n_audited(self) -> int:
-        return int(self.audited.sum())
-
-
-def _judged(data: _Data, verdicts: pd.DataFrame) -> _Judged:
-    newest = _newest_per_claim(verdicts)
-    index = pd.Series(np.arange(data.claim_ids.size), index=data.claim_ids)
-    newest = newest[newest["claim_id"].isin(data.claim_ids)]
-    position = index.loc[newest["claim_id"].to_numpy()].to_numpy()
-    gold_codes = data.claims["gold"].to_numpy()[position]
-    return _Judged(
-        position=position,
-        judge_codes=_codes(newest["verdict"]),
-        confidence=newest["confidence"].to_numpy(dtype=float),
-        gold_codes=gold_codes,
-        answer_ids=data.claims["answer_id"].to_numpy()[position],
-        audited=gold_codes >= 0,
-        strata=data.design.stratum[position],
-        sizes=data.design.sizes(),
-        weights=None if data.design.weight is None else data.design.weight[position],
-        census=None if data.design.census is None else data.design.census[position],
-        names=data.design.names,
-    )
-
-
-def _gold_weights(judged: _Judged) -> np.ndarray | None:
-    """The audited claims' design weights 1/π within their stratum (None: equal weights)."""
-    return None if judged.weights is None else judged.weights[judged.audited]
-
-
-def _expansion(judged: _Judged) -> np.ndarray | None:
-    """Each audited claim's share of the project under the design, for the figures that take
-    one weight per claim rather than strata (κ, the confusion table's shares, the asymmetry):
-    N_h · w_i / Σ_{j ∈ h} w_j (stratified: N_h/n_h; active: 1/π calibrated to N_h). None when
-    every audited claim stands for the same number of claims (one stratum, equal weights):
-    the plain counts are then the design's figures, today's to the last bit."""
-    strata = judged.strata[judged.audited]
-    w = _gold_weights(judged)
-    if w is None:
-        if np.unique(strata).size <= 1:
-            return None
-        w = np.ones(strata.size)
-    codes, uniques = pd.factorize(strata)
-    big_n = np.array([judged.sizes[code] for code in uniques], dtype=float)
-    return big_n[codes] * w / np.bincount(codes, weights=w)[codes]
-
-
-def _design_rate(judged: _Judged, outcome: np.ndarray) -> dict:
-    """`design_rate` of a 0/1 outcome over the audited claims, under the audit's design."""
-    audited = judged.audited
-    return design_rate(
-        outcome,
-        judged.answer_ids[audited],
-        judged.strata[audited],
-        judged.sizes,
-        weights=_gold_weights(judged),
-        names=judged.names,
-        census=judged.census is not None,
-    )
-
-
-def _fpc(judged: _Judged) -> bool:
-    return fpc_on(judged.census is not None)
-
-
-def _named(judged: _Judged, strata: np.ndarray):
-    """Strata codes and sizes keyed by the strata's names, for the estimators' sentences."""
-    return named_strata(strata, judged.sizes, judged.names)
 
 
 def _identity(judge: Judge, verdicts: pd.DataFrame) -> dict:
@@ -154,7 +64,7 @@ def _identity(judge: Judge, verdicts: pd.DataFrame) -> dict:
 
 
 def _sample(
-    data: _Data, judged: _Judged, verdicts: pd.DataFrame, gold_sources: pd.Series, stale: int
+    data: _Data, judged: Judged, verdicts: pd.DataFrame, gold_sources: pd.Series, stale: int
 ) -> dict:
     """How many claims were judged and audited, and where the audit's gold came from."""
     audited_ids = data.claim_ids[judged.position][judged.audited]
@@ -216,7 +126,7 @@ def _design_block(est: stats.DesignEstimate, **extra) -> dict:
     return {"value": est.value, "ci": est.ci, **extra, **estimate_fields(est)}
 
 
-def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
+def _agreement(judged: Judged, human_kappa: float) -> tuple[dict, dict]:
     """Confusion, agreement, kappa, asymmetry and sensitivity/specificity on the audited claims
     (agreement, sensitivity and specificity clustered by answer and stratified by the design);
     also the design estimates of sensitivity/specificity the debiasing needs."""
@@ -226,20 +136,20 @@ def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
     n_audited = judged.n_audited
     matrix = stats.confusion(g_a, j_a).to_numpy()
     ids, strata = judged.answer_ids[audited], judged.strata[audited]
-    w = _gold_weights(judged)
+    w = gold_weights(judged)
     agree_each = judged.gold_codes[audited] == judged.judge_codes[audited]
-    agreement_rate = _design_rate(judged, agree_each)
+    agreement_rate = judged_rate(judged, agree_each)
     agreement = agreement_rate["value"] if n_audited else math.nan
     gold01 = (judged.gold_codes[audited] == SUPPORTED).astype(float)
     judge01 = (judged.judge_codes[audited] == SUPPORTED).astype(float)
-    named, sizes = _named(judged, strata)
+    strata_named, sizes = named(judged, strata)
     sesp = stats.design_sensitivity_specificity(
-        gold01, judge01, ids, named, sizes, weights=w, fpc=_fpc(judged)
+        gold01, judge01, ids, strata_named, sizes, weights=w, fpc=fpc(judged)
     )
     # Kappa, the table's shares and the asymmetry: clustered by answer; where audited claims
     # stand for different numbers of claims (strata sampled unequally, the active queue's π),
     # each weighted by its share of the project.
-    e = _expansion(judged)
+    e = expansion(judged)
     kappa = stats.design_kappa(g_a, j_a, ids, weights=e) if n_audited >= 2 else None
     se, sp = sesp["sensitivity"], sesp["specificity"]
     confusion = {
@@ -281,140 +191,36 @@ def _agreement(judged: _Judged, human_kappa: float) -> tuple[dict, dict]:
     return fields, sesp
 
 
-def _faithfulness(judged: _Judged, sesp: dict) -> dict:
-    """Naive, debiased, PPI++ and gold-only faithfulness, and which one is the headline; each
-    clustered by answer and stratified by the audit's design (`metrics.stats.design`)."""
+def _faithfulness(judged: Judged, sesp: dict) -> dict:
+    """Naive faithfulness, every registered estimator of the true faithfulness
+    (`metrics.services.estimators`: gold only, Rogan–Gladen, PPI++ …) and which one is the
+    headline; each clustered by answer and stratified by the audit's design."""
     n_judged, n_audited, audited = judged.n_judged, judged.n_audited, judged.audited
     judged_supported = int(np.sum(judged.judge_codes == SUPPORTED))
-    gold01 = (judged.gold_codes[audited] == SUPPORTED).astype(float)
     judge01 = (judged.judge_codes == SUPPORTED).astype(float)
-    ids_gold, strata_gold = judged.answer_ids[audited], judged.strata[audited]
-    w = _gold_weights(judged)
-    if n_judged and sesp["sensitivity"].n and sesp["specificity"].n:
-        named, sizes = _named(judged, strata_gold)
-        rg = stats.design_rogan_gladen(
-            judge01,
-            judged.answer_ids,
-            gold01,
-            judge01[audited],
-            ids_gold,
-            named,
-            sizes,
-            weights_gold=w,
-            fpc=_fpc(judged),
-        )
-    else:
-        rg = None
-    debiased_value = (
-        stats.rogan_gladen(
-            judged_supported / n_judged, sesp["sensitivity"].value, sesp["specificity"].value
-        )
-        if n_judged
-        else math.nan
+    inputs = estimators.EstimatorInputs(
+        judged=judged,
+        sesp=sesp,
+        gold01=(judged.gold_codes[audited] == SUPPORTED).astype(float),
+        judge01=judge01,
+        # The judge's P(SUPPORTED) where it gave one, else its 0/1 verdict.
+        judge_score=np.where(np.isnan(judged.confidence), judge01, judged.confidence),
     )
-    debiased_ci = rg.ci if rg is not None and math.isfinite(debiased_value) else (math.nan,) * 2
-    # The judge's P(SUPPORTED) where it gave one, else its 0/1 verdict.
-    judge_score = np.where(np.isnan(judged.confidence), judge01, judged.confidence)
-    ppi = _ppi(judged, gold01, judge_score)
-    gold_only = _design_rate(judged, gold01)
-    headline = stats.headline_estimate(
-        {"value": gold_only["value"], "ci": gold_only["ci"]},
-        {"value": debiased_value, "ci": debiased_ci},
-        {"value": ppi.value, "ci": ppi.ci},
-        youden_j=sesp["youden_j"],
-    )
-    lam = ppi.extra.get("lambda")
-    debiased = {
-        "value": debiased_value,
-        "ci": debiased_ci,
-        "method": "Rogan–Gladen, Lang–Reiczigel adjusted interval (95%)",
-    }
-    if rg is not None:
-        debiased.update(estimate_fields(rg))
-    out = {
+    blocks = {entry.key: entry.compute(inputs) for entry in estimators.registered()}
+    headline, reason = estimators.headline_choose(blocks, sesp["youden_j"])
+    for block in blocks.values():
+        block["method"] = with_design(block["method"], {"n": n_audited, **block})
+    return {
         "naive_faithfulness": judged_supported / n_judged if n_judged else math.nan,
         "naive_faithfulness_detail": _proportion(judged_supported, n_judged),
-        "debiased_faithfulness": debiased,
-        "ppi_faithfulness": {
-            "value": ppi.value,
-            "ci": ppi.ci,
-            "lambda": lam if not isinstance(lam, dict) else _stratum_lambdas(lam),
-            "method": "PPI++ (power-tuned prediction-powered inference, 95%)",
-            **estimate_fields(ppi),
-        },
-        "gold_only_faithfulness": {
-            "value": gold_only["value"],
-            "ci": gold_only["ci"],
-            "n": n_audited,
-            "method": "audit sample alone, Wilson interval (95%)",
-            **{k: gold_only[k] for k in ("design_effect", "answers", "strata", "unseen_share")},
-            "interval_method": gold_only["interval_method"],
-        },
-        "headline_estimate": HEADLINE_KEYS.get(headline["choice"]),
-        "headline_reason": headline["reason"],
+        **blocks,
+        "headline_estimate": headline,
+        "headline_reason": reason,
     }
-    for key, n in (
-        ("debiased_faithfulness", n_audited),
-        ("ppi_faithfulness", n_audited),
-        ("gold_only_faithfulness", n_audited),
-    ):
-        out[key]["method"] = _with_design(out[key]["method"], {"n": n, **out[key]})
-    return out
-
-
-def _ppi(judged: _Judged, gold01: np.ndarray, judge_score: np.ndarray) -> stats.DesignEstimate:
-    """PPI++ under the audit's design: stratified and clustered (`design_ppi_mean`), or, when
-    the labels were drawn by the active queue, active inference within the design strata with
-    each label weighted by 1/π (`stratified_active_ppi_mean`)."""
-    audited = judged.audited
-    strata, _ = named_strata(judged.strata, None, judged.names)
-    if judged.weights is None:
-        return stats.design_ppi_mean(
-            gold01,
-            judge_score[audited],
-            judge_score[~audited],
-            judged.answer_ids[audited],
-            judged.answer_ids[~audited],
-            strata[audited],
-            strata[~audited],
-        )
-    y = np.zeros(judged.n_judged)
-    y[audited] = gold01
-    return stats.stratified_active_ppi_mean(
-        y,
-        audited,
-        judge_score,
-        judged.weights,
-        strata=strata,
-        cluster=judged.answer_ids,
-        census=judged.census,
-    )
-
-
-def _with_design(method: str, block: dict) -> str:
-    """The figure's method, with how its interval met the design when it is not the simple
-    one (several claims per answer or several strata)."""
-    answers, n, strata = block.get("answers"), block.get("n"), block.get("strata") or 1
-    if not answers or (answers == n and strata <= 1):
-        return method
-    text = f"{method}; clustered by answer, {answers} answers"
-    if strata > 1:
-        text += f"; stratified by design stratum, {strata} strata (weights N_h/N)"
-    deff = block.get("design_effect")
-    if deff is not None and math.isfinite(deff):
-        text += f"; design effect {deff:.2f}"
-    return text
-
-
-def _stratum_lambdas(lambdas: dict) -> float | dict:
-    """One stratum: its λ, as before; several: λ per stratum code."""
-    if len(lambdas) == 1:
-        return next(iter(lambdas.values()))
-    return {str(key): value for key, value in lambdas.items()}
 
 
 def _calibration_fields(
-    data: _Data, judged: _Judged, grounded_links: pd.DataFrame
+    data: _Data, judged: Judged, grounded_links: pd.DataFrame
 ) -> tuple[dict, dict]:
     audited = judged.audited
     calibration, crc_inputs = _calibration(
@@ -464,7 +270,7 @@ def _not_under_design(fields: dict, reason: str = NOT_UNDER_DESIGN) -> None:
     fields["crc"] = {**fields["crc"], "not_computed": reason}
 
 
-def _failures(data: _Data, judged: _Judged) -> dict:
+def _failures(data: _Data, judged: Judged) -> dict:
     """Agreement per claim tag and per risk category, worst first: each group's audited
     claims weighted by their share of the project under the design (`_expansion`; the plain
     share under a simple random sample), so a group the active queue oversampled where the
@@ -474,7 +280,7 @@ def _failures(data: _Data, judged: _Judged) -> dict:
     tag_masks = {tag: mask[position][audited] for tag, mask in data.tag_masks.items()}
     risk = data.claims["risk_category"].to_numpy()[position][audited]
     agree_each = judged.gold_codes[audited] == judged.judge_codes[audited]
-    weights = _expansion(judged)
+    weights = expansion(judged)
     for key, groups in (
         ("by_tag", tag_masks.items()),
         ("by_risk_category", ((cat, risk == cat) for cat in RiskCategory.values)),
@@ -551,7 +357,7 @@ def _instrument_block(
     were left out, for the method string.
     """
     identity = _identity(judge, verdicts)
-    judged = _judged(data, verdicts)
+    judged = judged_of(data, verdicts)
     agreement, sesp = _agreement(judged, human_kappa)
     faithfulness = _faithfulness(judged, sesp)
     calibration, crc_inputs = _calibration_fields(data, judged, grounded_links)
@@ -567,5 +373,5 @@ def _instrument_block(
         "_judged": judged,
     }
     block["method"] = _audit_method(block, stale)
-    category_correction(block, data=data, judged=judged, headline_keys=HEADLINE_KEYS)
+    category_correction(block, data=data, judged=judged)
     return block

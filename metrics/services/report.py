@@ -9,6 +9,7 @@ from django.utils import timezone
 from annotate.models import Project, System
 from judges.models import Judge
 from metrics import selectors
+from metrics.services import estimators
 from metrics.services.abstention_coverage import _abstention, _coverage, _fact_links
 from metrics.services.active_audit import active_audit_block
 from metrics.services.analysts import _analysts
@@ -84,7 +85,7 @@ def report_compute(
                 model=report["judge"]["model"],
                 prompt_version=report["judge"]["prompt_version"],
             )
-    report["design"] = design_section(data, report)
+    report["design"] = design_section(data, report, estimators.design_labels())
     report["method"]["design"] = report["design"]["method"]
     if report["design"]["outside_queue"]["text"]:
         report["method"]["faithfulness"] += " " + report["design"]["outside_queue"]["text"]

@@ -62,10 +62,9 @@ def term(key: str, shown: str = ""):
 # What each half-width on a page is the half-width of: the same 95% level computed by different
 # estimators differs (a gold-only Wilson interval is not PPI++'s), so a page showing two says
 # which is which. Keys: a headline's `estimator` and a forecast's (metrics/services/active_audit).
+# The judge audit's estimators name themselves (`metrics.services.estimators`); these are the
+# design forecasts' and the active audit's keys.
 ESTIMATOR_NAMES = {
-    "gold_only_faithfulness": "gold only",
-    "debiased_faithfulness": "Rogan–Gladen",
-    "ppi_faithfulness": "PPI++",
     "active_ppi": "active sampling, PPI++",
     "stratified_gold_only": "stratified, gold only",
     "stratified_ppi": "stratified, PPI++",
@@ -79,4 +78,7 @@ ESTIMATOR_NAMES = {
 @register.filter
 def estimator_name(key) -> str:
     """ "ppi_faithfulness" → "PPI++"; an unknown key reads as itself."""
-    return ESTIMATOR_NAMES.get(key, str(key or ""))
+    from metrics.services import estimators
+
+    entry = estimators.by_key(str(key or ""))
+    return entry.short if entry else ESTIMATOR_NAMES.get(key, str(key or ""))

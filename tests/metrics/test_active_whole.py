@@ -2,7 +2,7 @@
 
 `active_audit_block` reads the project's rows through two selectors
 (`label_design_columns`, `active_claim_columns`); here they are replaced by small planted frames,
-the `Project` is an unsaved instance and the report's `_Data` / `_Judged` are planted arrays.
+the `Project` is an unsaved instance and the report's `_Data` / `Judged` are planted arrays.
 Each whole-output test compares EVERY key and sentence of the block with a literal (read off the
 code: a changed word or key must fail), and its headline figures are derived independently in the
 same file: the Hájek active estimate, its power-tuned λ and its CR1 variance by answer with numpy
@@ -22,7 +22,8 @@ from metrics import selectors
 from metrics.services import active_audit as aa
 from metrics.services import active_design as ad
 from metrics.services import audit_design as ds
-from metrics.services.judge_audit import _Judged
+from metrics.services import estimators
+from metrics.services.judged import Judged
 from tests.metrics import independent as ref
 
 NAN = math.nan
@@ -107,7 +108,7 @@ def judged_for(data, codes, conf, positions=None):
         else np.asarray(positions, dtype=np.int64)
     )
     gold = data.claims["gold"].to_numpy()[pos]
-    return _Judged(
+    return Judged(
         position=pos,
         judge_codes=np.asarray(codes, dtype=np.int8),
         confidence=np.asarray(conf, dtype=float),
@@ -1494,11 +1495,11 @@ def test_design_section_whole_output():
         ],
         "unseen_share": 1 - 5 / 10,
     }
-    same(ds.design_section(data, report), expected)
+    same(ds.design_section(data, report, estimators.design_labels()), expected)
     # no judge, no gold at all: no design effects of the judge, NaN claims per answer
     data = _SectionData(design, [-1] * 10, [1, 1, 2, 3, 3, 4, 4, 5, 5, 5])
     report = {"faithfulness": {"pooled": {}}, "hallucination_rate": {}, "coverage": {}}
-    out = ds.design_section(data, report)
+    out = ds.design_section(data, report, estimators.design_labels())
     assert [e["key"] for e in out["design_effects"]] == [
         "faithfulness",
         "hallucination_rate",

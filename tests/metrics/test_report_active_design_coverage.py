@@ -37,7 +37,8 @@ from metrics.services.audit_design import (
     design_phases,
     no_phases,
 )
-from metrics.services.judge_audit import _agreement, _faithfulness, _Judged
+from metrics.services.judge_audit import _agreement, _faithfulness
+from metrics.services.judged import Judged
 from metrics.services.rates import _verdict_rates
 
 DRAWS = int(os.environ.get("FA_DRAWS", 500))
@@ -101,7 +102,7 @@ class _Stub:
 
 def _figures(gold, judge, confidence, ids, design):
     rates = _verdict_rates(_Stub(gold, ids, design), np.ones(ids.size, bool))
-    judged = _Judged(
+    judged = Judged(
         position=np.arange(ids.size),
         judge_codes=judge,
         confidence=confidence,

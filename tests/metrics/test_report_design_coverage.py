@@ -2,7 +2,7 @@
 
 Through `metrics.services.rates._verdict_rates` (pooled faithfulness) and
 `metrics.services.judge_audit._agreement` / `_faithfulness` (sensitivity, specificity, gold-only,
-Rogan–Gladen, PPI++ and the headline), fed in-memory arrays shaped as `_Data` and `_Judged`
+Rogan–Gladen, PPI++ and the headline), fed in-memory arrays shaped as `_Data` and `Judged`
 hold them — what the report does after its reads, without a database per draw.
 
 World (issue 13 "Must show"): 30–200 answers of 2–8 claims; an answer's supported rate and the
@@ -18,7 +18,8 @@ import pytest
 
 from metrics import stats
 from metrics.services.audit_design import AuditDesign
-from metrics.services.judge_audit import _agreement, _faithfulness, _Judged
+from metrics.services.judge_audit import _agreement, _faithfulness
+from metrics.services.judged import Judged
 from metrics.services.rates import _verdict_rates
 
 DRAWS = int(__import__("os").environ.get("FA_DRAWS", 1000))
@@ -45,7 +46,7 @@ class _Stub:
 
 def _judged(gold_codes, judge_codes, answer_ids, strata, names):
     n = gold_codes.size
-    return _Judged(
+    return Judged(
         position=np.arange(n),
         judge_codes=judge_codes,
         confidence=np.full(n, np.nan),

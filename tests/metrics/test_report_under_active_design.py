@@ -59,9 +59,9 @@ def test_figures_with_no_weighted_version_are_not_shown_with_the_reason(report):
 def _two_strata(gold, judge):
     """20 audited claims, one per answer: stratum A (claims 0–9) of 20 claims in the project,
     B (10–19) of 80, so each stands for N_h/n_h = 2 and 8 claims."""
-    from metrics.services.judge_audit import _Judged
+    from metrics.services.judged import Judged
 
-    return _Judged(
+    return Judged(
         position=np.arange(20),
         judge_codes=judge,
         confidence=np.full(20, np.nan),
