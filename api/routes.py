@@ -97,6 +97,17 @@ class TokenAuth(HttpBearer):
         return api_token
 
 
+def _responses_by_code(responses: dict) -> dict:
+    """One entry per status code, keyed by its string. Ninja keys the declared responses by
+    integer and `openapi_extra` by string, so a route that refines its 200 in `openapi_extra`
+    got both — two "200" keys in the JSON, which YAML-minded readers (the docs page's Swagger
+    UI) refuse as a duplicated mapping key. The refinement wins, merged over the declared one."""
+    merged: dict[str, dict] = {}
+    for code, response in responses.items():
+        merged[str(code)] = {**merged.get(str(code), {}), **response}
+    return merged
+
+
 class _Api(NinjaAPI):
     def get_openapi_schema(self, *args, **kwargs):
         schema = super().get_openapi_schema(*args, **kwargs)
@@ -107,10 +118,11 @@ class _Api(NinjaAPI):
         components["NativePreference"] = s.NativePreference.model_json_schema(
             ref_template="#/components/schemas/{model}"
         )
-        # Error responses are problem documents: say so in their media type.
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
-                for response in (operation.get("responses") or {}).values():
+                operation["responses"] = _responses_by_code(operation.get("responses") or {})
+                # Error responses are problem documents: say so in their media type.
+                for response in operation["responses"].values():
                     content = response.get("content") or {}
                     body = content.get("application/json")
                     if body and body.get("schema", {}).get("$ref", "").endswith("/ProblemOut"):

@@ -108,3 +108,21 @@ def test_docs_page_served_from_our_static_files(client, db):
     assert "cdn" not in html.lower()
     assert "/static/ninja/swagger-ui-bundle" in html
     assert "https://" not in html.replace("https://faithaudit", "")
+
+
+def _no_duplicate_keys(pairs):
+    keys = [key for key, _ in pairs]
+    duplicated = sorted({key for key in keys if keys.count(key) > 1})
+    assert not duplicated, f"duplicated keys in the OpenAPI JSON: {duplicated}"
+    return dict(pairs)
+
+
+def test_the_schema_has_no_duplicated_key_anywhere(client, db):
+    """Swagger UI reads the schema as YAML and refuses a duplicated key ("Parser error:
+    duplicated mapping key"), rendering nothing; `response.json()` would hide it."""
+    import json
+
+    text = client.get("/api/v1/openapi.json").content.decode()
+    schema = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    export = schema["paths"]["/api/v1/projects/{slug}/claims.ndjson"]["get"]["responses"]["200"]
+    assert "application/x-ndjson" in export["content"]
