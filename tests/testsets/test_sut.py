@@ -13,7 +13,7 @@ from testsets.rag_endpoints import (
     native_response_parse,
     rag_endpoints_parse,
 )
-from testsets.services.sut import sut_run_execute, sut_run_start
+from testsets.services.sut import sut_run_execute, sut_run_resume, sut_run_start
 
 pytestmark = pytest.mark.django_db
 SECRET = "sk-very-secret-rag-key-123"
@@ -114,8 +114,14 @@ def test_a_killed_run_resumes_without_duplicates(settings, monkeypatch, server):
     assert run.done == 3
     assert run.status == SutRun.Status.INTERRUPTED
     asked_before = [q for q, s in ctl.log if s == 200]
-    assert sut_run_execute(run_id=run.pk) == "done"
+    app.conf.task_always_eager = True
+    monkeypatch.undo()  # the task's delay runs it now again
+    _declare(settings, monkeypatch, base_url)
+    assert sut_run_resume(run=run) is True
+    run.refresh_from_db()
+    assert run.status == SutRun.Status.DONE
     assert sut_run_execute(run_id=run.pk) == "done"  # a second delivery changes nothing
+    assert sut_run_resume(run=run) is False
     asked = [q for q, s in ctl.log if s == 200]
     assert len(asked) == len(set(asked)) == 8
     assert asked[:3] == asked_before

@@ -71,13 +71,27 @@ def sut_run_start(
             total=len(items),
         )
         SutRunItem.objects.bulk_create([SutRunItem(run=run, item_id=pk) for pk in items])
-    task = current_app.tasks["testsets.run_sut"]
-    if current_app.conf.task_always_eager:
-        task.delay(run.pk)
-    else:
-        transaction.on_commit(lambda: task.delay(run.pk))
+    _enqueue(run.pk)
     run.refresh_from_db()
     return run
+
+
+def _enqueue(run_id: int) -> None:
+    task = current_app.tasks["testsets.run_sut"]
+    if current_app.conf.task_always_eager:
+        task.delay(run_id)
+    else:  # inside a caller's transaction a worker could look for the run before it exists
+        transaction.on_commit(lambda: task.delay(run_id))
+
+
+def sut_run_resume(*, run: SutRun) -> bool:
+    """Hand a run that a dead worker left running (or interrupted) to a worker again; its
+    answered and failed items are kept and never called again. False when it is done."""
+    if run.status == SutRun.Status.DONE:
+        return False
+    SutRun.objects.filter(pk=run.pk).update(status=SutRun.Status.INTERRUPTED)
+    _enqueue(run.pk)
+    return True
 
 
 def _post(url: str, payload: dict, key: str, timeout: float) -> object:
