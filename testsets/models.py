@@ -183,3 +183,60 @@ class GenerationDrop(models.Model):
 
     def __str__(self) -> str:
         return self.reason
+
+
+class SutRun(models.Model):
+    """One run of the system under test over a published test set: each item's question is
+    sent to the declared RAG endpoint (by name; its URL and key stay in the settings) and
+    each response becomes an annotate Answer under `system_name`/`system_version`."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        INTERRUPTED = "interrupted", "Interrupted (resumable)"
+        DONE = "done", "Done"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sut_runs")
+    test_set = models.ForeignKey(TestSet, on_delete=models.PROTECT, related_name="sut_runs")
+    endpoint = models.CharField(max_length=100, help_text="The declared RAG endpoint's name.")
+    system_name = models.CharField(max_length=100)
+    system_version = models.CharField(max_length=100, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0, help_text="Items answered or failed.")
+    total = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.system_name} {self.system_version} on {self.test_set}".strip()
+
+
+class SutRunItem(models.Model):
+    """One (run, item): claimed before the endpoint is called and written once; the unique
+    constraint is what keeps a resumed run from answering an item twice."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        ANSWERED = "answered", "Answered"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(SutRun, on_delete=models.CASCADE, related_name="items")
+    item = models.ForeignKey(TestItem, on_delete=models.PROTECT, related_name="+")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, help_text="Why it failed; never a key or a URL.")
+    answer = models.OneToOneField(
+        "annotate.Answer", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item"], name="sut_run_item_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} item {self.item_id}: {self.state}"

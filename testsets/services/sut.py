@@ -1,0 +1,230 @@
+"""Running the system under test over a published test set (issue 27, item 4).
+
+`sut_run_start` makes the run and one SutRunItem per item (unique per (run, item)), then hands
+it to a worker (or, without a broker, runs it now). `sut_run_execute` answers the pending
+items one by one: an item already answered or failed is never called again, and the answer
+is written in the same transaction that moves its row from pending (re-read under
+select_for_update), so a run killed mid-way and started again resumes where it stopped and
+never writes an answer twice. Each response becomes an annotate Answer with its pile, in the
+endpoint's order, under the run's system; failures are listed per item, never silent, and
+their text names the field or the HTTP status, never a key or the endpoint's URL.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotate.models import Answer, Passage, Project, System
+from annotate.services.projects import project_answers_recount
+from testsets.models import SutRun, SutRunItem, TestItem, TestSet
+from testsets.rag_endpoints import (
+    REFERENCE,
+    RagEndpoint,
+    ResponseInvalid,
+    native_response_parse,
+    openai_response_parse,
+    rag_endpoint_get,
+)
+from testsets.reference import reference_answer
+
+
+class Retryable(Exception):
+    """A 5xx, a timeout or a dropped connection: worth another try after a pause."""
+
+
+def sut_run_start(
+    *,
+    project: Project,
+    test_set: TestSet,
+    endpoint_name: str,
+    system_name: str,
+    system_version: str = "",
+) -> SutRun:
+    """Create the run over the published set's non-rejected items and start it."""
+    if test_set.project_id != project.pk:
+        raise ValueError("the test set is not in this project")
+    if test_set.status != TestSet.Status.PUBLISHED:
+        raise ValueError("only a published test set can be run: publish it first")
+    if endpoint_name != REFERENCE:
+        rag_endpoint_get(endpoint_name)  # EndpointNotDeclared names the choices
+    if not system_name.strip():
+        raise ValueError("give the system's name")
+    items = list(
+        test_set.items.exclude(status=TestItem.Status.REJECTED).values_list("pk", flat=True)
+    )
+    with transaction.atomic():
+        run = SutRun.objects.create(
+            project=project,
+            test_set=test_set,
+            endpoint=endpoint_name,
+            system_name=system_name.strip(),
+            system_version=system_version.strip(),
+            total=len(items),
+        )
+        SutRunItem.objects.bulk_create([SutRunItem(run=run, item_id=pk) for pk in items])
+    _enqueue(run.pk)
+    run.refresh_from_db()
+    return run
+
+
+def _enqueue(run_id: int) -> None:
+    task = current_app.tasks["testsets.run_sut"]
+    if current_app.conf.task_always_eager:
+        task.delay(run_id)
+    else:  # inside a caller's transaction a worker could look for the run before it exists
+        transaction.on_commit(lambda: task.delay(run_id))
+
+
+def sut_run_resume(*, run: SutRun) -> bool:
+    """Hand a run that a dead worker left running (or interrupted) to a worker again; its
+    answered and failed items are kept and never called again. False when it is done."""
+    if run.status == SutRun.Status.DONE:
+        return False
+    SutRun.objects.filter(pk=run.pk).update(status=SutRun.Status.INTERRUPTED)
+    _enqueue(run.pk)
+    return True
+
+
+def _post(url: str, payload: dict, key: str, timeout: float) -> object:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(payload).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            **({"Authorization": f"Bearer {key}"} if key else {}),
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - declared URL
+            raw = response.read(8 * 1024 * 1024)
+    except urllib.error.HTTPError as exc:
+        if exc.code >= 500 or exc.code == 429:
+            raise Retryable(f"HTTP {exc.code}") from None
+        raise ResponseInvalid(f"HTTP {exc.code}") from None
+    except TimeoutError:
+        raise Retryable("timed out") from None
+    except (urllib.error.URLError, ConnectionError, OSError) as exc:
+        if isinstance(getattr(exc, "reason", None), TimeoutError):
+            raise Retryable("timed out") from None
+        raise Retryable(f"connection failed ({type(exc).__name__})") from None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise ResponseInvalid("the response is not JSON") from None
+
+
+def _call_once(rag: RagEndpoint, item: TestItem, project_id: int) -> tuple[str, list[dict]]:
+    if rag is None:
+        return native_response_parse(
+            reference_answer(project_id=project_id, question=item.question)
+        )
+    endpoint = rag.endpoint
+    key = endpoint.api_key()
+    if key is None:
+        raise ResponseInvalid("the endpoint's key variable is not set in this worker")
+    if rag.contract == "openai":
+        payload = {
+            "model": endpoint.models[0] if endpoint.models else "",
+            "messages": [{"role": "user", "content": item.question}],
+        }
+        body = _post(
+            f"{endpoint.base_url}/chat/completions", payload, key, endpoint.timeout_seconds
+        )
+        return openai_response_parse(body)
+    payload = {"question": item.question, "history": [], "id": item.external_id}
+    return native_response_parse(_post(endpoint.base_url, payload, key, endpoint.timeout_seconds))
+
+
+def _call(rag, row: SutRunItem, project_id: int) -> tuple[str, list[dict]]:
+    """Call with bounded retries and exponential backoff; the attempts are counted on the row."""
+    retries = rag.endpoint.max_retries if rag else 0
+    backoff = float(getattr(settings, "FAITHAUDIT_SUT_BACKOFF_SECONDS", 0.5))
+    for attempt in range(retries + 1):
+        if rag and rag.min_interval_seconds:
+            time.sleep(rag.min_interval_seconds)
+        row.attempts += 1
+        try:
+            return _call_once(rag, row.item, project_id)
+        except Retryable as exc:
+            if attempt == retries:
+                raise ResponseInvalid(f"{exc} after {row.attempts} attempts") from None
+            time.sleep(min(backoff * 2**attempt, 30.0))
+    raise AssertionError("unreachable")
+
+
+def _answer_write(run: SutRun, item: TestItem, text: str, pile: list[dict]) -> Answer:
+    system, _ = System.objects.get_or_create(
+        project_id=run.project_id, name=run.system_name, version=run.system_version
+    )
+    top = Answer.objects.filter(project_id=run.project_id).aggregate(m=Max("position"))["m"]
+    answer = Answer.objects.create(
+        project_id=run.project_id,
+        external_id=f"sut{run.pk}-{item.external_id}"[:200],
+        position=(top or 0) + 1,
+        question=item.question,
+        text=text,
+        risk_category=item.risk_category,
+        reference=item.answer,
+        system=system,
+        question_id=item.external_id,
+        metadata={"sut_run": run.pk, "test_set": run.test_set_id},
+    )
+    Passage.objects.bulk_create(
+        Passage(
+            answer=answer,
+            rank=rank,
+            source_id=p["id"][:300],
+            title=p["title"][:500],
+            text=p["text"],
+        )
+        for rank, p in enumerate(pile, 1)
+    )
+    return answer
+
+
+def _settle(run: SutRun, row: SutRunItem, result, error: str) -> None:
+    with transaction.atomic():
+        locked = SutRunItem.objects.select_for_update().get(pk=row.pk)
+        if locked.state != SutRunItem.State.PENDING:
+            return  # another execution settled it first: write nothing twice
+        locked.attempts = row.attempts
+        if result is not None:
+            locked.answer = _answer_write(run, row.item, *result)
+            locked.state = SutRunItem.State.ANSWERED
+        else:
+            locked.state, locked.error = SutRunItem.State.FAILED, error[:2000]
+        locked.save(update_fields=["attempts", "answer", "state", "error"])
+        SutRun.objects.filter(pk=run.pk).update(
+            done=SutRunItem.objects.filter(run=run).exclude(state=SutRunItem.State.PENDING).count()
+        )
+
+
+def sut_run_execute(*, run_id: int, limit: int | None = None) -> str:
+    """Answer the run's pending items (at most `limit`, for tests of a killed run)."""
+    run = SutRun.objects.get(pk=run_id)
+    rag = None if run.endpoint == REFERENCE else rag_endpoint_get(run.endpoint)
+    SutRun.objects.filter(pk=run.pk).update(status=SutRun.Status.RUNNING)
+    pending = SutRunItem.objects.filter(run=run, state=SutRunItem.State.PENDING).select_related(
+        "item"
+    )
+    for count, row in enumerate(pending.order_by("id").iterator()):
+        if limit is not None and count >= limit:
+            SutRun.objects.filter(pk=run.pk).update(status=SutRun.Status.INTERRUPTED)
+            return "interrupted"
+        try:
+            _settle(run, row, _call(rag, row, run.project_id), "")
+        except ResponseInvalid as exc:
+            _settle(run, row, None, str(exc))
+    project_answers_recount(project_ids=[run.project_id])
+    SutRun.objects.filter(pk=run.pk).update(status=SutRun.Status.DONE, finished_at=timezone.now())
+    return "done"
