@@ -138,7 +138,9 @@ def _number(entry: dict, field: str, where: str, default, bounds, kind):
     return kind(value)
 
 
-def _entry(index: int, entry, source: str, defaults: tuple[float, int, int]) -> Endpoint:
+def endpoint_entry_parse(
+    index: int, entry, source: str, defaults: tuple[float, int, int]
+) -> Endpoint:
     where = f"{source}, entry {index + 1}"
     if not isinstance(entry, dict):
         raise EndpointsError(f"{where}: expected an object with name and base_url")
@@ -204,7 +206,7 @@ def endpoints_parse(
         raise EndpointsError(f"{source}: expected a JSON list of endpoints")
     endpoints: dict[str, Endpoint] = {}
     for index, entry in enumerate(declared):
-        endpoint = _entry(index, entry, source, defaults)
+        endpoint = endpoint_entry_parse(index, entry, source, defaults)
         if endpoint.name in endpoints:
             raise EndpointsError(
                 f"{source}, entry {index + 1}: the name {endpoint.name!r} is declared twice"
@@ -213,7 +215,7 @@ def endpoints_parse(
     return endpoints
 
 
-def _defaults() -> tuple[float, int, int]:
+def endpoint_defaults() -> tuple[float, int, int]:
     where = "settings"
     timeout = getattr(settings, "FAITHAUDIT_LLM_TIMEOUT_SECONDS", 60.0)
     retries = getattr(settings, "FAITHAUDIT_LLM_MAX_RETRIES", 5)
@@ -267,7 +269,7 @@ def endpoints_declared() -> dict[str, Endpoint]:
         version = (stat.st_ino, stat.st_mtime_ns, stat.st_size) if stat else ()
     except OSError:
         version = ("missing",)
-    return _parsed(raw, str(path), version, _defaults())
+    return _parsed(raw, str(path), version, endpoint_defaults())
 
 
 def endpoint_get(name: str) -> Endpoint:

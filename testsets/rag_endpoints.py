@@ -39,7 +39,13 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from judges.endpoints import Endpoint, EndpointNotDeclared, EndpointsError, _defaults, _entry
+from judges.endpoints import (
+    Endpoint,
+    EndpointNotDeclared,
+    EndpointsError,
+    endpoint_defaults,
+    endpoint_entry_parse,
+)
 
 REFERENCE = "reference"
 CONTRACTS = ("native", "openai")
@@ -67,7 +73,7 @@ def _rag_entry(index: int, entry, source: str, defaults) -> RagEndpoint:
     if not isinstance(entry, dict):
         raise EndpointsError(f"{where}: expected an object with name and base_url")
     rest = {k: v for k, v in entry.items() if k not in EXTRA_FIELDS}
-    endpoint = _entry(index, rest, source, defaults)
+    endpoint = endpoint_entry_parse(index, rest, source, defaults)
     where = f"{where} ({endpoint.name!r})"
     if endpoint.name == REFERENCE:
         raise EndpointsError(f"{where}, field 'name': {REFERENCE!r} is the built-in system")
@@ -126,7 +132,7 @@ def rag_endpoints_declared() -> dict[str, RagEndpoint]:
             raise EndpointsError(
                 f"FAITHAUDIT_RAG_ENDPOINTS_FILE: cannot read: {exc.strerror}"
             ) from None
-    return _declared(raw, file_text, _defaults())
+    return _declared(raw, file_text, endpoint_defaults())
 
 
 def rag_endpoint_get(name: str) -> RagEndpoint:
