@@ -52,6 +52,16 @@ def hold_saves(page) -> list:
     return held
 
 
+def wait_held(page, held: list, count: int = 1) -> None:
+    """Until `count` save POSTs reach the route: Playwright's sync API dispatches a route only
+    while the test waits on the page, so a POST sent just after the screen changed may not be
+    in `held` yet when the next line runs."""
+    for _ in range(600):
+        if len(held) >= count:
+            return
+        page.wait_for_timeout(50)
+
+
 def test_save_and_next_shows_the_next_claim_before_the_save_is_answered(browser_page, screenshot):
     project, membership, claims = project_of_three()
     page = browser_page(membership.user, width=1280, height=720)
@@ -68,6 +78,7 @@ def test_save_and_next_shows_the_next_claim_before_the_save_is_answered(browser_
         "t => document.querySelector('[data-testid=claim-text]')?.innerText === t", arg=TEXTS[1]
     )
     # The save's POST is still held: the next claim is on the screen, the label not yet stored.
+    wait_held(page, held)
     assert len(held) == 1
     assert not Label.objects.exists()
     assert (
@@ -110,10 +121,7 @@ def test_a_refused_save_keeps_its_claim_and_shows_nothing_ahead(browser_page):
 
     page.keyboard.press("1")  # SUPPORTED without the quote it needs
     page.keyboard.press("Enter")
-    for _ in range(600):  # until the POST reaches the route (Playwright dispatches it here)
-        if held:
-            break
-        page.wait_for_timeout(50)
+    wait_held(page, held)
     # Posted the usual way, and still held: the claim ahead is not shown meanwhile.
     assert claim_text(page) == TEXTS[0]
     assert page.locator(".last-saved").count() == 0
@@ -144,6 +152,7 @@ def test_a_claim_ahead_lost_meanwhile_gives_way_to_the_servers_answer(browser_pa
     page.wait_for_function(
         "t => document.querySelector('[data-testid=claim-text]')?.innerText === t", arg=TEXTS[1]
     )
+    wait_held(page, held)
     held[0].continue_()
     # The server served the third claim: its answer replaces the one shown ahead.
     page.wait_for_function(
@@ -172,10 +181,7 @@ def test_a_save_asked_for_while_the_last_is_posted_goes_once_that_is_answered(br
     assert claim_text(page) == TEXTS[1]
 
     held[0].continue_()
-    for _ in range(600):  # the second save is sent once the first is answered
-        if len(held) == 2:
-            break
-        page.wait_for_timeout(50)
+    wait_held(page, held, 2)  # the second save is sent once the first is answered
     assert len(held) == 2
     assert list(Label.objects.values_list("claim_id", flat=True)) == [claims[0].pk]
     held[1].continue_()
