@@ -189,10 +189,17 @@ def endpoint_entry_parse(
 
 
 def endpoints_parse(
-    declared, *, source: str = "FAITHAUDIT_LLM_ENDPOINTS", defaults=(60.0, 5, 16)
+    declared,
+    *,
+    source: str = "FAITHAUDIT_LLM_ENDPOINTS",
+    defaults=(60.0, 5, 16),
+    entry_parse=None,
 ) -> dict[str, Endpoint]:
     """Endpoints by name from a JSON text (or an already parsed list); EndpointsError names
-    the entry and the field that is wrong. Empty text: none declared."""
+    the entry and the field that is wrong. Empty text: none declared. `entry_parse(index,
+    entry, source, defaults)` reads one entry (default `endpoint_entry_parse`; testsets' RAG
+    endpoints pass theirs, which adds its fields to it)."""
+    entry_parse = entry_parse or endpoint_entry_parse
     if isinstance(declared, str):
         if not declared.strip():
             return {}
@@ -206,7 +213,7 @@ def endpoints_parse(
         raise EndpointsError(f"{source}: expected a JSON list of endpoints")
     endpoints: dict[str, Endpoint] = {}
     for index, entry in enumerate(declared):
-        endpoint = endpoint_entry_parse(index, entry, source, defaults)
+        endpoint = entry_parse(index, entry, source, defaults)
         if endpoint.name in endpoints:
             raise EndpointsError(
                 f"{source}, entry {index + 1}: the name {endpoint.name!r} is declared twice"

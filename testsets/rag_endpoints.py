@@ -45,6 +45,7 @@ from judges.endpoints import (
     EndpointsError,
     endpoint_defaults,
     endpoint_entry_parse,
+    endpoints_parse,
 )
 
 REFERENCE = "reference"
@@ -90,23 +91,9 @@ def _rag_entry(index: int, entry, source: str, defaults) -> RagEndpoint:
 
 def rag_endpoints_parse(text: str, *, source: str = "FAITHAUDIT_RAG_ENDPOINTS", defaults=None):
     """RAG endpoints by name from a JSON text; EndpointsError names the entry and field."""
-    if not text.strip():
-        return {}
-    try:
-        declared = json.loads(text)
-    except ValueError as exc:
-        raise EndpointsError(f"{source}: not valid JSON ({exc})") from None
-    if isinstance(declared, dict):
-        declared = [declared]
-    if not isinstance(declared, list):
-        raise EndpointsError(f"{source}: expected a JSON list of endpoints")
-    found: dict[str, RagEndpoint] = {}
-    for index, entry in enumerate(declared):
-        rag = _rag_entry(index, entry, source, defaults or (60.0, 5, 16))
-        if rag.name in found:
-            raise EndpointsError(f"{source}, entry {index + 1}: {rag.name!r} is declared twice")
-        found[rag.name] = rag
-    return found
+    return endpoints_parse(
+        text, source=source, defaults=defaults or (60.0, 5, 16), entry_parse=_rag_entry
+    )
 
 
 @lru_cache(maxsize=8)
