@@ -1,0 +1,5 @@
+"""testsets' URLs, composed from each view module's own list."""
+
+app_name = "testsets"
+
+urlpatterns: list = []
