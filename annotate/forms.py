@@ -2,6 +2,7 @@ from django import forms
 
 from annotate.limits import project_text_problems
 from annotate.models import Project, Role
+from annotate.vocabulary import VERDICTS
 
 
 class ProjectTextsLimited:
@@ -71,7 +72,7 @@ class AnswerFilterForm(forms.Form):
         ("-claims", "Most claims first"),
         ("claims", "Fewest claims first"),
     ]
-    VERDICTS = [("", "Any")] + [(v, v) for v in ("SUPPORTED", "CONTRADICTED", "NOT_IN_PILE")]
+    VERDICTS = [("", "Any")] + [(v.value, v.value) for v in VERDICTS]
 
     q = forms.CharField(required=False, max_length=200, strip=True, label="Search")
     risk = forms.ChoiceField(required=False, label="Risk category")

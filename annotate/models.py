@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Length
 
+from annotate.vocabulary import verdict_choices
+
 
 class Role(models.TextChoices):
     OWNER = "owner", "Owner"
@@ -23,10 +25,8 @@ class Role(models.TextChoices):
 ROLE_RANK = {Role.ANALYST: 1, Role.LEAD: 2, Role.OWNER: 3}
 
 
-class Verdict(models.TextChoices):
-    SUPPORTED = "SUPPORTED", "Supported"
-    CONTRADICTED = "CONTRADICTED", "Contradicted"
-    NOT_IN_PILE = "NOT_IN_PILE", "Not in pile"
+# The model fields' choices, built from the one vocabulary (annotate/vocabulary.py).
+Verdict = models.TextChoices("Verdict", verdict_choices())
 
 
 class RiskCategory(models.TextChoices):

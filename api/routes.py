@@ -39,6 +39,7 @@ from annotate.services.projects import (
 from annotate.services.projects import project_create as project_create_service
 from annotate.services.queue import QueueError, claim_next_for_user
 from annotate.services.review import ReviewError, gold_adjudicate
+from annotate.vocabulary import Verdict
 from api import schemas as s
 from api.problems import Problem, problem_handlers
 from api.ratelimit import rate_check
@@ -1031,7 +1032,7 @@ def labels_create(request, slug: str, claim_id: int, payload: s.LabelIn):
             quote=payload.quote,
             more=more,
             note=payload.note,
-            correct=payload.correct if payload.verdict != "SUPPORTED" else "",
+            correct=payload.correct if payload.verdict != Verdict.SUPPORTED else "",
         )
     except ClaimHeld as error:
         raise _claim_held(request, project, membership, str(error)) from None

@@ -7,6 +7,8 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from annotate.vocabulary import VERDICT_VALUES
+
 
 class ProblemItem(Schema):
     field: str = Field(
@@ -227,7 +229,7 @@ class SpanIn(Schema):
 
 
 class LabelIn(Schema):
-    verdict: Literal["SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"]
+    verdict: Literal[VERDICT_VALUES]
     passage_rank: int | None = Field(None, ge=1, description="The rank of the quoted passage.")
     quote: str = Field("", description="The exact sentence of that passage that decides the claim.")
     more_quotes: list[SpanIn] = Field(
@@ -255,7 +257,7 @@ class GoldPage(Schema):
 
 
 class GoldIn(Schema):
-    verdict: Literal["SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"]
+    verdict: Literal[VERDICT_VALUES]
     reason: str = Field(min_length=1)
 
 

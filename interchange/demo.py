@@ -15,7 +15,9 @@ question — a comparison with a gain and a regression to look at.
 
 from collections.abc import Iterator
 
-S, C, N = "SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"
+from annotate.vocabulary import VERDICTS
+
+S, C, N = VERDICTS
 
 SYSTEM_A = {
     "name": "assistant",

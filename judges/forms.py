@@ -1,13 +1,15 @@
 from django import forms
 
+from judges.backends.registry import backend_choices
 from judges.endpoints import HOW_TO_DECLARE, endpoints_declared
-from judges.models import Backend, Judge, JudgeRun
+from judges.models import Judge, JudgeRun
 from judges.prompts import (
     DEFAULT_DECOMPOSE_PROMPT,
     DEFAULT_PAIRWISE_PROMPT,
     DEFAULT_VERIFY_PROMPT,
     pairwise_prompt_problem,
 )
+from judges.selectors import split_judges_for_project
 
 
 def endpoint_help(*, with_urls: bool = False) -> str:
@@ -27,11 +29,7 @@ def endpoint_help(*, with_urls: bool = False) -> str:
 class JudgeForm(forms.Form):
     name = forms.CharField(max_length=100)
     backend = forms.ChoiceField(
-        choices=[
-            (Backend.BASELINE, Backend.BASELINE.label),
-            (Backend.OPENAI, Backend.OPENAI.label),
-            (Backend.BITS, Backend.BITS.label),
-        ]
+        choices=backend_choices  # every registered backend a lead may choose
     )
     model = forms.CharField(max_length=200, required=False, help_text="e.g. gpt-4o-mini, llama3.1")
     # Checked by the service against the operator's declaration, whose message names the
@@ -146,9 +144,7 @@ class SplitStartForm(forms.Form):
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = Judge.objects.filter(
-            project=project, backend=Backend.OPENAI
-        ).order_by("name")
+        self.fields["judge"].queryset = split_judges_for_project(project=project)
         self.fields["judge"].error_messages["invalid_choice"] = (
             "Choose an OpenAI-compatible judge of this project: its decompose prompt splits."
         )

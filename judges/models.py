@@ -8,10 +8,12 @@ new runs a new instrument without touching the old ones.
 import hashlib
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
 from annotate.models import Answer, Claim, Project, System
+from annotate.vocabulary import UNPARSEABLE, verdict_choices
 
 
 def prompt_version(text: str) -> str:
@@ -19,24 +21,39 @@ def prompt_version(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-class JudgeVerdictChoice(models.TextChoices):
-    SUPPORTED = "SUPPORTED", "Supported"
-    CONTRADICTED = "CONTRADICTED", "Contradicted"
-    NOT_IN_PILE = "NOT_IN_PILE", "Not in pile"
-    UNPARSEABLE = "UNPARSEABLE", "Unparseable"
+# A judge writes one of the three verdicts, or UNPARSEABLE (annotate/vocabulary.py).
+JudgeVerdictChoice = models.TextChoices(
+    "JudgeVerdictChoice", verdict_choices((UNPARSEABLE, "Unparseable"))
+)
 
 
 class Backend(models.TextChoices):
+    """The built-in backends' names, for code that names one; what a judge may hold is every
+    registered backend (judges/backends/registry.py), checked by `backend_validate`."""
+
     OPENAI = "openai", "OpenAI-compatible endpoint"
     BASELINE = "baseline", "Offline lexical baseline"
     BITS = "bits", "Grounding bits (prompt log-probabilities of a completions endpoint)"
     IMPORTED = "imported", "Imported verdicts"
 
 
+def backend_validate(value: str) -> None:
+    """A judge's (or run's) backend is one the registry knows: a new backend is one file in
+    judges/backends/, with no choices or constraint here to change."""
+    from judges.backends.registry import backends
+
+    if value not in backends():
+        raise ValidationError(
+            f"Unknown judge backend {value!r}: use {', '.join(sorted(backends()))}."
+        )
+
+
 class Judge(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judges")
     name = models.CharField(max_length=100)
-    backend = models.CharField(max_length=10, choices=Backend.choices, default=Backend.BASELINE)
+    backend = models.CharField(
+        max_length=10, default=Backend.BASELINE, validators=[backend_validate]
+    )
     model = models.CharField(max_length=200, blank=True)
     # The NAME of an endpoint the operator declared (judges/endpoints.py): its URL and key
     # variable live in the settings, never here, so a judge cannot choose where it calls.
@@ -59,9 +76,6 @@ class Judge(models.Model):
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["project", "name"], name="judge_name_unique"),
-            models.CheckConstraint(
-                condition=Q(backend__in=Backend.values), name="judge_backend_valid"
-            ),
             models.CheckConstraint(
                 condition=Q(max_concurrency__gte=1), name="judge_concurrency_ge_1"
             ),
@@ -112,7 +126,7 @@ class JudgeRun(models.Model):
     scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.ALL)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     # The instrument, frozen at start.
-    backend = models.CharField(max_length=10, choices=Backend.choices)
+    backend = models.CharField(max_length=10, validators=[backend_validate])
     model = models.CharField(max_length=200, blank=True)
     prompt_version = models.CharField(max_length=40, blank=True)
     prompt_text = models.TextField(blank=True)
@@ -281,7 +295,7 @@ class PairwiseVerdict(models.Model):
         FIRST = "first", "First"
         SECOND = "second", "Second"
         TIE = "tie", "Tie"
-        UNPARSEABLE = "UNPARSEABLE", "Unparseable"
+        UNPARSEABLE = UNPARSEABLE, "Unparseable"
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="pairwise_verdicts")
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="pairwise_verdicts")
@@ -307,7 +321,7 @@ class PairwiseVerdict(models.Model):
                 condition=Q(order__in=["a_first", "b_first"]), name="pairwise_order_valid"
             ),
             models.CheckConstraint(
-                condition=Q(verdict__in=["first", "second", "tie", "UNPARSEABLE"]),
+                condition=Q(verdict__in=["first", "second", "tie", UNPARSEABLE]),
                 name="pairwise_verdict_valid",
             ),
             models.CheckConstraint(

@@ -48,6 +48,7 @@ from django.utils import timezone
 
 from annotate.models import Claim
 from judges.backends import JudgeCallFailed, JudgeConfigError, VerifyResult, backend_for_spec
+from judges.backends.registry import backend_kind
 from judges.models import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVerdictChoice
 
 logger = logging.getLogger(__name__)
@@ -69,15 +70,22 @@ def lease_seconds() -> float:
     return float(os.environ.get("JUDGE_RUN_LEASE_SECONDS", "60"))
 
 
+def _extra_columns(backend: str, extra: dict | None) -> dict:
+    """The JudgeVerdict columns the backend declares (`extra_verdict_columns`), from its
+    result's `extra`; anything else it sent is not stored."""
+    if not extra:
+        return {}
+    return {k: extra[k] for k in backend_kind(backend).extra_verdict_columns if k in extra}
+
+
 def chunk_size(max_concurrency: int, *, backend: str = "openai") -> int:
-    """Items per chunk: small for an endpoint (a killed worker loses at most one chunk of
-    paid calls), large for the offline baseline (nothing to lose, fewer round trips)."""
+    """Items per chunk, as the backend declares (`Declared.chunk_size`: small for an endpoint,
+    so a killed worker loses at most one chunk of paid calls; large for the offline baseline);
+    JUDGE_CHUNK_SIZE in the environment overrides it."""
     configured = os.environ.get("JUDGE_CHUNK_SIZE")
     if configured:
         return max(1, int(configured))
-    if backend == "baseline":
-        return 512
-    return max(16, min(128, 4 * max_concurrency))
+    return backend_kind(backend).chunk_size(max_concurrency)
 
 
 def lease_acquire(run_id: int, owner: str) -> bool:
@@ -403,7 +411,7 @@ def _write_chunk(
                 latency_ms=result.latency_ms,
                 prompt_tokens=result.prompt_tokens,
                 completion_tokens=result.completion_tokens,
-                **(result.extra or {}),
+                **_extra_columns(run.backend, result.extra),
                 **_staleness(item_id, judged_text, current),
                 **{item_field: item_id},
             )

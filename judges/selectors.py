@@ -8,6 +8,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from django.http import Http404
 
 from annotate.models import Claim, Passage, Project
+from judges.backends.registry import backend_kind, backend_names
 from judges.models import (
     Canary,
     Judge,
@@ -117,18 +118,19 @@ def piles_for_items(*, run: JudgeRun, items) -> dict[int, list[Passage]]:
             .select_related("passage")
             .order_by("passage__rank")
         )
-        if run.backend == "bits":
+        with_question = backend_kind(run.backend).needs_question
+        if with_question:
             rows = rows.annotate(answer_question=F("passage__answer__question"))
         piles = defaultdict(list)
         for row in rows:
-            if run.backend == "bits":
+            if with_question:
                 row.passage.answer_question = row.answer_question
             piles[row.claim_id].append(row.passage)
         return piles
     answer_ids = {answer_id for _, _, answer_id in items}
     by_answer = defaultdict(list)
     passages = Passage.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "rank")
-    if run.backend == "bits":  # grounding bits score the claim under its answer's question
+    if backend_kind(run.backend).needs_question:  # e.g. grounding bits: under the question
         passages = passages.annotate(answer_question=F("answer__question"))
     for passage in passages:
         by_answer[passage.answer_id].append(passage)
@@ -199,5 +201,7 @@ def split_job_latest_for_answer(*, answer) -> SplitJob | None:
 
 
 def split_judges_for_project(*, project: Project) -> QuerySet[Judge]:
-    """The judges that can split by LLM: OpenAI-compatible ones."""
-    return Judge.objects.filter(project=project, backend="openai").order_by("name")
+    """The judges that can split by LLM (their backend declares `can_split`)."""
+    return Judge.objects.filter(
+        project=project, backend__in=backend_names(can_split=True)
+    ).order_by("name")

@@ -14,8 +14,9 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import Answer, Claim, Passage, Project, System, Verdict
-from judges.backends.baseline import BASELINE_DESCRIPTION, Analysis
-from judges.backends.bits_backend import instrument_text as bits_instrument_text
+from judges.backends.base import JudgeConfigError
+from judges.backends.baseline import Analysis
+from judges.backends.registry import backend_kind
 from judges.endpoints import HOW_TO_DECLARE, EndpointNotDeclared, endpoint_get, endpoints_declared
 from judges.models import Backend, Canary, Judge, JudgeFailure, JudgeRun, prompt_version
 from judges.pairwise_runner import shared_pairs
@@ -34,8 +35,6 @@ logger = logging.getLogger(__name__)
 OPENAI_PARAMETERS = ("max_tokens", "top_logprobs", "backoff_base_s", "backoff_cap_s")
 # ... and those of a grounding-bits judge (judges/backends/bits_backend.py).
 BITS_PARAMETERS = ("bits_threshold", "bits_mode")
-# The backends that call an operator-declared endpoint.
-ENDPOINT_BACKENDS = (Backend.OPENAI, Backend.BITS)
 # What a judge asks for when it says nothing (an endpoint's caps lower them).
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RETRIES = 5
@@ -87,11 +86,26 @@ def endpoint_choice_error(name: str) -> str:
     )
 
 
+def _kind_or_error(name: str):
+    """The registered backend of that name, or the form's error naming the choices."""
+    try:
+        return backend_kind(name)
+    except JudgeConfigError as exc:
+        raise ValidationError({"backend": str(exc)}) from None
+
+
+def _verify_prompt_check(judge: Judge) -> None:
+    if backend_kind(judge.backend).verify_prompt_needs_claim and "{claim}" not in (
+        judge.verify_prompt
+    ):
+        raise ValidationError({"verify_prompt": "The verify prompt must contain {claim}."})
+
+
 def _judge_check(judge: Judge) -> None:
     """Fill what the judge left blank and refuse what it may not ask for: an endpoint the
     operator has not declared, a model the endpoint does not offer, more time, retries or
     concurrency than the endpoint's caps. Lowering them is always allowed."""
-    if judge.backend not in ENDPOINT_BACKENDS:
+    if not backend_kind(judge.backend).needs_endpoint:
         judge.endpoint = ""
         judge.timeout_seconds = judge.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
         judge.max_retries = DEFAULT_MAX_RETRIES if judge.max_retries is None else judge.max_retries
@@ -148,8 +162,8 @@ def judge_create(
     """Configure a judge. An OpenAI-compatible judge names an endpoint the operator declared
     (judges/endpoints.py); it cannot give a URL or a key variable. Timeout, retries and
     concurrency left blank take the endpoint's caps; above them they are refused."""
-    if backend == Backend.BASELINE:
-        model = model or "lexical-baseline"
+    kind = _kind_or_error(backend)
+    model = model or kind.default_model
     judge = Judge(
         project=project,
         name=name,
@@ -167,8 +181,7 @@ def judge_create(
     _pairwise_prompt_set(judge, pairwise_prompt)
     _judge_check(judge)
     judge.full_clean()
-    if backend == Backend.OPENAI and "{claim}" not in judge.verify_prompt:
-        raise ValidationError({"verify_prompt": "The verify prompt must contain {claim}."})
+    _verify_prompt_check(judge)
     judge.save()
     return judge
 
@@ -186,9 +199,9 @@ def judge_update(*, judge: Judge, **fields) -> Judge:
     judge.endpoint = judge.endpoint or ""
     judge.verify_prompt = (judge.verify_prompt or "").strip() or DEFAULT_VERIFY_PROMPT
     judge.decompose_prompt = (judge.decompose_prompt or "").strip() or DEFAULT_DECOMPOSE_PROMPT
+    _kind_or_error(judge.backend)
     _judge_check(judge)
-    if judge.backend == Backend.OPENAI and "{claim}" not in judge.verify_prompt:
-        raise ValidationError({"verify_prompt": "The verify prompt must contain {claim}."})
+    _verify_prompt_check(judge)
     judge.full_clean()
     judge.save()
     return judge
@@ -197,7 +210,7 @@ def judge_update(*, judge: Judge, **fields) -> Judge:
 def judge_endpoint_problem(judge: Judge) -> str:
     """Why this judge cannot call its endpoint now ("" when it can, or needs none): for its
     page, and to refuse a run or a split before it is queued."""
-    if judge.backend not in ENDPOINT_BACKENDS:
+    if not backend_kind(judge.backend).needs_endpoint:
         return ""
     try:
         endpoint = endpoint_get(judge.endpoint)
@@ -269,14 +282,7 @@ def judge_run_start(
     if problem:
         raise ValidationError({"endpoint": problem})
     spec = judge_spec(judge)
-    prompt_text = spec.pop("verify_prompt")
-    if judge.backend == Backend.BASELINE:
-        prompt_text = BASELINE_DESCRIPTION
-        spec.pop("decompose_prompt", None)
-    if judge.backend == Backend.BITS:
-        prompt_text = bits_instrument_text(float(spec.get("bits_threshold") or 0.0))
-        spec.pop("decompose_prompt", None)
-        spec.pop("temperature", None)
+    prompt_text, spec = backend_kind(judge.backend).instrument(spec)
     answer_ids = None
     if among is not None:
         if kind == JudgeRun.Kind.CANARY:
@@ -341,7 +347,7 @@ def pairwise_run_start(
         raise ValidationError({"system": "Both systems must belong to the judge's project."})
     if a.pk == b.pk:
         raise ValidationError({"system": "Choose two different systems (A and B)."})
-    if judge.backend != Backend.OPENAI:
+    if not backend_kind(judge.backend).can_pairwise:
         raise ValidationError(
             {"backend": "Pairwise judging needs an OpenAI-compatible judge (backend openai)."}
         )

@@ -29,7 +29,8 @@ from django.utils import timezone
 from annotate.models import Answer, Project
 from annotate.services.claims import ORIGIN_RULE, ClaimsError, claims_split
 from judges.backends import JudgeCallFailed, JudgeConfigError, backend_for_spec
-from judges.models import Backend, Judge, SplitJob, prompt_version
+from judges.backends.registry import backend_kind
+from judges.models import Judge, SplitJob, prompt_version
 from judges.services import judge_endpoint_problem, judge_spec, task
 
 logger = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ def split_job_start(
     decompose prompt. Refused before anything is queued
     when the judge cannot call an endpoint, or the one answer already has claims and `force`
     is not given. `enqueue=False`: the caller runs it (`split_job_execute`)."""
-    if judge.backend != Backend.OPENAI:
+    if not backend_kind(judge.backend).can_split:
         raise ValidationError(
             {
                 "judge": f"Judge {judge.name} is the offline baseline, not an LLM: split by "

@@ -7,7 +7,9 @@ from __future__ import annotations
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-ORDER = ("SUPPORTED", "CONTRADICTED", "NOT_IN_PILE")
+from annotate.vocabulary import VERDICTS
+
+ORDER = VERDICTS
 WIDTH, HEIGHT = 420, 270
 LEFT, RIGHT, TOP, BOTTOM = 40, 12, 28, 60
 

@@ -9,11 +9,9 @@ import math
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-VERDICT_SHORT = {
-    "SUPPORTED": "Supported",
-    "CONTRADICTED": "Contradicted",
-    "NOT_IN_PILE": "Not in pile",
-}
+from annotate.vocabulary import VERDICTS
+
+VERDICT_SHORT = {verdict.value: verdict.label for verdict in VERDICTS}
 SERIES_COLOURS = {"raw": "#8a8f98", "platt": "#2f6fd1", "isotonic": "#c2571a"}
 WIDTH, HEIGHT = 360, 280
 LEFT, RIGHT, TOP, BOTTOM = 48, 16, 16, 44

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 
+from annotate.vocabulary import VERDICT_VALUES
 from judges.models import JudgeRun
 from judges.selectors import run_gold_pairs, run_stale_count
 
-VERDICT_ORDER = ["SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"]
+VERDICT_ORDER = list(VERDICT_VALUES)
 
 
 def run_agreement(*, run: JudgeRun) -> dict | None:

@@ -32,6 +32,7 @@ from annotate.models import (
     System,
     imported_name,
 )
+from annotate.vocabulary import Verdict
 from judges.models import Judge, JudgeRun, JudgeVerdict, PairwiseVerdict
 from metrics.models import ReportSnapshot
 from metrics.sql import rows_as_csv_text
@@ -209,7 +210,7 @@ def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
     row per span (a label's spans after the first are `EvidenceSpan` rows)."""
     first = _frame(
         Label.objects.filter(
-            claim__project=project, verdict="SUPPORTED", evidence_passage__isnull=False
+            claim__project=project, verdict=Verdict.SUPPORTED, evidence_passage__isnull=False
         ),
         {
             "claim_id": "claim_id",
@@ -219,7 +220,9 @@ def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
         },
     )
     more = _frame(
-        EvidenceSpan.objects.filter(label__claim__project=project, label__verdict="SUPPORTED"),
+        EvidenceSpan.objects.filter(
+            label__claim__project=project, label__verdict=Verdict.SUPPORTED
+        ),
         {"label__claim_id": "claim_id", "passage_id": "passage_id", "start": "start", "end": "end"},
     )
     return first if more.empty else pd.concat([first, more], ignore_index=True)

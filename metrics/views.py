@@ -19,7 +19,7 @@ from django_htmx.http import HttpResponseStopPolling
 from annotate.access import project_view
 from annotate.csv_safe import NeutralCsvWriter
 from annotate.models import Role
-from judges.models import Backend
+from judges.backends.registry import backend_kind
 from metrics import charts, selectors
 from metrics.models import ReportSnapshot
 from metrics.services import estimators
@@ -438,7 +438,9 @@ def compare(request, project, membership):
         "judge_param": _judge_param(judge),
         "judges": selectors.judges_for_project(project=project),
         "pairwise_judges": [
-            j for j in selectors.judges_for_project(project=project) if j.backend == Backend.OPENAI
+            j
+            for j in selectors.judges_for_project(project=project)
+            if backend_kind(j.backend).can_pairwise
         ],
         "result": result,
         "rates": list(result["rates"].values()) if result else [],

@@ -33,6 +33,7 @@ from annotate.queue_order import (
     answer_queue_key,
     claim_queue_key,
 )
+from annotate.vocabulary import Verdict
 
 BATCH = 2000
 
@@ -203,7 +204,7 @@ def active_strata_refresh(*, project: Project, priors: Mapping[str, float] | Non
         if claim_id in seen:
             continue
         seen.add(claim_id)
-        if verdict == "SUPPORTED":
+        if verdict == Verdict.SUPPORTED:
             supported[strata_of[claim_id]] = supported.get(strata_of[claim_id], 0) + 1
     stored = {s.name: s for s in ActiveStratum.objects.filter(project=project)}
     ActiveStratum.objects.filter(project=project).exclude(name__in=list(sizes)).delete()

@@ -201,43 +201,60 @@ def gold_apply(
 def gold_unanimous_bulk(*, project: Project) -> int:
     """Give every claim of the project without gold its unanimous gold, in bulk; return how many.
 
-    The same rule as `gold_recompute_for_claim` (at least `labels_required` labels, all one
-    verdict, none flagged for review, the claim not flagged), for labels written in bulk by an
-    import. One pass over the labels of claims without gold, ordered by claim.
+    The rule is `gold_decide`'s, called once per claim (labels changed after a reveal left out
+    with their sentence in the reason unless the project counts them; a claim's review flag
+    cleared when every label is fresh again), for labels written in bulk by an import. One
+    pass over the labels of claims without gold, ordered by claim; the golds in one bulk insert
+    and the cleared flags in one update.
     """
-    rows = Label.objects.filter(claim__project=project, claim__gold__isnull=True)
-    if not project.count_changed_after_reveal:
-        rows = rows.exclude(changed_after_reveal=True)  # as gold_decide: not counted
-    rows = rows.order_by("claim_id").values_list(
-        "claim_id", "claim__labels_required", "claim__needs_review", "verdict", "needs_review"
+    rows = (
+        Label.objects.filter(claim__project=project, claim__gold__isnull=True)
+        .order_by("claim_id")
+        .values_list(
+            "claim_id",
+            "claim__labels_required",
+            "claim__needs_review",
+            "verdict",
+            "needs_review",
+            "changed_after_reveal",
+        )
     )
     golds: list[Gold] = []
+    cleared: list[int] = []
 
-    def decide(claim_id, required, claim_review, verdicts, any_review) -> None:
-        if (
-            len(verdicts) >= max(required, 1)
-            and len(set(verdicts)) == 1
-            and not (claim_review or any_review)
-        ):
+    def decide(claim_id: int, required: int, claim_review: bool, labels: list) -> None:
+        decision = gold_decide(
+            labels_required=required,
+            claim_needs_review=claim_review,
+            labels=labels,
+            gold=None,
+            count_changed=project.count_changed_after_reveal,
+        )
+        if decision.review_cleared:
+            cleared.append(claim_id)
+        if decision.action == "create":
             golds.append(
                 Gold(
                     claim_id=claim_id,
-                    verdict=verdicts[0],
+                    verdict=decision.verdict,
                     source=Gold.Source.UNANIMOUS,
-                    reason=f"All {len(verdicts)} analysts labelled it {verdicts[0]}.",
+                    reason=decision.reason,
                 )
             )
 
-    current, verdicts, any_review, meta = None, [], False, (0, False)
-    for claim_id, required, claim_review, verdict, review in rows.iterator(chunk_size=5000):
+    current, labels, meta = None, [], (0, False)
+    for claim_id, required, claim_review, verdict, review, changed in rows.iterator(
+        chunk_size=5000
+    ):
         if claim_id != current:
             if current is not None:
-                decide(current, *meta, verdicts, any_review)
-            current, verdicts, any_review, meta = claim_id, [], False, (required, claim_review)
-        verdicts.append(verdict)
-        any_review = any_review or review
+                decide(current, *meta, labels)
+            current, labels, meta = claim_id, [], (required, claim_review)
+        labels.append((verdict, review, changed))
     if current is not None:
-        decide(current, *meta, verdicts, any_review)
+        decide(current, *meta, labels)
+    if cleared:
+        Claim.objects.filter(pk__in=cleared).update(needs_review=False)
     Gold.objects.bulk_create(golds, batch_size=2000)
     return len(golds)
 

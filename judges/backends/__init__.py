@@ -18,35 +18,7 @@ __all__ = [
 
 
 def backend_for_spec(spec: dict) -> JudgeBackend:
-    backend = spec.get("backend")
-    if backend == "baseline":
-        from judges.backends.baseline import BaselineBackend
+    """The backend a frozen spec names, built by its registered class (`registry`)."""
+    from judges.backends.registry import backend_kind
 
-        return BaselineBackend()
-    if backend == "openai":
-        from judges.backends.openai_backend import OpenAIBackend, OpenAISpec
-        from judges.endpoints import EndpointNotDeclared, endpoint_get
-
-        try:
-            endpoint = endpoint_get(spec.get("endpoint") or "")
-        except EndpointNotDeclared as exc:
-            raise JudgeConfigError(str(exc)) from None
-        fields = OpenAISpec.__dataclass_fields__
-        return OpenAIBackend(
-            OpenAISpec(**{k: v for k, v in spec.items() if k in fields and v is not None}),
-            endpoint,
-        )
-    if backend == "bits":
-        from judges.backends.bits_backend import BitsSpec, GroundingBitsBackend
-        from judges.endpoints import EndpointNotDeclared, endpoint_get
-
-        try:
-            endpoint = endpoint_get(spec.get("endpoint") or "")
-        except EndpointNotDeclared as exc:
-            raise JudgeConfigError(str(exc)) from None
-        fields = BitsSpec.__dataclass_fields__
-        return GroundingBitsBackend(
-            BitsSpec(**{k: v for k, v in spec.items() if k in fields and v is not None}),
-            endpoint,
-        )
-    raise JudgeConfigError(f"unknown judge backend {backend!r}: use openai, bits or baseline")
+    return backend_kind(spec.get("backend") or "").from_spec(spec)

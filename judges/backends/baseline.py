@@ -32,7 +32,9 @@ from functools import lru_cache
 import pysbd
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from annotate.vocabulary import Verdict
 from judges.backends.base import VerifyResult
+from judges.backends.registry import Declared, register
 
 SUPPORT_AT = 0.75
 CONTRADICT_AT = 0.5
@@ -192,11 +194,29 @@ def _logistic(score: float) -> float:
     return round(1.0 / (1.0 + math.exp(-SLOPE * (score - SUPPORT_AT))), 6)
 
 
-class BaselineBackend:
+@register
+class BaselineBackend(Declared):
     """Offline, deterministic lexical baseline (see the module docstring)."""
 
     name = "baseline"
+    label = "Offline lexical baseline"
+    position = 0
+    default_model = "lexical-baseline"
     prompt_text = BASELINE_DESCRIPTION
+
+    @classmethod
+    def chunk_size(cls, max_concurrency: int) -> int:
+        return 512  # nothing to lose to a killed worker, fewer round trips
+
+    @classmethod
+    def instrument(cls, spec: dict) -> tuple[str, dict]:
+        """The baseline's instrument is its description; it has no prompts."""
+        frozen = {k: v for k, v in spec.items() if k not in ("verify_prompt", "decompose_prompt")}
+        return BASELINE_DESCRIPTION, frozen
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> BaselineBackend:
+        return cls()
 
     def verify(self, claim_text: str, passages) -> VerifyResult:
         started = time.perf_counter()
@@ -207,7 +227,7 @@ class BaselineBackend:
     def _judge(self, claim_text: str, passages) -> tuple[str, float, str]:
         claim = Analysis(claim_text)
         if not claim.words:
-            return "NOT_IN_PILE", 0.0, "no content words in the claim"
+            return Verdict.NOT_IN_PILE, 0.0, "no content words in the claim"
         best, best_key, best_rank = None, (-1.0, -1), None
         for passage in passages:
             for sentence in _sentences(getattr(passage, "text", passage)):
@@ -217,7 +237,7 @@ class BaselineBackend:
                 if key > best_key:
                     best, best_key, best_rank = sentence, key, getattr(passage, "rank", None)
         if best is None:
-            return "NOT_IN_PILE", 0.0, "empty pile"
+            return Verdict.NOT_IN_PILE, 0.0, "empty pile"
         overlap = best_key[0]
         where = f"passage {best_rank}" if best_rank is not None else "pile"
         note = f"overlap {overlap:.2f} with {where}: {best.text.strip()[:200]!r}"
@@ -227,14 +247,14 @@ class BaselineBackend:
         month_differs = bool(claim.months) and bool(best.months) and not claim.months <= best.months
         negation_differs = claim.negated != best.negated
         if overlap >= CONTRADICT_AT and (figure_differs or month_differs):
-            return "CONTRADICTED", overlap / 2, f"figure or date differs; {note}"
+            return Verdict.CONTRADICTED, overlap / 2, f"figure or date differs; {note}"
         if overlap >= CONTRADICT_AT and negation_differs:
-            return "CONTRADICTED", overlap / 2, f"negation differs; {note}"
+            return Verdict.CONTRADICTED, overlap / 2, f"negation differs; {note}"
         if missing:
-            return "NOT_IN_PILE", overlap / 2, f"claim's figure not in the sentence; {note}"
+            return Verdict.NOT_IN_PILE, overlap / 2, f"claim's figure not in the sentence; {note}"
         if overlap >= SUPPORT_AT:
-            return "SUPPORTED", overlap, note
-        return "NOT_IN_PILE", overlap, note
+            return Verdict.SUPPORTED, overlap, note
+        return Verdict.NOT_IN_PILE, overlap, note
 
     def decompose(self, answer_text: str) -> list[str]:
         """The baseline splits by sentence (pysbd): a rule split, not an LLM one."""

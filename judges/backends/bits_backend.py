@@ -56,8 +56,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from annotate.vocabulary import UNPARSEABLE, Verdict
 from judges.backends.base import JudgeCallFailed, JudgeConfigError, VerifyResult
-from judges.backends.openai_backend import LogprobsRefused, OpenAIBackend
+from judges.backends.openai_backend import LogprobsRefused, OpenAIBackend, declared_endpoint
+from judges.backends.registry import register
 from judges.endpoints import Endpoint
 from judges.prompts import context_render
 
@@ -202,8 +204,40 @@ class BitsSpec:
     temperature: float = 0.0
 
 
+@register
 class GroundingBitsBackend(OpenAIBackend):
     name = "bits"
+    label = "Grounding bits (prompt log-probabilities of a completions endpoint)"
+    position = 2
+    verify_prompt_needs_claim = False
+    can_pairwise = False
+    can_split = False
+    needs_question = True  # the claim is scored under its answer's question
+    extra_verdict_columns = (
+        "bits",
+        "log2p_with_pile",
+        "log2p_without_pile",
+        "claim_tokens_with_pile",
+        "claim_tokens_without_pile",
+        "token_bits",
+    )
+    report_key = "grounding_bits"
+    report_block = "metrics.services.bits:grounding_bits_block"
+
+    @classmethod
+    def instrument(cls, spec: dict) -> tuple[str, dict]:
+        """Both templates and the threshold; no decompose prompt, no temperature."""
+        drop = ("verify_prompt", "decompose_prompt", "temperature")
+        frozen = {k: v for k, v in spec.items() if k not in drop}
+        return instrument_text(float(spec.get("bits_threshold") or 0.0)), frozen
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> GroundingBitsBackend:
+        fields = BitsSpec.__dataclass_fields__
+        return cls(
+            BitsSpec(**{k: v for k, v in spec.items() if k in fields and v is not None}),
+            declared_endpoint(spec),
+        )
 
     def __init__(self, spec: BitsSpec, endpoint: Endpoint):
         if spec.bits_mode not in MODES:
@@ -280,14 +314,12 @@ class GroundingBitsBackend(OpenAIBackend):
         try:
             with_span = claim_token_logprobs(reply_with, *prompt_with)
         except Unplaceable as exc:
-            return VerifyResult(
-                "UNPARSEABLE", None, f"with the pile: {exc}", latency, prompt_tokens
-            )
+            return VerifyResult(UNPARSEABLE, None, f"with the pile: {exc}", latency, prompt_tokens)
         try:
             without_span = claim_token_logprobs(reply_without, *prompt_without)
         except Unplaceable as exc:
             return VerifyResult(
-                "UNPARSEABLE", None, f"without the pile: {exc}", latency, prompt_tokens
+                UNPARSEABLE, None, f"without the pile: {exc}", latency, prompt_tokens
             )
         log2_with = sum(lp for _, lp in with_span) / LN2
         log2_without = sum(lp for _, lp in without_span) / LN2
@@ -301,7 +333,7 @@ class GroundingBitsBackend(OpenAIBackend):
                 "with_pile": [[t, lp / LN2] for t, lp in with_span],
                 "without_pile": [[t, lp / LN2] for t, lp in without_span],
             }
-        verdict = "SUPPORTED" if bits > self.threshold else "NOT_IN_PILE"
+        verdict = Verdict.SUPPORTED if bits > self.threshold else Verdict.NOT_IN_PILE
         raw = (
             f"{bits:+.4f} bits (log2 p with the pile {log2_with:.4f} over {len(with_span)} "
             f"tokens, without {log2_without:.4f} over {len(without_span)})"

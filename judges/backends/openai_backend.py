@@ -37,8 +37,10 @@ import httpx2
 import openai
 from openai import AsyncOpenAI, OpenAI
 
+from annotate.vocabulary import UNPARSEABLE, VERDICTS, Verdict
 from judges.backends.base import JudgeCallFailed, JudgeConfigError, VerifyResult
-from judges.endpoints import Endpoint, url_check
+from judges.backends.registry import Declared, register
+from judges.endpoints import Endpoint, EndpointNotDeclared, endpoint_get, url_check
 from judges.prompts import (
     DEFAULT_DECOMPOSE_PROMPT,
     DEFAULT_PAIRWISE_PROMPT,
@@ -51,13 +53,11 @@ from judges.prompts import (
 logger = logging.getLogger(__name__)
 
 # Words the endpoint may answer, and the verdict each one is stored as.
-ANSWER_WORDS = {
-    "SUPPORTED": "SUPPORTED",
-    "CONTRADICTED": "CONTRADICTED",
-    "NOT_MENTIONED": "NOT_IN_PILE",
-    "NOT_IN_PILE": "NOT_IN_PILE",
+# The prompt asks for NOT_MENTIONED (a plainer word for a model than NOT_IN_PILE).
+ANSWER_WORDS = {verdict.value: verdict for verdict in VERDICTS} | {
+    "NOT_MENTIONED": Verdict.NOT_IN_PILE
 }
-_TOKEN_WORDS = ("SUPPORTED", "CONTRADICTED", "NOT_MENTIONED")
+_TOKEN_WORDS = (Verdict.SUPPORTED.value, Verdict.CONTRADICTED.value, "NOT_MENTIONED")
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 MAX_RETRY_AFTER_S = 120.0
@@ -109,11 +109,11 @@ def pairwise_parse(text: str) -> tuple[str, str]:
     ("UNPARSEABLE", why)."""
     cleaned = _THINK.sub("", text or "").strip().strip(" \t\r\n.!*`'\"").upper()
     if not cleaned:
-        return "UNPARSEABLE", "empty reply"
+        return UNPARSEABLE, "empty reply"
     verdict = PAIRWISE_WORDS.get(cleaned)
     if verdict is not None:
         return verdict, ""
-    return "UNPARSEABLE", "the reply is not one of FIRST, SECOND or TIE"
+    return UNPARSEABLE, "the reply is not one of FIRST, SECOND or TIE"
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def confidence_from_logprobs(choice) -> float | None:
         return None
     candidates = {t.token: t.logprob for t in (first.top_logprobs or [])}
     candidates.setdefault(first.token, first.logprob)
-    mass = {"SUPPORTED": 0.0, "CONTRADICTED": 0.0, "NOT_IN_PILE": 0.0}
+    mass = dict.fromkeys(VERDICTS, 0.0)
     for token, logprob in candidates.items():
         verdict = verdict_for_token(token)
         if verdict is not None and logprob is not None:
@@ -159,7 +159,7 @@ def confidence_from_logprobs(choice) -> float | None:
     total = sum(mass.values())
     if total <= 0:
         return None
-    return min(1.0, max(0.0, mass["SUPPORTED"] / total))
+    return min(1.0, max(0.0, mass[Verdict.SUPPORTED] / total))
 
 
 def retry_after_seconds(headers) -> float | None:
@@ -274,13 +274,36 @@ def preload() -> None:
     asyncio.run(warm_up())
 
 
-class OpenAIBackend:
+def declared_endpoint(spec: dict) -> Endpoint:
+    """The endpoint a spec names, looked up in the operator's declaration at call time."""
+    try:
+        return endpoint_get(spec.get("endpoint") or "")
+    except EndpointNotDeclared as exc:
+        raise JudgeConfigError(str(exc)) from None
+
+
+@register
+class OpenAIBackend(Declared):
     """Verify calls go through `averify` on an `AsyncOpenAI` client when the runner drives an
     event loop (judges/runner.py: `max_concurrency` calls in flight from one thread), or
     through `verify` on a per-thread `OpenAI` client; both share the request, the retry
     policy and the reading of the reply."""
 
     name = "openai"
+    label = "OpenAI-compatible endpoint"
+    position = 1
+    needs_endpoint = True
+    verify_prompt_needs_claim = True
+    can_pairwise = True
+    can_split = True
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> OpenAIBackend:
+        fields = OpenAISpec.__dataclass_fields__
+        return cls(
+            OpenAISpec(**{k: v for k, v in spec.items() if k in fields and v is not None}),
+            declared_endpoint(spec),
+        )
 
     def __init__(self, spec: OpenAISpec, endpoint: Endpoint):
         try:
@@ -497,7 +520,7 @@ class OpenAIBackend:
         verdict = verdict_parse(raw)
         if verdict is None:
             return VerifyResult(
-                "UNPARSEABLE", None, raw, latency_ms, prompt_tokens, completion_tokens
+                UNPARSEABLE, None, raw, latency_ms, prompt_tokens, completion_tokens
             )
         return VerifyResult(
             verdict,

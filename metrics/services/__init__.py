@@ -40,14 +40,7 @@ uses it (e.g. `metrics.services.snapshots.report_compute`,
 from metrics.services.abstention_coverage import COVERAGE_BY_RISK_CATEGORY, COVERAGE_BY_TAG
 from metrics.services.audit_card import audit_card, audit_card_rows
 from metrics.services.calibration import CALIBRATION_FOLDS, FRONTIER_CUTS
-from metrics.services.common import (
-    CONTRADICTED,
-    NOT_IN_PILE,
-    SUPPORTED,
-    VERDICTS,
-    Progress,
-    json_safe,
-)
+from metrics.services.common import Progress, json_safe
 from metrics.services.conformal import (
     CRC_ALPHA_GRID,
     CRC_CAVEAT,
@@ -69,7 +62,6 @@ from metrics.services.snapshots import (
 __all__ = [
     "AGREEMENT_WARNING_BELOW",
     "CALIBRATION_FOLDS",
-    "CONTRADICTED",
     "COVERAGE_BY_RISK_CATEGORY",
     "COVERAGE_BY_TAG",
     "CRC_ALPHA_GRID",
@@ -78,10 +70,7 @@ __all__ = [
     "CRC_SEED",
     "DEFAULT_ALPHA",
     "FRONTIER_CUTS",
-    "NOT_IN_PILE",
     "SNAPSHOT_STALE_AFTER",
-    "SUPPORTED",
-    "VERDICTS",
     "Progress",
     "audit_card",
     "audit_card_rows",

@@ -6,9 +6,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from annotate.vocabulary import Verdict
 from metrics import stats
 from metrics.services.audit_design import design_rate
-from metrics.services.common import SUPPORTED, _proportion
+from metrics.services.common import _proportion
 from metrics.services.inputs import _Data
 
 COVERAGE_BY_TAG = (
@@ -37,7 +38,7 @@ def _abstention(answers: pd.DataFrame) -> dict:
 def _fact_links(data: _Data) -> pd.DataFrame:
     """(fact_id, claim_id) pairs: a gold-SUPPORTED claim's SUPPORTED-label quote overlaps the fact."""
     evidence = data.evidence
-    supported_ids = data.claim_ids[data.claims["gold"].to_numpy() == SUPPORTED]
+    supported_ids = data.claim_ids[data.claims["gold"].to_numpy() == Verdict.SUPPORTED.code]
     evidence = evidence[evidence["claim_id"].isin(supported_ids)]
     if evidence.empty or data.facts.empty:
         return pd.DataFrame({"fact_id": [], "claim_id": []}, dtype=np.int64)

@@ -33,11 +33,12 @@ import pandas as pd
 from django.db import transaction
 
 from annotate.models import Claim, Project
+from annotate.vocabulary import Verdict
 from judges.models import Judge
 from metrics import format as fmt
 from metrics import selectors, stats
 from metrics.services.audit_design import fpc_on
-from metrics.services.common import SUPPORTED, _codes, _newest_per_claim
+from metrics.services.common import _codes, _newest_per_claim
 from metrics.services.instruments import _instrument_keys
 
 DEFAULT_TARGET_HALF_WIDTH = 0.10
@@ -89,7 +90,7 @@ def design_in_use(project: Project, label_designs: list[str]) -> str:
 def _verdict_confidence(judge_codes: np.ndarray, p_supported: np.ndarray) -> np.ndarray:
     """The judge's confidence in its own verdict: P(SUPPORTED) for a SUPPORTED verdict,
     1 − P(SUPPORTED) for the others (NaN where it gave none)."""
-    return np.where(judge_codes == SUPPORTED, p_supported, 1.0 - p_supported)
+    return np.where(judge_codes == Verdict.SUPPORTED.code, p_supported, 1.0 - p_supported)
 
 
 # ------------------------------------------------------------------------------------------
@@ -434,7 +435,7 @@ def _prediction(data, judged) -> np.ndarray | None:
     unbiased; it only costs precision)."""
     if judged is None or not judged.n_judged:
         return None
-    judge01 = (judged.judge_codes == SUPPORTED).astype(float)
+    judge01 = (judged.judge_codes == Verdict.SUPPORTED.code).astype(float)
     score = np.where(np.isnan(judged.confidence), judge01, judged.confidence)
     prediction = np.full(data.claim_ids.size, 0.5)
     prediction[judged.position] = score
@@ -456,7 +457,7 @@ def active_audit_block(*, project: Project, data, report: dict, judged=None) -> 
     design = design_in_use(project, inputs["label_designs"])
     target_set = project.target_half_width is not None
     target = float(project.target_half_width) if target_set else DEFAULT_TARGET_HALF_WIDTH
-    y = (gold_codes == SUPPORTED).astype(float)
+    y = (gold_codes == Verdict.SUPPORTED.code).astype(float)
     answer_ids = data.answer_ids()
     prediction = _prediction(data, judged)
     uniform = _uniform_headline(report)
@@ -513,8 +514,8 @@ def active_audit_block(*, project: Project, data, report: dict, judged=None) -> 
         audited = judged.audited
         conf_verdict = _verdict_confidence(judged.judge_codes, judged.confidence)
         agree = judged.gold_codes[audited] == judged.judge_codes[audited]
-        wrong = (judged.judge_codes[audited] == SUPPORTED) != (
-            judged.gold_codes[audited] == SUPPORTED
+        wrong = (judged.judge_codes[audited] == Verdict.SUPPORTED.code) != (
+            judged.gold_codes[audited] == Verdict.SUPPORTED.code
         )
         block["confidence"] = _confidence_block(conf_verdict[audited], wrong)
         block["selective"] = _selective_block(
@@ -537,7 +538,7 @@ def _routing_block(project: Project, routed_mask: np.ndarray, judged) -> dict:
     if routed and judged is not None and judged.n_judged:
         on_routed = routed_mask[judged.position]
         if on_routed.any():
-            share = float(np.mean(judged.judge_codes[on_routed] == SUPPORTED))
+            share = float(np.mean(judged.judge_codes[on_routed] == Verdict.SUPPORTED.code))
     total = int(routed_mask.size)
     text = ""
     if routed:

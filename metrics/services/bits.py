@@ -28,10 +28,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from annotate.vocabulary import VERDICTS, Verdict
 from judges.models import Judge
 from metrics import selectors
 from metrics.services.calibration import _ece_and_bins, _recalibrated
-from metrics.services.common import SUPPORTED, VERDICTS, _newest_per_claim, _proportion
+from metrics.services.common import _newest_per_claim, _proportion
 from metrics.services.inputs import _Data
 from metrics.stats.ranking import auc_delong
 
@@ -47,6 +48,19 @@ METHOD = (
     "of 1/(1 + 2^−bits) out of fold (5 folds grouped by answer); each claim's newest verdict "
     "with bits of the newest instrument counts, UNPARSEABLE never."
 )
+
+
+def _auc_block(supported_bits: np.ndarray, unsupported_bits: np.ndarray) -> dict:
+    """The bits' AUC as the block has always written it (DeLong, logit interval)."""
+    auc = auc_delong(supported_bits, unsupported_bits)
+    return {
+        "auc": auc.value,
+        "se": auc.se,
+        "lo": auc.lower,
+        "hi": auc.upper,
+        "m": auc.positives,
+        "n": auc.negatives,
+    }
 
 
 def _step(span: float, bins: int) -> float:
@@ -109,22 +123,22 @@ def grounding_bits_block(*, data: _Data, judge: Judge, model: str, prompt_versio
     gold = rows["gold"].to_numpy()
     audited = gold >= 0
     b, g = bits[audited], gold[audited]
-    supported = g == SUPPORTED
+    supported = g == Verdict.SUPPORTED.code
     pos, neg = b[supported], b[~supported]
     edges = histogram_edges(b if b.size else bits)
     block = _empty(judge, model, prompt_version, threshold)
     block.update(
         n_scored=int(bits.size),
         n_audited=int(b.size),
-        auc=auc_delong(pos, neg),
+        auc=_auc_block(pos, neg),
         unsupported_non_positive=_proportion(int((neg <= 0).sum()), neg.size),
         supported_positive=_proportion(int((pos > 0).sum()), pos.size),
         sensitivity=_proportion(int((pos > threshold).sum()), pos.size),
         specificity=_proportion(int((neg <= threshold).sum()), neg.size),
         mean_bits={
             **{
-                v: float(b[g == code].mean()) if (g == code).any() else math.nan
-                for code, v in enumerate(VERDICTS)
+                v.value: float(b[g == v.code].mean()) if (g == v.code).any() else math.nan
+                for v in VERDICTS
             },
             "unsupported": float(neg.mean()) if neg.size else math.nan,
         },
@@ -133,7 +147,7 @@ def grounding_bits_block(*, data: _Data, judge: Judge, model: str, prompt_versio
         histogram={
             "edges": edges.tolist(),
             "width": float(edges[1] - edges[0]),
-            "counts": {v: histogram_counts(b[g == code], edges) for code, v in enumerate(VERDICTS)},
+            "counts": {v.value: histogram_counts(b[g == v.code], edges) for v in VERDICTS},
             "zero_index": int(np.flatnonzero(np.isclose(edges, 0.0))[0]),
         },
     )
@@ -226,12 +240,12 @@ def with_judge_block(judge: Judge, audited_rows: pd.DataFrame) -> dict | None:
     if other is None or rows.empty:
         return None
     gold = rows["gold"].to_numpy()
-    bits_says = rows["verdict"].to_numpy() == "SUPPORTED"
-    judge_says = rows["verdict_judge"].to_numpy() == "SUPPORTED"
+    bits_says = rows["verdict"].to_numpy() == Verdict.SUPPORTED
+    judge_says = rows["verdict_judge"].to_numpy() == Verdict.SUPPORTED
     disagreements = {}
-    for code, verdict in enumerate(VERDICTS):
-        at = gold == code
-        disagreements[verdict] = {
+    for verdict in VERDICTS:
+        at = gold == verdict.code
+        disagreements[verdict.value] = {
             "claims": int(at.sum()),
             "bits_only_supported": int((at & bits_says & ~judge_says).sum()),
             "judge_only_supported": int((at & judge_says & ~bits_says).sum()),
@@ -241,7 +255,10 @@ def with_judge_block(judge: Judge, audited_rows: pd.DataFrame) -> dict | None:
     score = rows["confidence_judge"].to_numpy(dtype=float)
     score = np.where(np.isnan(score), judge_says.astype(float), score)
     combination = combine_out_of_fold(
-        score, rows["bits"].to_numpy(dtype=float), gold == SUPPORTED, rows["answer_id"].to_numpy()
+        score,
+        rows["bits"].to_numpy(dtype=float),
+        gold == Verdict.SUPPORTED.code,
+        rows["answer_id"].to_numpy(),
     )
     return {
         "judge": other.name,

@@ -11,10 +11,10 @@ import math
 import numpy as np
 
 from annotate.models import RiskCategory
+from annotate.vocabulary import Verdict
 from metrics import stats
 from metrics.services import estimators
 from metrics.services.audit_design import audited_unequally
-from metrics.services.common import SUPPORTED
 from metrics.services.inputs import _Data
 from metrics.stats import heterogeneity
 
@@ -108,7 +108,7 @@ def _per_category_estimates(
 ) -> tuple[dict, dict]:
     audited = judged.audited
     score = np.where(np.isnan(judged.confidence), judge_s.astype(float), judged.confidence)
-    gold_s = judged.gold_codes == SUPPORTED
+    gold_s = judged.gold_codes == Verdict.SUPPORTED.code
     rg_groups, ppi_groups = {}, {}
     for cat in cats:
         in_cat = risk == cat
@@ -150,8 +150,8 @@ def _by_category(data: _Data, judged) -> dict:
     risk = np.where(_missing(risk_all), "(none)", risk_all).astype(object)
     cats = _categories(risk)
     audited = judged.audited
-    judge_s = judged.judge_codes == SUPPORTED
-    gold_s = judged.gold_codes == SUPPORTED
+    judge_s = judged.judge_codes == Verdict.SUPPORTED.code
+    gold_s = judged.gold_codes == Verdict.SUPPORTED.code
     rows, audited_rates = [], {}
     n_judged = judged.n_judged
     for cat in cats:

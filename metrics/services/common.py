@@ -7,12 +7,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annotate.vocabulary import VERDICT_VALUES
 from metrics import format as fmt
 from metrics import stats
-
-VERDICTS = ("SUPPORTED", "CONTRADICTED", "NOT_IN_PILE")
-_CODE = {verdict: code for code, verdict in enumerate(VERDICTS)}
-SUPPORTED, CONTRADICTED, NOT_IN_PILE = 0, 1, 2
 
 Progress = Callable[[float, str], None]
 
@@ -36,8 +33,8 @@ def json_safe(value: Any) -> Any:
 
 
 def _codes(verdicts: pd.Series) -> np.ndarray:
-    """Verdict strings → 0 SUPPORTED, 1 CONTRADICTED, 2 NOT_IN_PILE, −1 anything else."""
-    return pd.Categorical(verdicts, categories=VERDICTS).codes.astype(np.int8)
+    """Verdict strings → their `Verdict.code`, `NO_CODE` (−1) for anything else."""
+    return pd.Categorical(verdicts, categories=VERDICT_VALUES).codes.astype(np.int8)
 
 
 def _proportion(successes: int, n: int) -> dict:
@@ -61,7 +58,7 @@ def _newest_per_claim(frame: pd.DataFrame) -> pd.DataFrame:
     in claim order: verdict ids follow the order a run's calls finished, and the out-of-fold
     calibration and the CRC split read answers in row order, so without this the same data
     gave different ECEs and cuts from one run to the next."""
-    parsed = frame[frame["verdict"].isin(VERDICTS)]
+    parsed = frame[frame["verdict"].isin(VERDICT_VALUES)]
     newest = parsed.drop_duplicates("claim_id", keep="last")
     return newest.sort_values("claim_id", kind="stable")
 

@@ -29,12 +29,13 @@ import pandas as pd
 from django.utils import timezone
 
 from annotate.models import Answer, Claim, Project, System
+from annotate.vocabulary import UNPARSEABLE, VERDICT_VALUES, Verdict
 from judges.models import Judge
 from metrics import format as fmt
 from metrics import selectors
 from metrics.services.active_audit import design_in_use
 from metrics.services.audit_design import audit_design_read
-from metrics.services.common import VERDICTS, _codes, _newest_per_claim, json_safe
+from metrics.services.common import _codes, _newest_per_claim, json_safe
 from metrics.services.compare_pairwise_human import pairwise_human_block, sign_test_words
 from metrics.services.instruments import _instrument_keys
 from metrics.stats.agreement import sensitivity_specificity
@@ -153,7 +154,7 @@ class _Pair:
         verdicts, self.judge_name, self.judge_model = _judge_verdicts(judge)
         claims = claims.merge(verdicts, on="claim_id", how="left")
         claims["judge"] = claims["judge"].astype(object).fillna("").astype(str)
-        claims["gold"] = claims["gold"].where(claims["gold"].isin(VERDICTS), "")
+        claims["gold"] = claims["gold"].where(claims["gold"].isin(VERDICT_VALUES), "")
         self.answers = answers
         self.claims = claims[~claims["abstention"]].reset_index(drop=True)
         self.n_questions = int(len(shared))
@@ -182,9 +183,9 @@ class _Pair:
         per = pd.DataFrame(
             {
                 "answer_id": c["answer_id"],
-                "gold_s": c["gold"] == "SUPPORTED",
+                "gold_s": c["gold"] == Verdict.SUPPORTED,
                 "gold_has": c["gold"] != "",
-                "judge_s": c["judge"] == "SUPPORTED",
+                "judge_s": c["judge"] == Verdict.SUPPORTED,
                 "judge_has": c["judge"] != "",
             }
         ).groupby("answer_id")
@@ -372,7 +373,7 @@ def _estimates(
 
 def _rate_block(pair: _Pair, rate: Rate) -> dict[str, Any]:
     if rate.unit == "claim":
-        verdict = "CONTRADICTED" if rate.key == "contradiction_rate" else "SUPPORTED"
+        verdict = Verdict.CONTRADICTED if rate.key == "contradiction_rate" else Verdict.SUPPORTED
         units = pair.claim_units(verdict)
         stratum, weight = pair.claim_design()
     else:
@@ -391,7 +392,7 @@ def _rate_block(pair: _Pair, rate: Rate) -> dict[str, Any]:
 
 def _by_risk_category(pair: _Pair) -> list[dict[str, Any]]:
     """Faithfulness (pooled) B − A per risk category of the shared questions."""
-    gold, judge, side, question = pair.claim_units("SUPPORTED")
+    gold, judge, side, question = pair.claim_units(Verdict.SUPPORTED)
     stratum, weight = pair.claim_design()
     risk = pd.Series(question).map(pair.risk_of).fillna("none").to_numpy()
     rows = []
@@ -518,7 +519,7 @@ def _worst_questions(pair: _Pair, limit: int) -> list[dict[str, Any]]:
     if known.empty:
         return []
     rates = (
-        known.assign(s=known["best"] == "SUPPORTED")
+        known.assign(s=known["best"] == Verdict.SUPPORTED)
         .groupby(["question_key", "side"])["s"]
         .mean()
         .unstack("side")
@@ -617,7 +618,7 @@ def _pairwise_block(
     by_pair: dict[str, dict[str, str]] = {}
     unparseable = 0
     for question, order, verdict in found["rows"]:
-        if verdict == "UNPARSEABLE":
+        if verdict == UNPARSEABLE:
             unparseable += 1
             continue
         by_pair.setdefault(question, {})[swap.get(order, order)] = verdict

@@ -25,6 +25,7 @@ import math
 from typing import Any
 
 from annotate.models import System
+from annotate.vocabulary import UNPARSEABLE
 from judges.models import Judge
 from metrics import format as fmt
 from metrics import selectors
@@ -79,7 +80,7 @@ def _judge_verdicts(*, a: System, b: System, judge: Judge | None) -> tuple[dict 
     swap = {"a_first": "b_first", "b_first": "a_first"} if found["swapped"] else {}
     orders: dict[str, dict[str, str]] = {}
     for question, order, verdict in found["rows"]:
-        if verdict != "UNPARSEABLE":
+        if verdict != UNPARSEABLE:
             orders.setdefault(question, {})[swap.get(order, order)] = verdict
     verdicts = {
         key: judge_pair_verdict(both["b_first"], both["a_first"])

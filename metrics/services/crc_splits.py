@@ -6,8 +6,8 @@ import math
 import numpy as np
 
 from metrics import format as fmt
-from metrics.stats import heterogeneity
 from metrics.stats.conformal_splits import crc_splits
+from metrics.stats.ranking import auc_delong
 
 CRC_SPLITS = 200
 CRC_SPLITS_SEED = 0
@@ -58,6 +58,18 @@ def _verdict(summary: dict, alpha: float) -> list[str]:
     return said
 
 
+def _auc_block(confidence: np.ndarray, supported: np.ndarray) -> dict:
+    """The raw confidence's AUC against gold SUPPORTED, as the summary has always written it."""
+    positive = np.asarray(supported).astype(bool)
+    auc = auc_delong(confidence[positive], confidence[~positive], interval="wald")
+    return {
+        "value": auc.value,
+        "ci": auc.ci,
+        "positives": auc.positives,
+        "negatives": auc.negatives,
+    }
+
+
 def crc_splits_summary(
     *,
     calibrated: np.ndarray,
@@ -89,7 +101,7 @@ def crc_splits_summary(
         "share_over_alpha": float(np.mean(realized[ok] > alpha)) if ok.any() else math.nan,
         "retained_share": _spread(result["retained_share"]),
         "abstaining_share": _spread(result["abstaining_share"]),
-        "auc": heterogeneity.auc_delong(raw_confidence, supported),
+        "auc": _auc_block(raw_confidence, supported),
         "abstaining_below": ABSTAINING_BELOW,
     }
     summary["mostly_abstaining"] = bool(

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from annotate.models import RiskCategory
+from annotate.vocabulary import UNPARSEABLE, VERDICT_VALUES, Verdict
 from judges.models import Judge
 from metrics import stats
 from metrics.services import estimators
@@ -17,12 +18,7 @@ from metrics.services.audit_design import (
 )
 from metrics.services.by_category import category_correction
 from metrics.services.calibration import _calibration
-from metrics.services.common import (
-    SUPPORTED,
-    VERDICTS,
-    _pct,
-    _proportion,
-)
+from metrics.services.common import _pct, _proportion
 from metrics.services.inputs import _Data
 from metrics.services.judged import (
     Judged,
@@ -72,7 +68,7 @@ def _sample(
     return {
         "n_judged": judged.n_judged,
         "n_audited": judged.n_audited,
-        "unparseable": int((verdicts["verdict"] == "UNPARSEABLE").sum()),
+        "unparseable": int((verdicts["verdict"] == UNPARSEABLE).sum()),
         "stale_verdicts": stale,
         "gold_sources": {
             "unanimous": int(sources.get("unanimous", 0)),
@@ -130,7 +126,7 @@ def _agreement(judged: Judged, human_kappa: float) -> tuple[dict, dict]:
     """Confusion, agreement, kappa, asymmetry and sensitivity/specificity on the audited claims
     (agreement, sensitivity and specificity clustered by answer and stratified by the design);
     also the design estimates of sensitivity/specificity the debiasing needs."""
-    names = np.asarray(VERDICTS, dtype=object)
+    names = np.asarray(VERDICT_VALUES, dtype=object)
     audited = judged.audited
     g_a, j_a = names[judged.gold_codes[audited]], names[judged.judge_codes[audited]]
     n_audited = judged.n_audited
@@ -140,8 +136,8 @@ def _agreement(judged: Judged, human_kappa: float) -> tuple[dict, dict]:
     agree_each = judged.gold_codes[audited] == judged.judge_codes[audited]
     agreement_rate = judged_rate(judged, agree_each)
     agreement = agreement_rate["value"] if n_audited else math.nan
-    gold01 = (judged.gold_codes[audited] == SUPPORTED).astype(float)
-    judge01 = (judged.judge_codes[audited] == SUPPORTED).astype(float)
+    gold01 = (judged.gold_codes[audited] == Verdict.SUPPORTED.code).astype(float)
+    judge01 = (judged.judge_codes[audited] == Verdict.SUPPORTED.code).astype(float)
     strata_named, sizes = named(judged, strata)
     sesp = stats.design_sensitivity_specificity(
         gold01, judge01, ids, strata_named, sizes, weights=w, fpc=fpc(judged)
@@ -153,7 +149,7 @@ def _agreement(judged: Judged, human_kappa: float) -> tuple[dict, dict]:
     kappa = stats.design_kappa(g_a, j_a, ids, weights=e) if n_audited >= 2 else None
     se, sp = sesp["sensitivity"], sesp["specificity"]
     confusion = {
-        "labels": list(VERDICTS),
+        "labels": list(VERDICT_VALUES),
         "rows": "gold",
         "columns": "judge",
         "matrix": matrix.tolist(),
@@ -196,12 +192,12 @@ def _faithfulness(judged: Judged, sesp: dict) -> dict:
     (`metrics.services.estimators`: gold only, Rogan–Gladen, PPI++ …) and which one is the
     headline; each clustered by answer and stratified by the audit's design."""
     n_judged, n_audited, audited = judged.n_judged, judged.n_audited, judged.audited
-    judged_supported = int(np.sum(judged.judge_codes == SUPPORTED))
-    judge01 = (judged.judge_codes == SUPPORTED).astype(float)
+    judged_supported = int(np.sum(judged.judge_codes == Verdict.SUPPORTED.code))
+    judge01 = (judged.judge_codes == Verdict.SUPPORTED.code).astype(float)
     inputs = estimators.EstimatorInputs(
         judged=judged,
         sesp=sesp,
-        gold01=(judged.gold_codes[audited] == SUPPORTED).astype(float),
+        gold01=(judged.gold_codes[audited] == Verdict.SUPPORTED.code).astype(float),
         judge01=judge01,
         # The judge's P(SUPPORTED) where it gave one, else its 0/1 verdict.
         judge_score=np.where(np.isnan(judged.confidence), judge01, judged.confidence),
@@ -225,7 +221,7 @@ def _calibration_fields(
     audited = judged.audited
     calibration, crc_inputs = _calibration(
         confidence=judged.confidence[audited],
-        supported=(judged.gold_codes[audited] == SUPPORTED).astype(float),
+        supported=(judged.gold_codes[audited] == Verdict.SUPPORTED.code).astype(float),
         answer_ids=judged.answer_ids[audited],
         claim_ids=data.claim_ids[judged.position][audited],
         all_confidence=judged.confidence,
@@ -302,8 +298,10 @@ def _canary(canaries: pd.DataFrame, model, prompt_version) -> dict:
     """The share of the instrument's canaries (claims absent from their pile) it calls
     NOT_IN_PILE, newest parseable verdict per canary."""
     canary = canaries[(canaries["model"] == model) & (canaries["prompt_version"] == prompt_version)]
-    canary = canary[canary["verdict"].isin(VERDICTS)].drop_duplicates("canary_id", keep="last")
-    canary_pass = _proportion(int((canary["verdict"] == "NOT_IN_PILE").sum()), len(canary))
+    canary = canary[canary["verdict"].isin(VERDICT_VALUES)].drop_duplicates(
+        "canary_id", keep="last"
+    )
+    canary_pass = _proportion(int((canary["verdict"] == Verdict.NOT_IN_PILE).sum()), len(canary))
     return {"pass_rate": canary_pass, "canaries": len(canary)}
 
 

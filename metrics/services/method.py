@@ -1,5 +1,6 @@
 """The report's method strings: how each figure was measured, with its counts, in words."""
 
+from annotate.vocabulary import Verdict
 from metrics import stats
 from metrics.services.abstention_coverage import COVERAGE_BY_RISK_CATEGORY, COVERAGE_BY_TAG
 
@@ -51,7 +52,7 @@ def _method_strings(report: dict) -> dict:
     unsupported = report["answers_with_unsupported_rate"]
     return {
         "faithfulness": stats.method_string(
-            claims["SUPPORTED"], claims["total"], answers, claims["CONTRADICTED"]
+            claims[Verdict.SUPPORTED], claims["total"], answers, claims[Verdict.CONTRADICTED]
         )
         + " Gold = unanimous analysts or a lead's adjudication; abstentions excluded; "
         + _interval_words(report["faithfulness"]["pooled"]),

@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 
 from annotate.models import RiskCategory
+from annotate.vocabulary import VERDICT_VALUES, Verdict
 from metrics import stats
 from metrics.services.abstention_coverage import _abstention, _coverage
 from metrics.services.audit_design import design_rate
-from metrics.services.common import SUPPORTED, VERDICTS, _newest_per_claim, _proportion
+from metrics.services.common import _newest_per_claim, _proportion
 from metrics.services.inputs import _Data
 
 
@@ -36,7 +37,9 @@ def _verdict_rates(data: _Data, scope: np.ndarray) -> dict:
     selected = scope & (gold >= 0)
     codes = gold[selected]
     answer_ids = data.answer_ids()[selected]
-    verdicts = np.asarray(VERDICTS, dtype=object)[codes] if codes.size else np.array([], object)
+    verdicts = (
+        np.asarray(VERDICT_VALUES, dtype=object)[codes] if codes.size else np.array([], object)
+    )
     pooled = stats.claim_rates(verdicts)
     per_answer = stats.answer_rates(answer_ids, verdicts)
     n = pooled["n"]
@@ -46,21 +49,21 @@ def _verdict_rates(data: _Data, scope: np.ndarray) -> dict:
 
     return {
         "claims": {
-            "SUPPORTED": pooled["SUPPORTED"],
-            "CONTRADICTED": pooled["CONTRADICTED"],
-            "NOT_IN_PILE": pooled["NOT_IN_PILE"],
+            Verdict.SUPPORTED: pooled[Verdict.SUPPORTED],
+            Verdict.CONTRADICTED: pooled[Verdict.CONTRADICTED],
+            Verdict.NOT_IN_PILE: pooled[Verdict.NOT_IN_PILE],
             "total": n,
         },
         "faithfulness": {
-            "pooled": rate(gold == SUPPORTED),
+            "pooled": rate(gold == Verdict.SUPPORTED.code),
             "mean_per_answer": {
                 "value": per_answer["mean_per_answer_faithfulness"],
                 "answers": per_answer["n_answers"],
             },
         },
-        "contradiction_rate": rate(gold == 1),
-        "not_in_pile_rate": rate(gold == 2),
-        "hallucination_rate": rate((gold >= 0) & (gold != SUPPORTED)),
+        "contradiction_rate": rate(gold == Verdict.CONTRADICTED.code),
+        "not_in_pile_rate": rate(gold == Verdict.NOT_IN_PILE.code),
+        "hallucination_rate": rate((gold >= 0) & (gold != Verdict.SUPPORTED.code)),
         "answers_with_unsupported_rate": _proportion(
             per_answer["answers_with_unsupported"], per_answer["n_answers"]
         ),
@@ -75,7 +78,7 @@ def _self_knowledge(data: _Data, mask: np.ndarray) -> dict:
     """
     gold = data.claims["gold"].to_numpy()
     in_scope = mask & (gold >= 0)
-    unfaithful_ids = data.claim_ids[in_scope & (gold != SUPPORTED)]
+    unfaithful_ids = data.claim_ids[in_scope & (gold != Verdict.SUPPORTED.code)]
     marks = data.labels[
         data.labels["claim_id"].isin(unfaithful_ids) & data.labels["correct"].isin(["yes", "no"])
     ]
@@ -104,7 +107,7 @@ def _citation(data: _Data, citations: pd.DataFrame, mask: np.ndarray) -> dict:
     # Cited claims the citation run checked, clustered by answer (the run is a census of the
     # cited claims, not a gold sample: no strata).
     checked = np.isin(data.claim_ids, newest["claim_id"].to_numpy())
-    supported_ids = newest.loc[newest["verdict"] == "SUPPORTED", "claim_id"].to_numpy()
+    supported_ids = newest.loc[newest["verdict"] == Verdict.SUPPORTED, "claim_id"].to_numpy()
     out = design_rate(np.isin(data.claim_ids[checked], supported_ids), data.answer_ids()[checked])
     out.update(
         {

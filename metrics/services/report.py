@@ -1,12 +1,14 @@
 """The report's assembly: read the inputs once, then call each piece in the order its
 sections appear in the report JSON (that order is what `manage.py report` prints)."""
 
+import importlib
 from typing import Any
 
 import numpy as np
 from django.utils import timezone
 
 from annotate.models import Project, System
+from judges.backends.registry import backend_kind
 from judges.models import Judge
 from metrics import selectors
 from metrics.services import estimators
@@ -25,6 +27,17 @@ from metrics.services.rates import (
     _project_rates,
     _self_knowledge,
 )
+
+
+def backend_report_block(backend: str) -> tuple[str, Any] | None:
+    """(report key, builder) of the extra block a judge's backend declares, or None
+    (`Declared.report_key`/`report_block`: "module:function", imported here, a floor above
+    the backend that names it)."""
+    kind = backend_kind(backend)
+    if not kind.report_block:
+        return None
+    module, _, function = kind.report_block.partition(":")
+    return kind.report_key, getattr(importlib.import_module(module), function)
 
 
 def report_compute(
@@ -76,10 +89,10 @@ def report_compute(
     report["method"] = _method_strings(report)
     if judge is not None:
         _judge_audits(report, data=data, judge=judge, links=links, progress=progress)
-        if judge.backend == "bits":  # issue 18: what only grounding bits have
-            from metrics.services.bits import grounding_bits_block
-
-            report["grounding_bits"] = grounding_bits_block(
+        block = backend_report_block(judge.backend)
+        if block is not None:  # what only a backend of its kind has (grounding bits: issue 18)
+            key, build = block
+            report[key] = build(
                 data=data,
                 judge=judge,
                 model=report["judge"]["model"],

@@ -14,9 +14,10 @@ import re
 from typing import Any
 
 from annotate.models import Project
+from annotate.vocabulary import VERDICT_VALUES, Verdict
 from judges.models import Judge
 from metrics import selectors
-from metrics.services.common import VERDICTS, json_safe
+from metrics.services.common import json_safe
 from metrics.services.compare import _judge_verdicts, system_label
 from metrics.stats.design import design_ppi_mean, design_proportion
 from metrics.stats.prevalence import headline_estimate
@@ -60,14 +61,14 @@ def systems_trend(*, project: Project, judge: Judge | None = None) -> list[dict[
     rows = []
     for system in systems:
         mine = claims[claims["system_id"] == system.pk]
-        has_gold = mine["gold"].isin(VERDICTS).to_numpy()
-        supported = (mine["gold"] == "SUPPORTED").to_numpy()
+        has_gold = mine["gold"].isin(VERDICT_VALUES).to_numpy()
+        supported = (mine["gold"] == Verdict.SUPPORTED).to_numpy()
         answer_ids = mine["answer_id"].to_numpy()
         gold_only = design_proportion(supported[has_gold], answer_ids[has_gold])
         ppi = None
-        judged = mine["judge"].isin(VERDICTS).to_numpy()
+        judged = mine["judge"].isin(VERDICT_VALUES).to_numpy()
         if judge is not None and (judged & has_gold).any() and (judged & ~has_gold).any():
-            said = (mine["judge"] == "SUPPORTED").to_numpy().astype(float)
+            said = (mine["judge"] == Verdict.SUPPORTED).to_numpy().astype(float)
             both = judged & has_gold
             rest = judged & ~has_gold
             ppi = design_ppi_mean(

@@ -1,9 +1,9 @@
 """Statistics core: every number the product reports, as pure functions over numpy arrays.
 
 No Django import anywhere in this package (a test scans the source): workers, views, management
-commands and notebooks all call the same code. Verdicts are the strings ``"SUPPORTED"``,
-``"CONTRADICTED"``, ``"NOT_IN_PILE"``; any other value (``"UNPARSEABLE"``, None) is never counted as
-a verdict. Edge cases return ``nan`` (empty input, n = 0, an undefined statistic), never a made-up
+commands and notebooks all call the same code. Verdicts are ``annotate.vocabulary.Verdict``
+(plain strings, the lowest floor's one vocabulary); any other value (``UNPARSEABLE``, None) is
+never counted as a verdict. Edge cases return ``nan`` (empty input, n = 0, an undefined statistic), never a made-up
 0 or 1 and never a ZeroDivisionError.
 
 Libraries do the work where they fit: statsmodels (binomial intervals), the ``krippendorff``
@@ -72,7 +72,8 @@ confidence_informative         AUC of âˆ’confidence for errors, DeLong lower > Â
 =============================  ===============================================  ==========================================
 """
 
-from ._common import CONTRADICTED, NOT_IN_PILE, SUPPORTED, VERDICTS
+from annotate.vocabulary import VERDICTS, Verdict
+
 from .active import (
     DESIGNS,
     Forecast,
@@ -130,14 +131,12 @@ from .prevalence import (
 from .rates import answer_rates, claim_rates, coverage, f1, method_string
 
 __all__ = [
-    "CONTRADICTED",
     "DESIGNS",
     "Forecast",
     "LabelsSaved",
     "SelectiveResult",
     "DesignEstimate",
-    "NOT_IN_PILE",
-    "SUPPORTED",
+    "Verdict",
     "VERDICTS",
     "IsotonicCalibrator",
     "PlattCalibrator",

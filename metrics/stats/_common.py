@@ -1,4 +1,4 @@
-"""Shared helpers for the statistics core: verdict names, input coercion, normal quantiles.
+"""Shared helpers for the statistics core: verdict codes, input coercion, normal quantiles.
 
 Nothing here imports Django; everything works on plain Python sequences and numpy arrays.
 """
@@ -12,15 +12,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-SUPPORTED = "SUPPORTED"
-CONTRADICTED = "CONTRADICTED"
-NOT_IN_PILE = "NOT_IN_PILE"
-#: The three verdicts, in the order every table of this package uses.
-VERDICTS: tuple[str, str, str] = (SUPPORTED, CONTRADICTED, NOT_IN_PILE)
+from annotate.vocabulary import NO_CODE, VERDICT_VALUES, VERDICTS, Verdict
 
 NAN = float("nan")
 
-_VERDICT_INDEX = pd.Index(list(VERDICTS), dtype=object)
+_VERDICT_INDEX = pd.Index(list(VERDICT_VALUES), dtype=object)
 
 
 def check_confidence(confidence: float) -> float:
@@ -61,7 +57,7 @@ def as_label_array(values: Iterable[Any]) -> np.ndarray:
 
 
 def verdict_codes(values: Iterable[Any]) -> np.ndarray:
-    """Map verdict strings to codes 0, 1, 2 in `VERDICTS` order; anything else to -1.
+    """Map verdict strings to their `Verdict.code` (0, 1, 2); anything else to `NO_CODE` (-1).
 
     Anything that is not one of the three verdicts (``"UNPARSEABLE"``, ``None``, ``nan``, a typo)
     becomes -1, so callers can drop it: such a row is never counted as any verdict.
@@ -90,12 +86,12 @@ def as_binary(values: Iterable[Any], name: str = "values") -> np.ndarray:
             raise ValueError(f"{name} must hold only 0/1 (or True/False)")
         return out
     codes = verdict_codes(arr)
-    if np.any(codes < 0):
+    if np.any(codes == NO_CODE):
         # maybe an object array of numbers / booleans
         try:
             out = arr.astype(float)
         except (TypeError, ValueError):
-            bad = arr[codes < 0][0]
+            bad = arr[codes == NO_CODE][0]
             raise ValueError(
                 f"{name} must be 0/1 or one of {VERDICTS}; found {bad!r} "
                 "(drop UNPARSEABLE / missing rows before calling)"
@@ -103,7 +99,7 @@ def as_binary(values: Iterable[Any], name: str = "values") -> np.ndarray:
         if not np.all((out == 0.0) | (out == 1.0)):
             raise ValueError(f"{name} must hold only 0/1 (or True/False)")
         return out
-    return (codes == 0).astype(float)
+    return (codes == Verdict.SUPPORTED.code).astype(float)
 
 
 def as_float_array(values: Iterable[Any], name: str = "values") -> np.ndarray:

@@ -37,9 +37,9 @@ from metrics.format import percent
 
 from ._common import NAN, as_binary, as_label_array, check_confidence
 from .design import DesignEstimate, _deff_text, _wilson_eff
-from .heterogeneity import auc_delong
 from .intervals import wilson_interval
 from .prevalence import _as_judge, ppi_mean_interval
+from .ranking import auc_delong
 
 # --------------------------------------------------------------------------------------------
 # 1. inclusion probabilities
@@ -1087,7 +1087,7 @@ def confidence_informative(
 
     AUC = P(confidence of an error < confidence of a correct verdict) (ties ½), i.e. the AUC of
     −confidence as a score for ``error`` (1 where the judge's verdict differed from gold), with
-    DeLong's interval (`heterogeneity.auc_delong`). Informative only when the interval's lower
+    DeLong's Wald interval (`ranking.auc_delong`). Informative only when the interval's lower
     end is above 0.5: an interval covering 0.5 means active sampling can do no better than
     uniform, and a confidence higher on errors (interval below 0.5) is worse than none.
     nan, False without both errors and correct verdicts. Source: DeLong, DeLong &
@@ -1101,7 +1101,6 @@ def confidence_informative(
         raise ValueError(f"confidence and error differ in length: {conf.size} vs {err.size}")
     if np.isnan(conf).any():
         raise ValueError("confidence contains NaN")
-    out = auc_delong(-conf, err > 0.5, level)
-    auc = float(out["value"])
-    lo = float(out["ci"][0])
-    return auc, bool(np.isfinite(lo) and lo > 0.5)
+    is_error = err > 0.5
+    out = auc_delong(-conf[is_error], -conf[~is_error], level, interval="wald")
+    return out.value, bool(np.isfinite(out.lower) and out.lower > 0.5)

@@ -10,7 +10,9 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from ._common import NAN, VERDICTS, as_label_array, is_missing, verdict_codes
+from annotate.vocabulary import VERDICT_VALUES
+
+from ._common import NAN, as_label_array, is_missing, verdict_codes
 from .intervals import wilson_interval
 
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -156,7 +158,7 @@ def confusion(gold: Iterable[Any], judge: Iterable[Any]) -> pd.DataFrame:
     keep = (g >= 0) & (j >= 0)
     flat = g[keep].astype(np.int64) * 3 + j[keep]
     counts = np.bincount(flat, minlength=9).reshape(3, 3)
-    frame = pd.DataFrame(counts, index=list(VERDICTS), columns=list(VERDICTS))
+    frame = pd.DataFrame(counts, index=list(VERDICT_VALUES), columns=list(VERDICT_VALUES))
     frame.index.name = "gold"
     frame.columns.name = "judge"
     return frame

@@ -168,35 +168,3 @@ def stratified_ppi(
         var += w * w * se * se
     out = _combined(value, var, confidence, ok=not unseen and total > 0)
     return {**out, "per_group": per_group, "unseen": unseen}
-
-
-def auc_delong(scores: Sequence[float], positive: Sequence[Any], confidence: float = 0.95) -> dict:
-    """Area under the ROC curve of a score against 0/1 truth, with DeLong's interval.
-
-    Formula: AUC = P(score₊ > score₋) + ½P(=) (the Mann–Whitney statistic over all
-    positive–negative pairs, from midranks); DeLong, DeLong & Clarke-Pearson (1988), Biometrics
-    44:837: V₁₀(i) = share of negatives a positive i beats (ties ½), V₀₁(j) the share of
-    positives beating negative j, Var = s²₁₀/m + s²₀₁/n (sample variances), interval
-    AUC ± z√Var clipped to [0, 1]. Computed in O(N log N) with midranks (Sun & Xu 2014, IEEE SPL
-    21:1389). nan without both classes.
-    """
-    s = np.asarray(scores, dtype=float)
-    y = np.asarray(positive).astype(bool)
-    m, n = int(y.sum()), int((~y).sum())
-    if m == 0 or n == 0:
-        return {"value": NAN, "ci": (NAN, NAN), "positives": m, "negatives": n}
-    ranks_all = sps.rankdata(s)
-    pos, neg = s[y], s[~y]
-    ranks_pos = sps.rankdata(pos)
-    ranks_neg = sps.rankdata(neg)
-    v10 = (ranks_all[y] - ranks_pos) / n
-    v01 = 1.0 - (ranks_all[~y] - ranks_neg) / m
-    auc = float(v10.mean())
-    var = (np.var(v10, ddof=1) / m if m > 1 else 0.0) + (np.var(v01, ddof=1) / n if n > 1 else 0.0)
-    half = z_value(confidence) * float(np.sqrt(var))
-    return {
-        "value": auc,
-        "ci": (max(auc - half, 0.0), min(auc + half, 1.0)),
-        "positives": m,
-        "negatives": n,
-    }

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annotate.vocabulary import VERDICTS, Verdict
 from metrics.format import percent
 
-from ._common import CONTRADICTED, NAN, NOT_IN_PILE, SUPPORTED, as_label_array, verdict_codes
+from ._common import NAN, as_label_array, verdict_codes
 
 
 def claim_rates(verdicts: Iterable[Any]) -> dict[str, Any]:
@@ -24,14 +25,13 @@ def claim_rates(verdicts: Iterable[Any]) -> dict[str, Any]:
     (Min et al. 2023) for faithfulness as the supported share of atomic claims.
     """
     codes = verdict_codes(verdicts)
-    counts = np.bincount(codes[codes >= 0], minlength=3)
+    counts = np.bincount(codes[codes >= 0], minlength=len(VERDICTS))
     n = int(counts.sum())
-    s, c, nip = (int(v) for v in counts)
+    by = {verdict: int(counts[verdict.code]) for verdict in VERDICTS}
+    s, c, nip = by[Verdict.SUPPORTED], by[Verdict.CONTRADICTED], by[Verdict.NOT_IN_PILE]
     faith = s / n if n else NAN
     return {
-        SUPPORTED: s,
-        CONTRADICTED: c,
-        NOT_IN_PILE: nip,
+        **{verdict.value: count for verdict, count in by.items()},
         "n": n,
         "excluded": int(codes.size - n),
         "faithfulness": faith,
@@ -66,7 +66,9 @@ def answer_rates(answer_ids: Iterable[Any], verdicts: Iterable[Any]) -> dict[str
         }
     group, uniques = pd.factorize(ids)
     total = np.bincount(group, minlength=len(uniques))
-    sup = np.bincount(group, weights=(codes == 0).astype(float), minlength=len(uniques))
+    sup = np.bincount(
+        group, weights=(codes == Verdict.SUPPORTED.code).astype(float), minlength=len(uniques)
+    )
     n_answers = int(len(uniques))
     with_unsupported = int(np.sum(sup < total))
     return {

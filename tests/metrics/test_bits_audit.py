@@ -23,8 +23,8 @@ def test_auc_equals_sklearn_with_ties():
     neg = np.round(rng.normal(0, 1, 55), 1)
     y = np.r_[np.ones(40), np.zeros(55)]
     got = auc_delong(pos, neg)
-    assert got["auc"] == pytest.approx(roc_auc_score(y, np.r_[pos, neg]), abs=1e-12)
-    assert (got["m"], got["n"]) == (40, 55)
+    assert got.value == pytest.approx(roc_auc_score(y, np.r_[pos, neg]), abs=1e-12)
+    assert (got.positives, got.negatives) == (40, 55)
 
 
 def test_delong_variance_equals_brute_force_placements():
@@ -33,18 +33,18 @@ def test_delong_variance_equals_brute_force_placements():
     psi = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
     v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
     var = v10.var(ddof=1) / 17 + v01.var(ddof=1) / 23
-    assert auc_delong(pos, neg)["se"] == pytest.approx(math.sqrt(var), rel=1e-12)
+    assert auc_delong(pos, neg).se == pytest.approx(math.sqrt(var), rel=1e-12)
 
 
 def test_auc_of_a_perfect_separation_has_a_wilson_interval_of_the_smaller_group():
     got = auc_delong([1.0, 2.0, 3.0], [-1.0, -2.0, -3.0, -4.0])
     lo, hi = proportion_confint(3, 3, alpha=0.05, method="wilson")
-    assert got["auc"] == 1.0
-    assert (got["lo"], got["hi"]) == (pytest.approx(lo), 1.0)
+    assert got.value == 1.0
+    assert (got.lower, got.upper) == (pytest.approx(lo), 1.0)
 
 
 def test_auc_is_nan_without_one_of_the_groups():
-    assert math.isnan(auc_delong([], [1.0])["auc"])
+    assert math.isnan(auc_delong([], [1.0]).value)
 
 
 def test_delong_interval_covers_the_binormal_auc():
@@ -59,8 +59,8 @@ def test_delong_interval_covers_the_binormal_auc():
     for _ in range(reps):
         pos, neg = rng.normal(1, 1, 30), rng.normal(0, 1, 45)
         got = auc_delong(pos, neg)
-        covered += got["lo"] <= truth <= got["hi"]
-        lo, hi = proportion_confint(round(got["auc"] * 1350), 1350, method="wilson")
+        covered += got.lower <= truth <= got.upper
+        lo, hi = proportion_confint(round(got.value * 1350), 1350, method="wilson")
         naive += lo <= truth <= hi
     assert 0.925 <= covered / reps <= 0.975
     assert naive / reps < 0.70

@@ -14,7 +14,6 @@ from scipy.stats import t as student_t
 from metrics.services.gate import GateError, gate_check
 from metrics.stats import active_ppi_mean, isotonic_calibrator
 from metrics.stats.paired import paired_gold_difference
-from metrics.stats.ranking import auc_delong
 
 
 # active_ppi_mean _79, _89, _97: the one-label branch's value, cluster count and extras.
@@ -67,14 +66,6 @@ def test_the_paired_dict_carries_the_unpaired_interval_by_hand():
     t = student_t.ppf(0.975, g - 1)
     assert out["ci_unpaired"] == pytest.approx([d - t * se, d + t * se], abs=1e-12)
     assert out["std_error_unpaired"] == pytest.approx(se, abs=1e-12)
-
-
-# ranking.auc_delong _27: with no negatives every figure is NaN under its own key.
-def test_auc_without_negatives_has_every_figure_nan():
-    out = auc_delong([0.9, 0.8], [])
-    assert set(out) >= {"auc", "se", "lo", "hi", "m", "n"}
-    assert all(math.isnan(out[key]) for key in ("auc", "se", "lo", "hi"))
-    assert (out["m"], out["n"]) == (2, 0)
 
 
 # gate.gate_check _11: a bad `on` names the choices.

@@ -2,7 +2,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Project
-from judges.models import Backend
+from judges.backends.registry import backend_choices
 from judges.services import judge_create
 
 
@@ -16,7 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--name", required=True)
         parser.add_argument(
-            "--backend", required=True, choices=[Backend.OPENAI, Backend.BITS, Backend.BASELINE]
+            "--backend", required=True, choices=[name for name, _ in backend_choices()]
         )
         parser.add_argument(
             "--bits-threshold",

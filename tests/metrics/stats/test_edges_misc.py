@@ -12,95 +12,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 from scipy.stats import t as student_t
-from sklearn.metrics import roc_auc_score
-from statsmodels.stats.proportion import proportion_confint
 
-from metrics.stats import pairwise, ranking, rates
+from metrics.stats import pairwise, rates
 
 A = pytest.approx
-
-
-# --------------------------------------------------------------------------------------------
-# auc_delong
-
-
-def _delong_ref(x, y, conf=0.95):
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
-    m, n = x.size, y.size
-    psi = np.array([[1.0 if a > b else 0.5 if a == b else 0.0 for b in y] for a in x])
-    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
-    auc = float(psi.mean())
-    var = (np.var(v10, ddof=1) / m if m > 1 else 0.0) + (np.var(v01, ddof=1) / n if n > 1 else 0.0)
-    return auc, var, m, n
-
-
-def _logit_ci(auc, var, conf):
-    z = norm.ppf(0.5 + conf / 2)
-    lg = math.log(auc / (1 - auc))
-    h = z * math.sqrt(var) / (auc * (1 - auc))
-    return 1 / (1 + math.exp(-(lg - h))), 1 / (1 + math.exp(-(lg + h)))
-
-
-@pytest.mark.parametrize(
-    ("pos", "neg", "conf"),
-    [
-        ([0.9, 0.4, 0.7, 0.4, float("nan")], [0.1, 0.4, 0.8, float("nan")], 0.9),
-        ([0.6], [0.2, 0.7, 0.6], 0.95),  # one positive: its variance term is 0
-        ([0.3, 0.8, 0.5], [0.4], 0.8),  # one negative
-        ([0.3, 0.8], [0.4, 0.1], 0.95),  # two of each: s² with ddof 1 over two values
-    ],
-)
-def test_auc_delong_whole_dict_brute_force(pos, neg, conf):
-    auc, var, m, n = _delong_ref(pos, neg, conf)
-    xs = [v for v in pos if not math.isnan(v)]
-    ys = [v for v in neg if not math.isnan(v)]
-    assert auc == A(roc_auc_score([1] * len(xs) + [0] * len(ys), xs + ys), rel=1e-12)
-    lo, hi = _logit_ci(auc, var, conf)
-    got = ranking.auc_delong(pos, neg, conf)
-    assert got == {
-        "auc": A(auc, rel=1e-12),
-        "se": A(math.sqrt(var), rel=1e-12),
-        "lo": A(lo, rel=1e-12),
-        "hi": A(hi, rel=1e-12),
-        "m": m,
-        "n": n,
-    }
-
-
-def test_auc_delong_perfect_separation_wilson_of_min_m_n():
-    got = ranking.auc_delong([0.9, 0.8, 0.7], [0.1, 0.2], 0.9)
-    lo, _ = proportion_confint(2, 2, alpha=0.1, method="wilson")
-    assert got == {"auc": 1.0, "se": 0.0, "lo": A(lo, rel=1e-12), "hi": 1.0, "m": 3, "n": 2}
-    got = ranking.auc_delong([0.1, 0.2], [0.9, 0.8, 0.7])
-    _, hi = proportion_confint(0, 2, alpha=0.05, method="wilson")
-    assert got == {"auc": 0.0, "se": 0.0, "lo": 0.0, "hi": A(hi, rel=1e-12), "m": 2, "n": 3}
-
-
-def test_auc_delong_all_tied_half_with_zero_variance():
-    # every score tied: AUC 1/2, placement values constant, var 0: Wilson of round(1/2·2) of 2
-    got = ranking.auc_delong([0.5, 0.5], [0.5, 0.5, 0.5])
-    lo, hi = proportion_confint(1, 2, alpha=0.05, method="wilson")
-    assert got == {
-        "auc": 0.5,
-        "se": 0.0,
-        "lo": A(lo, rel=1e-12),
-        "hi": A(hi, rel=1e-12),
-        "m": 2,
-        "n": 3,
-    }
-
-
-def test_auc_delong_single_pair_and_empty():
-    got = ranking.auc_delong([0.4], [0.6])
-    _, hi = proportion_confint(0, 1, alpha=0.05, method="wilson")
-    assert got == {"auc": 0.0, "se": 0.0, "lo": 0.0, "hi": A(hi), "m": 1, "n": 1}
-    got = ranking.auc_delong([], [0.1, float("nan")])
-    assert set(got) == {"auc", "se", "lo", "hi", "m", "n"}
-    assert (got["m"], got["n"]) == (0, 1)
-    assert all(math.isnan(got[k]) for k in ("auc", "se", "lo", "hi"))
 
 
 # --------------------------------------------------------------------------------------------

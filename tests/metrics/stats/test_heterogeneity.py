@@ -10,7 +10,6 @@ import math
 import numpy as np
 import pytest
 from scipy import stats as sps
-from sklearn.metrics import roc_auc_score
 
 from metrics import stats
 from metrics.stats import heterogeneity as het
@@ -234,42 +233,3 @@ def test_stratified_ppi_per_category_covers_when_the_audit_oversamples():
         ci = het.stratified_ppi(groups)["ci"]
         cover += ci[0] <= PLANTED <= ci[1]
     assert cover / DRAWS >= 0.93
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_auc_matches_sklearn_with_ties(seed):
-    rng = np.random.default_rng(seed)
-    y = rng.random(300) < 0.6
-    s = np.round(np.where(y, rng.beta(4, 2, 300), rng.beta(2, 3, 300)), 1)  # many ties
-    assert het.auc_delong(s, y)["value"] == pytest.approx(roc_auc_score(y, s))
-
-
-def test_delong_variance_by_brute_force():
-    rng = np.random.default_rng(5)
-    y = rng.random(40) < 0.5
-    s = np.round(rng.random(40), 1)
-    pos, neg = s[y], s[~y]
-    psi = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
-    v10, v01 = psi.mean(1), psi.mean(0)
-    var = v10.var(ddof=1) / pos.size + v01.var(ddof=1) / neg.size
-    result = het.auc_delong(s, y)
-    half = 1.959963984540054 * math.sqrt(var)
-    assert result["value"] == pytest.approx(psi.mean())
-    assert result["ci"] == pytest.approx((psi.mean() - half, min(psi.mean() + half, 1.0)))
-
-
-def test_delong_interval_covers():
-    rng = np.random.default_rng(9)
-    # Binormal: positives N(1, 1), negatives N(0, 1): AUC = Φ(1/√2).
-    truth = sps.norm.cdf(1 / math.sqrt(2))
-    cover = 0
-    for _ in range(DRAWS):
-        y = rng.random(150) < 0.5
-        s = rng.normal(y.astype(float), 1.0)
-        lo, hi = het.auc_delong(s, y)["ci"]
-        cover += lo <= truth <= hi
-    assert cover / DRAWS >= 0.93
-
-
-def test_auc_without_both_classes_is_nan():
-    assert math.isnan(het.auc_delong([0.1, 0.2], [1, 1])["value"])
