@@ -19,6 +19,7 @@ calls the same services and selectors as the screens: answers go through
 runs through `judges.services`, figures through `metrics.services`.
 
 Modules: `models` (tokens), `tokens` (create, revoke, authenticate), `ratelimit`, `problems`
-(RFC 9457 error documents), `schemas`, `routes` (the NinjaAPI and its operations), `otlp`
-(OpenTelemetry trace ingestion), `views` (the account page for tokens), `urls`.
+(RFC 9457 error documents), `schemas`, `routes/` (the NinjaAPI and its operations, one module
+per resource), `selectors` (the reads of those operations that no app's selectors give),
+`otlp` (OpenTelemetry trace ingestion), `views` (the account page for tokens), `urls`.
 """

@@ -8,6 +8,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from annotate.vocabulary import VERDICT_VALUES
+from judges.backends.registry import backend_names
 
 
 class ProblemItem(Schema):
@@ -117,7 +118,7 @@ class JudgeOut(Schema):
 
 class JudgeIn(Schema):
     name: str = Field(min_length=1, max_length=100)
-    backend: Literal["baseline", "openai"] = "baseline"
+    backend: Literal[backend_names(selectable=True)] = "baseline"  # judges/backends/registry.py
     model: str = ""
     endpoint: str = Field("", description="An endpoint the operator declared (openai backend).")
     temperature: float = Field(0.0, ge=0, le=2)

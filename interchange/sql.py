@@ -7,7 +7,20 @@ import's ANALYZE; the import's COPY is annotate's
 
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.db import connection
+
+from annotate.csv_safe import FORMULA_TRIGGERS
+from annotate.models import (
+    Claim,
+    EvidenceSpan,
+    Gold,
+    ImportedAnnotator,
+    Label,
+    Passage,
+    imported_name,
+)
+from judges.models import JudgeVerdict
 
 
 def rows_for_ids(cursor, sql: str, column: str, ids: list[int], *, in_list_max: int) -> list[tuple]:
@@ -97,8 +110,6 @@ def _table(model) -> str:
 
 def export_claims_statement(select: str) -> str:
     """The answers' claims (`{where}` on `c.answer_id`), by (position, id) within an answer."""
-    from annotate.models import Claim
-
     return (
         f"SELECT c.answer_id, c.id, {select}"
         f" FROM {_table(Claim)} c WHERE {{where}} ORDER BY c.position, c.id"
@@ -107,22 +118,16 @@ def export_claims_statement(select: str) -> str:
 
 def export_passages_statement(select: str) -> str:
     """The answers' piles (`{where}` on `p.answer_id`), by rank."""
-    from annotate.models import Passage
-
     return f"SELECT p.answer_id, {select} FROM {_table(Passage)} p WHERE {{where}} ORDER BY p.rank"
 
 
 def export_gold_statement(select: str, join: str) -> str:
     """The claims' gold (`{where}` on `g.claim_id`), with the format's joins (`join`)."""
-    from annotate.models import Gold
-
     return f"SELECT g.claim_id, {select} FROM {_table(Gold)} g{join} WHERE {{where}}"
 
 
 def export_labels_statement(select: str) -> str:
     """The claims' labels (`{where}` on `l.claim_id`), by id."""
-    from annotate.models import Label
-
     return f"SELECT l.claim_id, {select} FROM {_table(Label)} l WHERE {{where}} ORDER BY l.id"
 
 
@@ -130,8 +135,6 @@ def export_more_spans_statement() -> str:
     """The spans after the first of the claims' labels (`{where}` on `l.claim_id`): claim id,
     annotator key (as the labels'), passage id, passage name (`PASSAGE_REF`), start, end,
     quote; by label, then span number."""
-    from annotate.models import EvidenceSpan, Label, Passage
-
     end = connection.ops.quote_name("end")
     return (
         f"SELECT l.claim_id, {ANNOTATOR_KEY}, s.passage_id, {PASSAGE_REF}, s.start, s.{end},"
@@ -144,8 +147,6 @@ def export_more_spans_statement() -> str:
 def export_verdicts_statement() -> str:
     """The claims' judge verdicts (`{where}` on `v.claim_id`), neither canaries' nor stale
     ones, by run."""
-    from judges.models import JudgeVerdict
-
     return (
         f"SELECT v.claim_id, v.run_id, v.verdict, v.confidence FROM {_table(JudgeVerdict)} v"
         f" WHERE {{where}} AND v.canary_id IS NULL AND NOT v.stale ORDER BY v.run_id"
@@ -154,8 +155,6 @@ def export_verdicts_statement() -> str:
 
 def export_citations_statement(select: str) -> str:
     """The claims' cited passages (`{where}` on `t.claim_id`), by rank then id."""
-    from annotate.models import Claim, Passage
-
     return (
         f"SELECT t.claim_id, {select}"
         f" FROM {_table(Claim.cited_passages.through)} t"
@@ -179,8 +178,6 @@ def csv_sql(expr: str) -> str:
     (LIKE, not a search function: PostgreSQL's strpos is SQLite's instr. The single quote a
     neutralised text starts with needs no quoting itself, so it goes in front of the rest.)
     """
-    from annotate.csv_safe import FORMULA_TRIGGERS
-
     triggers = ", ".join(f"'{char}'" for char in sorted(FORMULA_TRIGGERS))
     lead = f"CASE WHEN SUBSTR({expr}, 1, 1) IN ({triggers}) THEN '''' ELSE '' END"
     return (
@@ -217,10 +214,6 @@ def batch_sql(*, jsonl: bool) -> BatchSql:
     Why raw: the export's batch reads (`rows_for_ids`' figure: "export CSV (claims_export)
     14.3 s at 1M labelled claims", "70,057 claims/s"); the csv cells written by the database.
     """
-    from django.contrib.auth import get_user_model
-
-    from annotate.models import ImportedAnnotator, imported_name
-
     if jsonl:
         User = get_user_model()
         username = connection.ops.quote_name(User._meta.get_field(User.USERNAME_FIELD).column)

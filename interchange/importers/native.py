@@ -336,6 +336,86 @@ def _citations(
     return list(dict.fromkeys(indexes))
 
 
+def _claim_span(
+    reader: FieldReader, raw: dict, path: str, answer: AnswerIn
+) -> tuple[int, int] | None:
+    """The claim's (start, end) in the answer text, when given and inside it."""
+    if raw.get("span") is None:
+        return None
+    span_raw = raw["span"]
+    span_path = join(path, "span")
+    if not reader.check(span_raw, span_path, "object"):
+        return None
+    start = reader.get(span_raw, "start", span_path, "integer")
+    end = reader.get(span_raw, "end", span_path, "integer")
+    if start is None or end is None:
+        return None
+    if 0 <= start <= end <= len(answer.text):
+        return (start, end)
+    reader.fail(
+        span_path,
+        f"span {start}–{end} is not inside the answer text ({len(answer.text)} characters)",
+    )
+    return None
+
+
+def _claim_labels(
+    reader: FieldReader, raw: dict, path: str, answer: AnswerIn, quote_required: bool
+) -> list:
+    """The claim's labels, one per annotator (a second is an issue naming the first)."""
+    labels = []
+    annotators: dict[str, str] = {}
+    for i, label_raw in enumerate(
+        reader.get(raw, "labels", path, "list", required=False, default=[]) or []
+    ):
+        label_path = join(join(path, "labels"), i)
+        label = label_parse(
+            reader, label_raw, label_path, answer.pile, quote_required=quote_required
+        )
+        if label is None:
+            continue
+        if label.annotator in annotators:
+            reader.fail(
+                join(label_path, "annotator"),
+                f"duplicate id: {label.annotator!r} already labelled this claim "
+                f"in {annotators[label.annotator]} (one label per analyst and claim)",
+            )
+            continue
+        annotators[label.annotator] = label_path
+        labels.append(label)
+    return labels
+
+
+def _claim_judges(reader: FieldReader, raw: dict, path: str) -> list[JudgeVerdictIn]:
+    """The claim's judge verdicts from `judge` (one or a list) then `judges`, one per judge
+    run (a second is an issue naming the first)."""
+    judges = []
+    judge_raw = raw.get("judge")
+    entries: list[tuple[str, Any]] = []
+    if isinstance(judge_raw, list):
+        entries += [(join(join(path, "judge"), i), item) for i, item in enumerate(judge_raw)]
+    elif judge_raw is not None:
+        entries.append((join(path, "judge"), judge_raw))
+    judges_list = reader.get(raw, "judges", path, "list", required=False, default=[]) or []
+    entries += [(join(join(path, "judges"), i), item) for i, item in enumerate(judges_list)]
+    runs: dict[tuple, str] = {}
+    for judge_path, item in entries:
+        judge = judge_parse(reader, item, judge_path)
+        if judge is None:
+            continue
+        key = (judge.name, judge.prompt_version, judge.kind, judge.run)
+        if key in runs:
+            reader.fail(
+                judge_path,
+                f"duplicate id: judge {judge.name!r} already gave this claim a verdict in "
+                f'{runs[key]} (one verdict per judge run and claim; tell runs apart with "run")',
+            )
+            continue
+        runs[key] = judge_path
+        judges.append(judge)
+    return judges
+
+
 def _claim(
     reader: FieldReader,
     raw: Any,
@@ -363,67 +443,10 @@ def _claim(
     # The audit design stratum the claim was sampled in (DESIGN.md "Sampling").
     stratum = reader.get(raw, "stratum", path, "string", required=False, default="", max_length=200)
     citations = _citations(reader, raw, path, answer.pile)
-    span = None
-    if raw.get("span") is not None:
-        span_raw = raw["span"]
-        span_path = join(path, "span")
-        if reader.check(span_raw, span_path, "object"):
-            start = reader.get(span_raw, "start", span_path, "integer")
-            end = reader.get(span_raw, "end", span_path, "integer")
-            if start is not None and end is not None:
-                if 0 <= start <= end <= len(answer.text):
-                    span = (start, end)
-                else:
-                    reader.fail(
-                        span_path,
-                        f"span {start}–{end} is not inside the answer text "
-                        f"({len(answer.text)} characters)",
-                    )
-    labels = []
-    annotators: dict[str, str] = {}
-    for i, label_raw in enumerate(
-        reader.get(raw, "labels", path, "list", required=False, default=[]) or []
-    ):
-        label_path = join(join(path, "labels"), i)
-        label = label_parse(
-            reader, label_raw, label_path, answer.pile, quote_required=quote_required
-        )
-        if label is None:
-            continue
-        if label.annotator in annotators:
-            reader.fail(
-                join(label_path, "annotator"),
-                f"duplicate id: {label.annotator!r} already labelled this claim "
-                f"in {annotators[label.annotator]} (one label per analyst and claim)",
-            )
-            continue
-        annotators[label.annotator] = label_path
-        labels.append(label)
+    span = _claim_span(reader, raw, path, answer)
+    labels = _claim_labels(reader, raw, path, answer, quote_required)
     gold = _gold(reader, raw["gold"], join(path, "gold")) if raw.get("gold") is not None else None
-    judges = []
-    judge_raw = raw.get("judge")
-    entries: list[tuple[str, Any]] = []
-    if isinstance(judge_raw, list):
-        entries += [(join(join(path, "judge"), i), item) for i, item in enumerate(judge_raw)]
-    elif judge_raw is not None:
-        entries.append((join(path, "judge"), judge_raw))
-    judges_list = reader.get(raw, "judges", path, "list", required=False, default=[]) or []
-    entries += [(join(join(path, "judges"), i), item) for i, item in enumerate(judges_list)]
-    runs: dict[tuple, str] = {}
-    for judge_path, item in entries:
-        judge = judge_parse(reader, item, judge_path)
-        if judge is None:
-            continue
-        key = (judge.name, judge.prompt_version, judge.kind, judge.run)
-        if key in runs:
-            reader.fail(
-                judge_path,
-                f"duplicate id: judge {judge.name!r} already gave this claim a verdict in "
-                f'{runs[key]} (one verdict per judge run and claim; tell runs apart with "run")',
-            )
-            continue
-        runs[key] = judge_path
-        judges.append(judge)
+    judges = _claim_judges(reader, raw, path)
     if len(reader.issues) > issues_before:
         return None
     return ClaimIn(

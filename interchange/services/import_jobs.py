@@ -250,23 +250,7 @@ def import_job_execute(*, job_id: int, owner: str | None = None) -> str:
     Returns the job's status after this execution, or "skipped".
     """
     owner = owner or uuid.uuid4().hex
-    now = timezone.now()
-    claimed = (
-        ImportJob.objects.filter(pk=job_id)
-        .filter(
-            Q(status=ImportJob.Status.QUEUED)
-            | Q(status=ImportJob.Status.RUNNING, heartbeat_at__lt=now - STALE_AFTER)
-        )
-        .update(
-            status=ImportJob.Status.RUNNING,
-            lease_owner=owner,
-            started_at=now,
-            heartbeat_at=now,
-            answers_checked=0,
-            bytes_read=0,
-        )
-    )
-    if not claimed:
+    if not _job_claim(job_id=job_id, owner=owner):
         return "skipped"
     job = ImportJob.objects.select_related("project", "created_by").get(pk=job_id)
     mine = ImportJob.objects.filter(pk=job_id, lease_owner=owner)
@@ -283,29 +267,7 @@ def import_job_execute(*, job_id: int, owner: str | None = None) -> str:
     if not _in_process():
         writer.start()
     try:
-        with transaction.atomic():
-            result = answers_import(
-                project=job.project,
-                path_or_file=io.BufferedReader(counter, buffer_size=256 * 1024),
-                format=job.format,
-                user=job.created_by,
-                progress=writer.report,
-                annotator_map=job.annotator_map,
-                system=system_from_option(job.system) if job.system else None,
-            )
-            writer.stop()
-            # In the import's transaction: answers, "done" and the file's release are
-            # committed together (whoever reads "done" sees no file; the bytes go just after).
-            updated = mine.filter(status=ImportJob.Status.RUNNING).update(
-                status=ImportJob.Status.DONE,
-                file="",
-                result=result.as_dict(),
-                answers_checked=max(writer.answers, result.answers),
-                bytes_read=job.total_bytes,
-                finished_at=timezone.now(),
-            )
-            if not updated:
-                raise _LeaseLost
+        _job_import(job=job, mine=mine, counter=counter, writer=writer)
     except ImportFailed as failed:
         writer.stop()
         mine.update(
@@ -338,6 +300,56 @@ def import_job_execute(*, job_id: int, owner: str | None = None) -> str:
     # The answers are in: the file has served its purpose (its row already says so).
     job.file.delete(save=False)
     return ImportJob.Status.DONE
+
+
+def _job_claim(*, job_id: int, owner: str) -> bool:
+    """Take the job for `owner` when it is queued, or running with a stale heartbeat (its
+    worker died); False when another execution holds it or it is finished."""
+    now = timezone.now()
+    claimed = (
+        ImportJob.objects.filter(pk=job_id)
+        .filter(
+            Q(status=ImportJob.Status.QUEUED)
+            | Q(status=ImportJob.Status.RUNNING, heartbeat_at__lt=now - STALE_AFTER)
+        )
+        .update(
+            status=ImportJob.Status.RUNNING,
+            lease_owner=owner,
+            started_at=now,
+            heartbeat_at=now,
+            answers_checked=0,
+            bytes_read=0,
+        )
+    )
+    return bool(claimed)
+
+
+def _job_import(*, job: ImportJob, mine, counter: _ByteCounter, writer: _ProgressWriter) -> None:
+    """Import the job's file and mark it done, in one transaction (ImportFailed, or
+    _LeaseLost when another execution took the job over: everything rolled back)."""
+    with transaction.atomic():
+        result = answers_import(
+            project=job.project,
+            path_or_file=io.BufferedReader(counter, buffer_size=256 * 1024),
+            format=job.format,
+            user=job.created_by,
+            progress=writer.report,
+            annotator_map=job.annotator_map,
+            system=system_from_option(job.system) if job.system else None,
+        )
+        writer.stop()
+        # In the import's transaction: answers, "done" and the file's release are
+        # committed together (whoever reads "done" sees no file; the bytes go just after).
+        updated = mine.filter(status=ImportJob.Status.RUNNING).update(
+            status=ImportJob.Status.DONE,
+            file="",
+            result=result.as_dict(),
+            answers_checked=max(writer.answers, result.answers),
+            bytes_read=job.total_bytes,
+            finished_at=timezone.now(),
+        )
+        if not updated:
+            raise _LeaseLost
 
 
 class _LeaseLost(Exception):

@@ -20,10 +20,10 @@ import urllib.request
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
-from annotate.models import Answer, Passage, Project, System
+from annotate.models import Answer, Project, System
+from annotate.services.answers import answer_with_pile_create
 from annotate.services.projects import project_answers_recount
 from testsets.models import SutRun, SutRunItem, TestItem, TestSet
 from testsets.rag_endpoints import (
@@ -166,30 +166,18 @@ def _answer_write(run: SutRun, item: TestItem, text: str, pile: list[dict]) -> A
     system, _ = System.objects.get_or_create(
         project_id=run.project_id, name=run.system_name, version=run.system_version
     )
-    top = Answer.objects.filter(project_id=run.project_id).aggregate(m=Max("position"))["m"]
-    answer = Answer.objects.create(
+    return answer_with_pile_create(
         project_id=run.project_id,
         external_id=f"sut{run.pk}-{item.external_id}"[:200],
-        position=(top or 0) + 1,
         question=item.question,
         text=text,
+        pile=[(p["id"][:300], p["title"][:500], p["text"]) for p in pile],
+        system_id=system.pk,
+        question_id=item.external_id,
         risk_category=item.risk_category,
         reference=item.answer,
-        system=system,
-        question_id=item.external_id,
         metadata={"sut_run": run.pk, "test_set": run.test_set_id},
     )
-    Passage.objects.bulk_create(
-        Passage(
-            answer=answer,
-            rank=rank,
-            source_id=p["id"][:300],
-            title=p["title"][:500],
-            text=p["text"],
-        )
-        for rank, p in enumerate(pile, 1)
-    )
-    return answer
 
 
 def _settle(run: SutRun, row: SutRunItem, result, error: str) -> None:

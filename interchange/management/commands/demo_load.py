@@ -9,6 +9,9 @@ from django.db import transaction
 
 from annotate.models import Membership, Project, Role
 from interchange.demo import demo_records, demo_records_second_system
+from interchange.services.imports import answers_import
+from judges.services import judge_create, judge_run_start
+from metrics.services import snapshot_request
 
 DEMO_SLUG = "demo"
 DEMO_PASSWORD = "demo-password"
@@ -64,8 +67,6 @@ class Command(BaseCommand):
     def _practice(self) -> Project:
         """The demo's answers again, without labels: the demo project itself is fully
         labelled (its report is pinned by the golden files), so analysts practise here."""
-        from interchange.services.imports import answers_import
-
         with transaction.atomic():
             project = Project.objects.create(
                 slug=PRACTICE_SLUG,
@@ -90,8 +91,6 @@ class Command(BaseCommand):
         return project
 
     def _load(self) -> Project:
-        from interchange.services.imports import answers_import
-
         users = {}
         with transaction.atomic():
             project = Project.objects.create(
@@ -125,17 +124,9 @@ class Command(BaseCommand):
         return project
 
     def _judge(self, project: Project, lead) -> None:
-        """Run the offline baseline judge and snapshot the report, where those parts exist."""
-        try:
-            from judges.services import judge_create, judge_run_start
-        except ImportError:
-            return
+        """Run the offline baseline judge and snapshot the report."""
         judge = judge_create(project=project, name="baseline", backend="baseline")
         run = judge_run_start(judge=judge, user=lead)
         run.refresh_from_db()
         self.stdout.write(f"Baseline judge: {run.done} claims judged ({run.status})")
-        try:
-            from metrics.services import snapshot_request
-        except ImportError:
-            return
         snapshot_request(project=project, judge=judge)
