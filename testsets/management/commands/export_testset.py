@@ -1,4 +1,4 @@
-"""python manage.py export_testset --project SLUG --test-set NAME [--version N]
+"""python manage.py export_testset --project SLUG --test-set NAME [--set-version N]
 --format jsonl|ragas|deepeval|card|card-md [--output PATH]"""
 
 import json
@@ -21,11 +21,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="The project's slug.")
         parser.add_argument("--test-set", required=True, help="The test set's name.")
-        parser.add_argument("--version", type=int, help="Its version (default: the latest).")
+        parser.add_argument(
+            "--set-version", type=int, dest="set_version", help="Its version (default: latest)."
+        )
         parser.add_argument("--format", choices=[*FORMATS, "card", "card-md"], default="jsonl")
         parser.add_argument("--output", help="File to write (default: standard output).")
 
-    def handle(self, *args, project, test_set, version, format, output, **options):
+    def handle(self, *args, project, test_set, set_version, format, output, **options):
+        version = set_version
         found = Project.objects.filter(slug=project).first()
         if found is None:
             raise CommandError(f"There is no project {project!r}.")
