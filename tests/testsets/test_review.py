@@ -116,6 +116,7 @@ def test_an_edited_quote_that_is_not_verbatim_is_refused_and_nothing_is_written(
     assert "Quote 1 is not found verbatim in passage #0 of Policy" in page
     assert "Nothing was saved" in page
     assert "Changed question?" in page  # the reviewer's text is kept in the form
+    assert page.count('name="quote_text"') == 2  # the quote sent and one empty row to add one
     # htmx: the screen swapped in with the message
     response = client.post(_url(world, "item-edit", item), data, headers=HX)
     assert response.status_code == 200

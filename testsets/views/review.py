@@ -238,6 +238,7 @@ def _edit_values(item: TestItem, data) -> dict:
         quotes = [
             {"passage": p, "text": t}
             for p, t in zip(data.getlist("quote_passage"), data.getlist("quote_text"), strict=False)
+            if p.strip() or t.strip()  # the form's empty row comes back once, below
         ]
         return {"question": data.get("question", ""), "answer": data.get("answer", ""),
                 "quotes": quotes}  # fmt: skip
