@@ -274,3 +274,20 @@ def test_the_test_set_list_shows_each_version_with_its_counts():
     cells = re.findall(r'<td class="num">(\d+)</td>', row.group(1))
     assert cells == ["1", "4", "1", "0", "0", "3"]  # version, items, accepted, edited, ...
     assert "Run a system" not in page  # an analyst, and the set is a draft
+
+
+def test_a_quote_typed_without_its_passage_is_found_in_the_items_document():
+    world = review_world_build()
+    item = world.items[1]
+    client = world.client("analyst")
+    data = {"question": item.question, "answer": "A guardian.", "quote_passage": ["", ""],
+            "quote_text": ["A guardian may sign for a minor.", ""]}  # fmt: skip
+    assert client.post(_url(world, "item-edit", item), data).status_code == 302
+    quote = item.quotes.get()
+    # "Applicants must be at least 18 years old. " is 42 code points; the quote is 32.
+    assert (quote.passage, quote.start, quote.end) == (world.passages[("policy", 1)], 42, 74)
+    data["quote_text"] = ["Take no more than 4 tablets in 24 hours.", ""]  # another document's
+    response = client.post(_url(world, "item-edit", item), data)
+    assert response.status_code == 422
+    assert "no passage of the item&#x27;s document holds it" in response.content.decode()
+    assert item.quotes.get().text == "A guardian may sign for a minor."

@@ -85,9 +85,13 @@ def item_reject(*, item: TestItem, user, reason: str) -> TestItem:
     return item
 
 
-def quotes_check(*, project_id: int, quotes: list[QuoteInput]) -> list[ItemQuote]:
+def quotes_check(
+    *, project_id: int, quotes: list[QuoteInput], document_id: int | None = None
+) -> list[ItemQuote]:
     """Every quote found verbatim in its passage (a passage of this project's knowledge base),
-    as unsaved ItemQuote rows; ReviewError naming the quote and what is wrong otherwise."""
+    as unsaved ItemQuote rows; ReviewError naming the quote and what is wrong otherwise. A
+    quote sent without its passage is looked for in the passages of `document_id` (the
+    item's document), as an analyst's typed quote is looked for in the pile."""
     quotes = [q for q in quotes if q.text.strip() or q.passage_id is not None]
     if not quotes:
         raise ReviewError("Keep at least one supporting quote: an item needs its evidence.")
@@ -101,8 +105,17 @@ def quotes_check(*, project_id: int, quotes: list[QuoteInput]) -> list[ItemQuote
     rows = []
     for number, quote in enumerate(quotes, start=1):
         passage = by_id.get(quote.passage_id)
+        if passage is None and quote.passage_id is None and document_id and quote.text.strip():
+            passage = _passage_holding(document_id, quote.text.strip())
         if passage is None:
-            raise ReviewError(f"Quote {number}: choose the passage it comes from.")
+            raise ReviewError(
+                f"Quote {number}: choose the passage it comes from"
+                + (
+                    ": no passage of the item's document holds it."
+                    if quote.passage_id is None and document_id
+                    else "."
+                )
+            )
         text = quote.text.strip()
         where = f"passage #{passage.position} of {passage.document}"
         if not text:
@@ -125,6 +138,13 @@ def quotes_check(*, project_id: int, quotes: list[QuoteInput]) -> list[ItemQuote
     return rows
 
 
+def _passage_holding(document_id: int, text: str) -> DocumentPassage | None:
+    candidates = DocumentPassage.objects.filter(document_id=document_id).select_related("document")
+    return next(
+        (p for p in candidates if quote_locate(passage_text=p.text, quote=text) is not None), None
+    )
+
+
 def _shown(text: str) -> str:
     return repr(text if len(text) <= 80 else text[:77] + "…")
 
@@ -141,7 +161,9 @@ def item_edit(
     if not answer:
         raise ReviewError("The ground-truth answer is empty: write what the quotes support.")
     item = _locked(item)
-    rows = quotes_check(project_id=item.test_set.project_id, quotes=quotes)
+    rows = quotes_check(
+        project_id=item.test_set.project_id, quotes=quotes, document_id=item.document_id
+    )
     item.quotes.all().delete()
     for row in rows:
         row.item = item
