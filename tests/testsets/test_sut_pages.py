@@ -189,3 +189,13 @@ def test_an_analyst_cannot_start_or_see_runs():
     assert "Run a system" not in page
     lead_page = world.client("lead").get(reverse("testsets:index", args=["kb"])).content.decode()
     assert "Run a system" in lead_page
+
+
+def test_a_published_set_without_an_accepted_item_is_not_run():
+    """A set published by an older path, all its items pending: nothing to ask."""
+    world = review_world_build()
+    TestSet.objects.filter(pk=world.test_set.pk).update(status=TestSet.Status.PUBLISHED)
+    response = _start(world.client("lead"), world)
+    assert response.status_code == 400
+    assert "the test set has no accepted item: nothing to ask" in response.content.decode()
+    assert not SutRun.objects.exists()

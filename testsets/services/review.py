@@ -185,6 +185,9 @@ def set_publish(*, test_set: TestSet, user) -> TestSet:
     """Freeze the draft. Items still pending or rejected stay in it but out of every run."""
     test_set = TestSet.objects.select_for_update().get(pk=test_set.pk)
     draft_check(test_set)
+    # Wait for the reviews in flight (each holds its item's lock, `_locked`); a review that
+    # starts now waits for this commit and then finds the set published.
+    list(test_set.items.select_for_update().values_list("pk", flat=True))
     if not test_set.items.filter(status=TestItem.Status.ACCEPTED).exists():
         raise ReviewError(f"{test_set} has no accepted item yet: accept at least one first.")
     test_set.status = TestSet.Status.PUBLISHED
