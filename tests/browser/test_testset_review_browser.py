@@ -53,3 +53,32 @@ def test_three_items_are_reviewed_with_the_keyboard_alone(browser_page, screensh
     assert (second.status, second.edited) == (TestItem.Status.ACCEPTED, True)
     assert second.quotes.get().text == "A guardian may sign for a minor."
     assert (third.status, third.reject_reason) == ("rejected", "The dose depends on age.")
+
+
+def test_a_lead_publishes_and_runs_the_reference_system_from_the_pages(browser_page, screenshot):
+    from testsets.models import SutRun, TestSet
+    from testsets.services.review import item_accept
+
+    world = review_world_build()
+    for item in world.items[:2]:
+        item_accept(item=item, user=world.analyst)
+    page = browser_page(world.lead)
+    page.goto(f"{page.base_url}/p/kb/testsets/{world.test_set.pk}/")
+    assert page.inner_text("[data-count=accepted]") == "2"
+    assert page.inner_text("[data-count=generated]") == "7"  # 3 items + 4 drops, by hand
+    page.click("text=Publish (freeze v1)")
+    page.wait_for_selector("text=Published critical v1: it is frozen.")
+    assert TestSet.objects.get(pk=world.test_set.pk).status == "published"
+    screenshot(page, "testset-card.png")
+    page.goto(f"{page.base_url}/p/kb/testsets/")
+    form = page.locator("form[aria-label='Run a system over critical v1']")
+    form.locator("select[name=endpoint]").select_option("reference")
+    form.locator("input[name=system_name]").fill("bm25")
+    form.locator("button[type=submit]").click()
+    page.wait_for_selector("[data-testid=run-answers]")
+    run = SutRun.objects.get()
+    assert (run.status, run.done, run.total) == ("done", 2, 2)
+    assert page.inner_text("[data-testid=run-done]") == "2 of 2"
+    screenshot(page, "testset-run.png")
+    page.click("[data-testid=run-answers]")
+    page.wait_for_selector("text=How long do refunds take?")
