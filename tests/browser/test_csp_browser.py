@@ -55,6 +55,12 @@ PAGES = [
     ("judges:judge-detail", "owner", {"judge_id"}),
     ("judges:run-detail", "owner", {"run_id"}),
     ("judges:canary-list", "owner", {}),
+    ("testsets:index", "owner", {}),
+    ("testsets:detail", "owner", {"testset_id"}),
+    ("testsets:import", "owner", {}),
+    ("testsets:review", "analyst", {"testset_id"}),
+    ("testsets:runs", "owner", {}),
+    ("testsets:run-detail", "owner", {"sut_run_id"}),
     ("password_change", "owner", set()),
 ]
 
@@ -72,7 +78,7 @@ def test_every_page_and_htmx_exchange_runs_under_the_policy(browser_page):
     for name, role, keys in PAGES:
         kwargs = {k: ids[k] for k in keys}
         if (
-            name.startswith(("annotate:", "metrics:", "judges:"))
+            name.startswith(("annotate:", "metrics:", "judges:", "testsets:"))
             and name != "annotate:project-list"
         ):
             kwargs["slug"] = "cspp"
@@ -92,6 +98,12 @@ def test_every_page_and_htmx_exchange_runs_under_the_policy(browser_page):
     analyst.keyboard.press("3")
     analyst.keyboard.press("Enter")
     analyst.wait_for_load_state("networkidle")
+    # The test-set review screen: accept by keyboard (htmx swap of the next item).
+    analyst.goto(
+        f"{analyst.base_url}{reverse('testsets:review', args=['cspp', ids['testset_id']])}"
+    )
+    analyst.keyboard.press("a")
+    analyst.wait_for_selector("text=Nothing left to review")
     # The admin, as staff.
     for path in (reverse("admin:index"), reverse("admin:auth_user_changelist")):
         assert owner.goto(f"{owner.base_url}{path}").status == 200

@@ -46,6 +46,7 @@ from metrics.models import ReportSnapshot
 from tests.api.conftest import ApiClient
 from tests.factories import UserFactory
 from tests.reliability.test_permissions import EXPECTED_ROLE, all_patterns, url_for
+from testsets.models import SutRun, TestItem, TestSet
 
 MARKERS = {
     "judge verdict": ("judge-Quillon",),
@@ -190,6 +191,17 @@ def _world():
         created_by=people["lead"],
     )
     snapshot = ReportSnapshot.objects.create(project=project, judge=judge)
+    # A test set under review, and a run of the system under test over it named after a
+    # system: the run pages (leads only) show it; no test-set page an analyst reaches does.
+    test_set = TestSet.objects.create(project=project, name="blind-set")
+    test_item = TestItem.objects.create(
+        test_set=test_set, external_id="t1", question="How long do refunds take?",
+        answer="14 days.",
+    )  # fmt: skip
+    sut_run = SutRun.objects.create(
+        project=project, test_set=test_set, endpoint="reference", system_name="sys-Okapi",
+        system_version="v-okapi-1", status=SutRun.Status.DONE,
+    )  # fmt: skip
     tokens = {role: token_create(user=people[role], name="t").secret for role in ROLES}
     ids = {
         "answer_id": answers["okapi"].pk,
@@ -205,6 +217,9 @@ def _world():
         "token_id": 0,
         "a": okapi.pk,
         "b": narwhal.pk,
+        "testset_id": test_set.pk,
+        "item_id": test_item.pk,
+        "sut_run_id": sut_run.pk,
     }
     api_values = {
         "slug": project.slug,

@@ -36,6 +36,15 @@ EXPECTED_ROLE = {
     "annotate:facts": "analyst",
     "annotate:fact-add": "analyst",
     "annotate:fact-delete": "analyst",
+    # analysts: read test sets and their cards, review their items (issue 27)
+    "testsets:index": "analyst",
+    "testsets:detail": "analyst",
+    "testsets:card": "analyst",
+    "testsets:review": "analyst",
+    "testsets:review-item": "analyst",
+    "testsets:item-accept": "analyst",
+    "testsets:item-edit": "analyst",
+    "testsets:item-reject": "analyst",
     # leads: import/export, split into claims, adjudicate, judges, dashboards
     "annotate:import": "lead",
     "annotate:import-job": "lead",
@@ -82,6 +91,16 @@ EXPECTED_ROLE = {
     "metrics:compare": "lead",
     "metrics:queue-design": "lead",
     "metrics:selective-routing": "lead",
+    # leads: test sets' files, publication, and runs of the system under test (issue 27)
+    "testsets:import": "lead",
+    "testsets:export": "lead",
+    "testsets:publish": "lead",
+    "testsets:new-version": "lead",
+    "testsets:runs": "lead",
+    "testsets:run-start": "lead",
+    "testsets:run-detail": "lead",
+    "testsets:run-progress": "lead",
+    "testsets:run-resume": "lead",
     # owners: members and settings
     "annotate:settings": "owner",
     "annotate:member-set": "owner",
@@ -251,6 +270,10 @@ def test_another_projects_ids_under_my_slug_are_404(name, route, callback, figur
     theirs.fact.refresh_from_db()
     theirs.memberships["analyst"].refresh_from_db()
     theirs.skip.refresh_from_db()
+    theirs.test_item.refresh_from_db()
+    assert theirs.test_item.status == "pending", name
+    theirs.test_set.refresh_from_db()
+    assert theirs.test_set.status == "draft", name
     figures.add("permissions", requests=2)
 
 

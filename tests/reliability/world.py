@@ -27,6 +27,7 @@ from api.tokens import token_create
 from judges.models import Canary, Judge, JudgeRun, JudgeVerdict, SplitJob
 from metrics.models import ReportSnapshot
 from tests.factories import UserFactory
+from testsets.models import Document, DocumentPassage, ItemQuote, SutRun, TestItem, TestSet
 
 ROLES = ("owner", "lead", "analyst")
 
@@ -50,6 +51,9 @@ class World:
     skip: ClaimSkip
     token: ApiToken
     systems: tuple[System, System]
+    test_set: TestSet  # a draft with one pending item quoting the knowledge base
+    test_item: TestItem
+    sut_run: SutRun
 
     def ids(self) -> dict[str, int]:
         """The object id each URL keyword names."""
@@ -68,6 +72,9 @@ class World:
             # the two systems of the analysts' pairwise queue (/pairwise/<a>/<b>/)
             "a": self.systems[0].pk,
             "b": self.systems[1].pk,
+            "testset_id": self.test_set.pk,
+            "item_id": self.test_item.pk,
+            "sut_run_id": self.sut_run.pk,
         }
 
 
@@ -199,6 +206,7 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         System.objects.create(project=project, name=f"{marker} system", version=version)
         for version in ("1", "2")
     )
+    test_set, test_item, sut_run = _test_set_build(project, marker)
     return World(
         project=project,
         users=users,
@@ -217,4 +225,40 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         skip=skip,
         token=token,
         systems=systems,
+        test_set=test_set,
+        test_item=test_item,
+        sut_run=sut_run,
     )
+
+
+def _test_set_build(project: Project, marker: str) -> tuple[TestSet, TestItem, SutRun]:
+    """A knowledge-base document of one passage, a draft test set of one pending item that
+    quotes it, and a finished system-under-test run over that set."""
+    text = f"The {marker} policy says refunds take 14 days."
+    document = Document.objects.create(
+        project=project, external_id=f"{marker}-kb", title=f"{marker} handbook", text=text,
+        sha256="0" * 64,
+    )  # fmt: skip
+    passage = DocumentPassage.objects.create(
+        document=document, position=0, start=0, end=len(text), text=text
+    )
+    test_set = TestSet.objects.create(
+        project=project, name=f"ts-{marker.lower()}", generator={"kind": "offline"}
+    )
+    item = TestItem.objects.create(
+        test_set=test_set,
+        external_id=f"{marker}-q1",
+        question=f"How long do {marker} refunds take?",
+        answer="14 days.",
+        risk_category="financial",
+        document=document,
+    )
+    quote = "refunds take 14 days"
+    start = text.index(quote)
+    ItemQuote.objects.create(item=item, passage=passage, start=start, end=start + len(quote),
+                             text=quote)  # fmt: skip
+    sut_run = SutRun.objects.create(
+        project=project, test_set=test_set, endpoint="reference", system_name=f"{marker}-sut",
+        status=SutRun.Status.DONE,
+    )  # fmt: skip
+    return test_set, item, sut_run

@@ -49,7 +49,8 @@ def sut_run_start(
     system_name: str,
     system_version: str = "",
 ) -> SutRun:
-    """Create the run over the published set's non-rejected items and start it."""
+    """Create the run over the published set's accepted items (its questions; pending and
+    rejected items stay out, as the set's card says) and start it."""
     if test_set.project_id != project.pk:
         raise ValueError("the test set is not in this project")
     if test_set.status != TestSet.Status.PUBLISHED:
@@ -59,8 +60,10 @@ def sut_run_start(
     if not system_name.strip():
         raise ValueError("give the system's name")
     items = list(
-        test_set.items.exclude(status=TestItem.Status.REJECTED).values_list("pk", flat=True)
+        test_set.items.filter(status=TestItem.Status.ACCEPTED).values_list("pk", flat=True)
     )
+    if not items:
+        raise ValueError("the test set has no accepted item: nothing to ask")
     with transaction.atomic():
         run = SutRun.objects.create(
             project=project,
