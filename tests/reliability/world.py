@@ -27,6 +27,7 @@ from api.tokens import token_create
 from judges.models import Canary, Judge, JudgeRun, JudgeVerdict, SplitJob
 from metrics.models import ReportSnapshot
 from tests.factories import UserFactory
+from testsets.models import GenerationJob, TestSet
 
 ROLES = ("owner", "lead", "analyst")
 
@@ -50,6 +51,7 @@ class World:
     skip: ClaimSkip
     token: ApiToken
     systems: tuple[System, System]
+    generation_job: GenerationJob
 
     def ids(self) -> dict[str, int]:
         """The object id each URL keyword names."""
@@ -68,6 +70,7 @@ class World:
             # the two systems of the analysts' pairwise queue (/pairwise/<a>/<b>/)
             "a": self.systems[0].pk,
             "b": self.systems[1].pk,
+            "generation_job_id": self.generation_job.pk,
         }
 
 
@@ -199,6 +202,13 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         System.objects.create(project=project, name=f"{marker} system", version=version)
         for version in ("1", "2")
     )
+    # A finished generation of a test set (the job page, issue 27).
+    test_set = TestSet.objects.create(
+        project=project, name=slug[:80], generator={"kind": "offline"}
+    )
+    generation_job = GenerationJob.objects.create(
+        project=project, test_set=test_set, kind="offline", status="done", total=0
+    )
     return World(
         project=project,
         users=users,
@@ -217,4 +227,5 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         skip=skip,
         token=token,
         systems=systems,
+        generation_job=generation_job,
     )

@@ -287,3 +287,16 @@ def test_the_celery_task_runs_and_a_killed_job_resumes_without_duplicates(monkey
         "fees-4", "travel-1", "travel-2", "travel-3",
     ]  # fmt: skip
     assert _counts(job.test_set)["kept"] == 4
+
+
+def test_generate_testset_command_prints_the_estimate_and_the_counts(capsys):
+    from django.core.management import call_command
+
+    project = ProjectFactory(slug="cmd")
+    documents_import(project=project, files=[("travel.md", TRAVEL.encode())])
+    call_command("generate_testset", "cmd", "--name", "critical", "--per-document", "2")
+    out = capsys.readouterr().out
+    assert "1 documents, 0 calls" in out
+    assert "(offline baseline: no LLM)" in out
+    assert "3 generated, 2 kept; dropped: quota 1" in out
+    assert TestItem.objects.filter(test_set__name="critical").count() == 2

@@ -13,6 +13,7 @@ a worker died carries on from the first document not done, with nothing twice.
 
 from __future__ import annotations
 
+import json
 import logging
 
 from celery import current_app
@@ -175,8 +176,9 @@ def _enqueue(job_id: int) -> None:
 
 
 def generation_resume(*, job: GenerationJob) -> bool:
-    """Hand a failed or stalled job to a worker again; its done documents are kept."""
-    if job.status == GenerationJob.Status.DONE:
+    """Hand a failed job to a worker again; its done documents are kept (a worker taking up a
+    job another still runs writes nothing twice: see `_document_write`)."""
+    if job.status != GenerationJob.Status.FAILED:
         return False
     GenerationJob.objects.filter(pk=job.pk).update(status=GenerationJob.Status.QUEUED, error="")
     _enqueue(job.pk)
@@ -252,12 +254,15 @@ def generation_execute(*, job_id: int, limit: int | None = None) -> str:
             candidates = _candidates(generator, document, passages, usage)
         except (JudgeCallFailed, JudgeConfigError) as exc:
             return _fail(job, f"document {document.external_id!r}: {exc}")
-        _document_write(job, document, passages, candidates, checker, usage)
+        if not _document_write(job, document, passages, candidates, checker, usage):
+            return GenerationJob.Status.RUNNING  # another worker has moved the job on
     return _finish(job)
 
 
-def _document_write(job, document, passages, candidates, checker, usage) -> None:
-    counts = job.counts or _counts_empty()
+def _document_write(job, document, passages, candidates, checker, usage) -> bool:
+    """Verify one document's candidates and write the outcome; False (nothing written) when
+    another worker wrote this document first."""
+    counts = json.loads(json.dumps(job.counts or _counts_empty()))
     drops, kept = [], []
     if isinstance(candidates, Exception):  # the whole reply was not the JSON asked for
         counts["generated"] += 1
@@ -270,6 +275,9 @@ def _document_write(job, document, passages, candidates, checker, usage) -> None
         )
         (drops if isinstance(outcome, Dropped) else kept).append((outcome, raw))
     with transaction.atomic():
+        done = GenerationJob.objects.select_for_update().values_list("done", flat=True)
+        if done.get(pk=job.pk) != job.done:
+            return False
         position = job.test_set.items.count()
         for number, (item, _raw) in enumerate(kept):
             row = TestItem.objects.create(
@@ -302,6 +310,7 @@ def _document_write(job, document, passages, candidates, checker, usage) -> None
         job.done += 1
         job.counts, job.usage = counts, usage
         job.save(update_fields=["done", "counts", "usage"])
+    return True
 
 
 def _fail(job: GenerationJob, error: str) -> str:
