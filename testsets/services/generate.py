@@ -196,9 +196,7 @@ def _checker(job: GenerationJob) -> ItemChecker:
         entailment=BaselineBackend(), quota=job.per_document, threshold=limits.duplicate_threshold
     )
     for question, document_id in job.test_set.items.values_list("question", "document_id"):
-        checker.seen.append(question_key(question))
-        kept = checker.per_document_kept
-        kept[document_id] = kept.get(document_id, 0) + 1
+        checker.remember(question_key(question), document_id)
     return checker
 
 

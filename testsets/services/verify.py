@@ -170,7 +170,9 @@ class ItemChecker:
     entailment: object
     quota: int
     threshold: float
-    seen: list[str] = field(default_factory=list)
+    # Kept question keys by their figures: a near-duplicate needs the same figures, so only
+    # the questions of the same figures are compared (a bench row shows the gain).
+    seen: dict[tuple, list[str]] = field(default_factory=dict)
     per_document_kept: dict = field(default_factory=dict)
 
     def check(
@@ -196,16 +198,29 @@ class ItemChecker:
             return Dropped(DUPLICATE, f"near-duplicate of the kept question {twin!r}")
         if self.per_document_kept.get(document_key, 0) >= self.quota:
             return Dropped(QUOTA, f"the document already has its {self.quota} items")
-        self.seen.append(key)
+        self.remember(key, document_key)
+        return VerifiedItem(
+            question,
+            answer,
+            risk_parse(raw.get("risk")),
+            self._language(raw, document_language),
+            tuple(quotes),
+        )
+
+    @staticmethod
+    def _language(raw, document_language: str) -> str:
+        return document_language or (raw.get("language") or "")
+
+    def remember(self, key: str, document_key) -> None:
+        """Count a kept question (its key, `question_key`) against duplicates and the quota."""
+        self.seen.setdefault(tuple(_FIGURES.findall(key)), []).append(key)
         self.per_document_kept[document_key] = self.per_document_kept.get(document_key, 0) + 1
-        language = document_language or (raw.get("language") or "")
-        return VerifiedItem(question, answer, risk_parse(raw.get("risk")), language, tuple(quotes))
 
     def _twin(self, key: str) -> str | None:
-        figures = _FIGURES.findall(key)
-        for match, _score, _index in process.extract(
-            key, self.seen, scorer=fuzz.ratio, score_cutoff=self.threshold, limit=None
-        ):
-            if _FIGURES.findall(match) == figures:
-                return match
-        return None
+        same_figures = self.seen.get(tuple(_FIGURES.findall(key)))
+        if not same_figures:
+            return None
+        found = process.extractOne(
+            key, same_figures, scorer=fuzz.ratio, score_cutoff=self.threshold
+        )
+        return found[0] if found else None
