@@ -300,3 +300,30 @@ def test_generate_testset_command_prints_the_estimate_and_the_counts(capsys):
     assert "(offline baseline: no LLM)" in out
     assert "3 generated, 2 kept; dropped: quota 1" in out
     assert TestItem.objects.filter(test_set__name="critical").count() == 2
+
+
+def test_the_estimate_is_priced_at_the_endpoints_declared_rates(planted, llm_endpoints):
+    from judges.endpoints import EndpointsError, endpoints_parse
+
+    base_url = "http://127.0.0.1:9/v1"
+    llm_endpoints(
+        {
+            "name": "priced",
+            "base_url": base_url,
+            "models": ["m1"],
+            "price_per_million_input_tokens": 2.0,
+            "price_per_million_output_tokens": 8.0,
+            "price_currency": "USD",
+        }
+    )
+    project = ProjectFactory()
+    _knowledge_base(project)
+    estimate = generation_estimate(
+        project=project, kind="llm", endpoint_name="priced", per_document=4
+    )
+    tokens_in, tokens_out = estimate["tokens_in"], estimate["tokens_out"]
+    assert tokens_out == 1200  # 2 documents × 4 items × 150 tokens
+    assert estimate["price"] == round((tokens_in * 2.0 + 1200 * 8.0) / 1_000_000, 4)
+    assert estimate["currency"] == "USD"
+    with pytest.raises(EndpointsError, match=r"field 'price_per_million_input_tokens'"):
+        endpoints_parse([{"name": "x", "base_url": base_url, "price_per_million_input_tokens": -1}])
