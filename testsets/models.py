@@ -265,6 +265,15 @@ class GenerationJob(models.Model):
     endpoint = models.CharField(max_length=100, blank=True, help_text="A declared LLM endpoint.")
     model = models.CharField(max_length=200, blank=True)
     per_document = models.PositiveIntegerField(default=5)
+    judge = models.ForeignKey(
+        "judges.Judge",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The project's judge checking each answer against its quotes; blank: the "
+        "offline lexical baseline.",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     done = models.PositiveIntegerField(default=0, help_text="Documents done.")
     total = models.PositiveIntegerField(default=0, help_text="Documents to do.")

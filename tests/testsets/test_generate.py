@@ -327,3 +327,32 @@ def test_the_estimate_is_priced_at_the_endpoints_declared_rates(planted, llm_end
     assert estimate["currency"] == "USD"
     with pytest.raises(EndpointsError, match=r"field 'price_per_million_input_tokens'"):
         endpoints_parse([{"name": "x", "base_url": base_url, "price_per_million_input_tokens": -1}])
+
+
+def test_the_projects_judge_can_be_the_entailment_check(llm_endpoints):
+    from tests.factories import JudgeFactory
+    from tests.llm_server import start_server
+
+    # The judge's loopback endpoint says SUPPORTED when the claim is in the context, except
+    # for the passwords sentence, which it is scripted to find NOT_MENTIONED.
+    base_url, ctl = start_server(script={"Passwords must never be shared.": "NOT_MENTIONED"})
+    try:
+        llm_endpoints(judge=base_url)
+        project = ProjectFactory()
+        judge = JudgeFactory(project=project, backend="openai", model="m", endpoint="judge")
+        documents_import(project=project, files=[("travel.md", TRAVEL.encode())])
+        job = generation_start(
+            project=project, user=None, name="t", kind="offline", per_document=5, judge=judge
+        )
+    finally:
+        ctl.stop()
+    assert job.status == "done"
+    assert [i.answer for i in job.test_set.items.order_by("position")] == [
+        "Refund requests must be submitted within 90 days.",
+        "Children under 12 travel free.",
+    ]
+    (drop,) = GenerationDrop.objects.filter(test_set=job.test_set)
+    assert drop.reason == "not_supported"
+    assert drop.detail.startswith("the entailment check says NOT_IN_PILE")
+    assert ctl.calls_for("Passwords must never be shared.") == 1
+    assert job.test_set.generator["entailment"] == f"judge {judge.name}"

@@ -24,10 +24,12 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from annotate.models import Project
+from judges.backends import backend_for_spec
 from judges.backends.base import JudgeCallFailed, JudgeConfigError
 from judges.backends.baseline import VERSION as BASELINE_VERSION
 from judges.backends.baseline import BaselineBackend
 from judges.endpoints import endpoint_get
+from judges.services import judge_spec
 from testsets.limits import generation_limits
 from testsets.models import (
     Document,
@@ -93,13 +95,19 @@ def generation_estimate(
     return estimate
 
 
-def _generator_record(kind, endpoint_name, model, per_document) -> dict:
+def _entailment_record(judge) -> dict:
+    if judge is None:
+        return {"entailment": BASELINE_VERSION}
+    return {"entailment": f"judge {judge.name}", "entailment_judge_id": judge.pk}
+
+
+def _generator_record(kind, endpoint_name, model, per_document, judge) -> dict:
     limits = generation_limits()
     record = {
         "kind": kind,
         "per_document": per_document,
         "duplicate_threshold": limits.duplicate_threshold,
-        "entailment": BASELINE_VERSION,
+        **_entailment_record(judge),
     }
     if kind == GenerationJob.Kind.OFFLINE:
         return record | {"version": offline_generator.VERSION, "baseline": True}
@@ -121,9 +129,14 @@ def generation_start(
     endpoint_name: str = "",
     model: str = "",
     per_document: int | None = None,
+    judge=None,
 ) -> GenerationJob:
-    """A draft test set and its job, handed to a worker (or run now without a broker)."""
+    """A draft test set and its job, handed to a worker (or run now without a broker).
+    `judge` (one of the project's) checks each answer against its quotes instead of the
+    offline baseline."""
     per_document = per_document or generation_limits().per_document
+    if judge is not None and judge.project_id != project.pk:
+        raise GenerationRefused("the judge is not one of this project's")
     if kind not in GenerationJob.Kind.values:
         raise GenerationRefused(f"unknown generator {kind!r}: offline or llm")
     if per_document < 1:
@@ -148,7 +161,7 @@ def generation_start(
             project=project,
             name=name,
             version=(latest["v"] or 0) + 1,
-            generator=_generator_record(kind, endpoint_name, model, per_document),
+            generator=_generator_record(kind, endpoint_name, model, per_document, judge),
         )
         job = GenerationJob.objects.create(
             project=project,
@@ -157,6 +170,7 @@ def generation_start(
             endpoint=endpoint_name,
             model=model,
             per_document=per_document,
+            judge=judge,
             total=estimate["documents"],
             estimate=estimate,
             counts=_counts_empty(),
@@ -192,8 +206,11 @@ def _counts_empty() -> dict:
 def _checker(job: GenerationJob) -> ItemChecker:
     """The checker of this test set, primed with what earlier runs of the job kept."""
     limits = generation_limits()
+    entailment = BaselineBackend()
+    if job.judge is not None:  # JudgeConfigError when its endpoint or key is missing
+        entailment = backend_for_spec(judge_spec(job.judge))
     checker = ItemChecker(
-        entailment=BaselineBackend(), quota=job.per_document, threshold=limits.duplicate_threshold
+        entailment=entailment, quota=job.per_document, threshold=limits.duplicate_threshold
     )
     for question, document_id in job.test_set.items.values_list("question", "document_id"):
         checker.remember(question_key(question), document_id)
@@ -231,15 +248,15 @@ def _candidates(generator, document: Document, passages: list[PassageView], usag
 def generation_execute(*, job_id: int, limit: int | None = None) -> str:
     """Generate and verify, document by document, from the first one not done; `limit`
     stops after that many documents (a test's way to kill a job midway). Returns the status."""
-    job = GenerationJob.objects.select_related("test_set", "project").get(pk=job_id)
+    job = GenerationJob.objects.select_related("test_set", "project", "judge").get(pk=job_id)
     if job.status == GenerationJob.Status.DONE:
         return job.status
     GenerationJob.objects.filter(pk=job.pk).update(status=GenerationJob.Status.RUNNING)
     try:
         generator = _generator(job)
+        checker = _checker(job)
     except (GenerationRefused, JudgeConfigError) as exc:
         return _fail(job, str(exc))
-    checker = _checker(job)
     documents = list(Document.objects.filter(project=job.project).order_by("pk"))
     usage = dict(job.usage)
     for number, document in enumerate(documents[job.done :]):
@@ -250,9 +267,10 @@ def generation_execute(*, job_id: int, limit: int | None = None) -> str:
         ]
         try:
             candidates = _candidates(generator, document, passages, usage)
+            written = _document_write(job, document, passages, candidates, checker, usage)
         except (JudgeCallFailed, JudgeConfigError) as exc:
             return _fail(job, f"document {document.external_id!r}: {exc}")
-        if not _document_write(job, document, passages, candidates, checker, usage):
+        if not written:
             return GenerationJob.Status.RUNNING  # another worker has moved the job on
     return _finish(job)
 

@@ -10,6 +10,7 @@ from django_htmx.http import HttpResponseStopPolling
 from annotate.access import project_view
 from annotate.models import Role
 from judges.endpoints import HOW_TO_DECLARE, EndpointsError, endpoints_declared
+from judges.models import Judge
 from testsets.limits import generation_limits
 from testsets.models import GenerationDrop, GenerationJob
 from testsets.services.generate import (
@@ -37,9 +38,18 @@ class GenerateForm(forms.Form):
     per_document = forms.IntegerField(
         label="Items per document (quota)", min_value=1, max_value=100
     )
+    judge = forms.ModelChoiceField(
+        label="Entailment check",
+        queryset=Judge.objects.none(),
+        required=False,
+        empty_label="Offline lexical baseline",
+        help_text="Who checks that each answer is supported by its quotes: the offline "
+        "baseline, or one of the project's judges.",
+    )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, project=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["judge"].queryset = Judge.objects.filter(project=project).order_by("name")
         try:
             names = sorted(endpoints_declared())
         except EndpointsError:
@@ -76,7 +86,7 @@ def _estimate(project, form) -> tuple[dict | None, str]:
 def generate_view(request, project, membership):
     problem = ""
     if request.method == "POST":
-        form = GenerateForm(request.POST)
+        form = GenerateForm(request.POST, project=project)
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -88,14 +98,16 @@ def generate_view(request, project, membership):
                     endpoint_name=data["endpoint"],
                     model=data["model"],
                     per_document=data["per_document"],
+                    judge=data["judge"],
                 )
             except GenerationRefused as exc:
                 problem = str(exc)
             else:
                 return redirect("testsets:generation-job", project.slug, job.pk)
     else:
-        initial = {name: field.initial for name, field in GenerateForm().fields.items()}
-        form = GenerateForm(request.GET or initial)
+        fields = GenerateForm(project=project).fields.items()
+        initial = {name: field.initial for name, field in fields}
+        form = GenerateForm(request.GET or initial, project=project)
     estimate, estimate_problem = _estimate(project, form)
     context = {
         "project": project,
