@@ -19,6 +19,7 @@ class DocumentLimits:
     document_chars: int
     passage_chars: int
     title_chars: int
+    upload_bytes: int
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ DOCUMENT_SETTINGS = {
     "document_chars": ("FAITHAUDIT_DOCUMENT_MAX_CHARS", 1_000_000),
     "passage_chars": ("FAITHAUDIT_DOCUMENT_PASSAGE_CHARS", 1_500),
     "title_chars": ("FAITHAUDIT_DOCUMENT_MAX_TITLE_CHARS", 500),
+    # One upload of several files on the page, refused before it is read when larger.
+    "upload_bytes": ("FAITHAUDIT_DOCUMENT_MAX_UPLOAD_BYTES", 100 * 1024 * 1024),
 }
 GENERATION_SETTINGS = {
     "per_document": ("FAITHAUDIT_GENERATION_PER_DOCUMENT", 5),

@@ -112,3 +112,23 @@ def test_llm_without_an_endpoint_is_refused_on_the_form(client, people, llm_endp
     assert "Choose the endpoint the LLM generator calls." in response.content.decode()
     assert "No LLM endpoint is declared" in response.content.decode()
     assert not GenerationJob.objects.exists()
+
+
+def test_an_upload_over_the_limit_is_refused_before_it_is_read(client, people, settings):
+    project, lead, _ = people
+    settings.FAITHAUDIT_DOCUMENT_MAX_UPLOAD_BYTES = 100
+    client.force_login(lead)
+    response = _upload(client, project, SimpleUploadedFile("big.txt", b"word " * 100))
+    assert response.status_code == 413
+    assert "FAITHAUDIT_DOCUMENT_MAX_UPLOAD_BYTES" in response.content.decode()
+    assert not Document.objects.exists()
+
+
+def test_the_upload_needs_the_csrf_token(people):
+    from django.test import Client
+
+    project, lead, _ = people
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(lead)
+    assert _upload(client, project, SimpleUploadedFile("r.txt", RULES)).status_code == 403
+    assert not Document.objects.exists()

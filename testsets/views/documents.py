@@ -4,14 +4,21 @@ from django import forms
 from django.contrib import messages
 from django.db.models import Count
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import filesizeformat
 from django.urls import path
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.access import project_view
 from annotate.models import Role
-from testsets.limits import document_limits
+from testsets.limits import document_limits, setting_name
 from testsets.models import Document
-from testsets.services.documents import FORMATS, DocumentImportError, documents_import
+from testsets.services.documents import (
+    FORMATS,
+    DocumentImportError,
+    DocumentIssue,
+    documents_import,
+)
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -68,9 +75,26 @@ def documents_view(request, project, membership):
     return _render(request, project, membership)
 
 
+# CSRF is checked inside, after the size check, so an oversized body is never parsed.
+@csrf_exempt
 @require_POST
 @project_view(Role.LEAD)
 def documents_upload_view(request, project, membership):
+    most = document_limits().upload_bytes
+    if int(request.META.get("CONTENT_LENGTH") or 0) > most:
+        issue = DocumentIssue(
+            "(upload)",
+            None,
+            "files",
+            f"the upload is larger than {filesizeformat(most)} (operator setting "
+            f"{setting_name('upload_bytes')}): upload fewer files at once, or use "
+            "`python manage.py import_documents`",
+        )
+        return _render(request, project, membership, issues=[issue], status=413)
+    return csrf_protect(_upload)(request, project, membership)
+
+
+def _upload(request, project, membership):
     form = DocumentsUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         return _render(request, project, membership, form=form, status=400)
