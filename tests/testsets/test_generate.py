@@ -356,3 +356,48 @@ def test_the_projects_judge_can_be_the_entailment_check(llm_endpoints):
     assert drop.detail.startswith("the entailment check says NOT_IN_PILE")
     assert ctl.calls_for("Passwords must never be shared.") == 1
     assert job.test_set.generator["entailment"] == f"judge {judge.name}"
+
+
+def test_offline_questions_are_written_in_the_documents_language():
+    project = ProjectFactory()
+    text = "Les demandes doivent être envoyées dans un délai de 30 jours."
+    row = {"id": "fr", "title": "Remboursements", "text": text, "language": "fr"}
+    documents_import(project=project, files=[("kb.jsonl", json.dumps(row).encode())])
+    job = generation_start(project=project, user=None, name="fr", kind="offline")
+    (item,) = job.test_set.items.all()
+    # "30 jours" is the deadline: left out of the French template's question.
+    assert item.question == (
+        "Que dit « Remboursements » pour : « Les demandes doivent être envoyées dans un délai "
+        "de …. » ?"
+    )
+    assert (item.answer, item.language) == (text, "fr")
+
+
+def test_a_job_whose_key_is_missing_fails_plainly_and_carries_on_later(
+    monkeypatch, llm_endpoints, settings
+):
+    from testsets.services.generate import generation_resume
+
+    settings.FAITHAUDIT_DOCUMENT_PASSAGE_CHARS = 130  # the planted passages, as above
+    base_url, ctl = start_generation_server(_planted_reply)
+    try:
+        llm_endpoints({"name": "gen", "base_url": base_url, "api_key_env": "GEN_MISSING_KEY"})
+        monkeypatch.delenv("GEN_MISSING_KEY", raising=False)
+        project = ProjectFactory()
+        _knowledge_base(project)
+        job = generation_start(
+            project=project, user=None, name="k", kind="llm", endpoint_name="gen", model="m1"
+        )
+        assert (job.status, job.done) == ("failed", 0)
+        assert "GEN_MISSING_KEY" not in job.error  # the variable's name stays with the operator
+        assert job.error == (
+            "the API key of endpoint 'gen' is not set in the environment of the process "
+            "making the call (see its api_key_env)"
+        )
+        assert ctl.prompts == []
+        monkeypatch.setenv("GEN_MISSING_KEY", SECRET)
+        assert generation_resume(job=job) is True
+    finally:
+        ctl.stop()
+    job.refresh_from_db()
+    assert (job.status, job.done, job.counts["kept"]) == ("done", 2, 3)
