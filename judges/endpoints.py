@@ -12,7 +12,9 @@ FAITHAUDIT_LLM_ENDPOINTS_FILE names:
       "api_key_env": "OPENAI_API_KEY", "models": ["gpt-4o-mini"],
       "timeout_seconds": 30, "max_retries": 3, "max_concurrency": 8}]
 
-Only `name` and `base_url` are required. `timeout_seconds`, `max_retries` and
+Only `name` and `base_url` are required. `price_per_million_input_tokens`,
+`price_per_million_output_tokens` and `price_currency` (optional) price the cost estimate a
+lead sees before a generation starts (testsets/services/generate.py). `timeout_seconds`, `max_retries` and
 `max_concurrency` are the endpoint's caps (default: FAITHAUDIT_LLM_TIMEOUT_SECONDS,
 FAITHAUDIT_LLM_MAX_RETRIES, FAITHAUDIT_LLM_MAX_CONCURRENCY); a judge may ask for less, never
 more. With `models` given, a judge's model must be one of them. With nothing declared only
@@ -55,11 +57,15 @@ FIELDS = (
     "timeout_seconds",
     "max_retries",
     "max_concurrency",
+    "price_per_million_input_tokens",
+    "price_per_million_output_tokens",
+    "price_currency",
 )
 # Bounds on what an operator may declare at all (a typo of 3000 s is caught at start).
 TIMEOUT_BOUNDS = (0.1, 600.0)
 RETRIES_BOUNDS = (0, 20)
 CONCURRENCY_BOUNDS = (1, 256)
+PRICE_BOUNDS = (0.0, 100_000.0)
 
 HOW_TO_DECLARE = (
     "The operator declares the LLM endpoints judges may call in FAITHAUDIT_LLM_ENDPOINTS "
@@ -86,6 +92,11 @@ class Endpoint:
     timeout_seconds: float
     max_retries: int
     max_concurrency: int
+    # What the operator says a million tokens cost here (None: not declared), for the cost
+    # estimates shown before a job starts (testsets' generation).
+    price_per_million_input_tokens: float | None = None
+    price_per_million_output_tokens: float | None = None
+    price_currency: str = ""
 
     def api_key(self) -> str | None:
         """The key, read from this process's environment now; "" when the endpoint needs
@@ -174,6 +185,13 @@ def endpoint_entry_parse(
     models = entry.get("models", [])
     if not isinstance(models, list) or not all(isinstance(m, str) and m for m in models):
         raise EndpointsError(f"{where}, field 'models': give a list of model names")
+    prices = {
+        field: _number(entry, field, where, 0.0, PRICE_BOUNDS, float) if field in entry else None
+        for field in ("price_per_million_input_tokens", "price_per_million_output_tokens")
+    }
+    currency = entry.get("price_currency", "")
+    if not isinstance(currency, str) or len(currency) > 8:
+        raise EndpointsError(f"{where}, field 'price_currency': give a short code such as 'USD'")
     timeout, retries, concurrency = defaults
     return Endpoint(
         name=name,
@@ -185,6 +203,8 @@ def endpoint_entry_parse(
         max_concurrency=_number(
             entry, "max_concurrency", where, concurrency, CONCURRENCY_BOUNDS, int
         ),
+        price_currency=currency,
+        **prices,
     )
 
 

@@ -6,5 +6,6 @@ class TestsetsConfig(AppConfig):
     verbose_name = "Test sets"
 
     def ready(self) -> None:
-        # The worker finds the system-under-test task here (it is not in a tasks.py module).
-        from testsets import sut_tasks  # noqa: F401
+        # Registered at start, so a web process can enqueue by name (`current_app.tasks[...]`)
+        # and the worker finds the system-under-test task (it is not in a tasks.py module).
+        from testsets import sut_tasks, tasks  # noqa: F401

@@ -240,3 +240,65 @@ class SutRunItem(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} item {self.item_id}: {self.state}"
+
+
+class GenerationJob(models.Model):
+    """One generation of a test set from the project's documents (issue 27, item 2): the
+    documents are taken in id order and each one's items are written, with `done` moved on,
+    in one transaction, so a job taken up again carries on from the first document not done."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class Kind(models.TextChoices):
+        OFFLINE = "offline", "Offline rule baseline (no LLM)"
+        LLM = "llm", "LLM on a declared endpoint"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="generation_jobs")
+    test_set = models.OneToOneField(
+        TestSet, on_delete=models.CASCADE, related_name="generation_job"
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    endpoint = models.CharField(max_length=100, blank=True, help_text="A declared LLM endpoint.")
+    model = models.CharField(max_length=200, blank=True)
+    per_document = models.PositiveIntegerField(default=5)
+    judge = models.ForeignKey(
+        "judges.Judge",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The project's judge checking each answer against its quotes; blank: the "
+        "offline lexical baseline.",
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0, help_text="Documents done.")
+    total = models.PositiveIntegerField(default=0, help_text="Documents to do.")
+    counts = models.JSONField(
+        default=dict, blank=True, help_text="generated, kept, and dropped by reason."
+    )
+    estimate = models.JSONField(default=dict, blank=True, help_text="Shown before the start.")
+    usage = models.JSONField(default=dict, blank=True, help_text="Calls and tokens spent.")
+    error = models.TextField(blank=True, help_text="Why it failed; never a key or a URL.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"generation of {self.test_set}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.total else int(100 * self.done / self.total)

@@ -1,10 +1,12 @@
 """testsets' URLs, composed from each view module's own list."""
 
-from testsets.views import review, runs
+from testsets.views import documents, generate, review, runs
 
 app_name = "testsets"
 
-urlpatterns: list = [
+urlpatterns = [
+    *documents.urlpatterns,
+    *generate.urlpatterns,
     *runs.urlpatterns,
     *review.urlpatterns,
 ]

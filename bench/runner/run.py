@@ -19,6 +19,7 @@ from bench.runner.pages import bench_pages
 from bench.runner.report import bench_report
 from bench.runner.save_next import bench_save_next
 from bench.runner.stats_core import bench_stats
+from bench.testset import bench_testset
 
 MEASUREMENTS = (
     "save_next",
@@ -30,9 +31,10 @@ MEASUREMENTS = (
     "stats",
     "bits",
     "audit_efficiency",
+    "testset",
 )
 # Measurements that need no database: with only these chosen, Django is not set up.
-NO_DJANGO = ("audit_efficiency",)
+NO_DJANGO = ("audit_efficiency", "testset")
 
 # Each measurement's function (ctx) -> rows, by its `--only` name; stats and audit_efficiency
 # also take `write` (each maintains its own section of bench/RESULTS.md).
@@ -44,6 +46,7 @@ MEASURE: dict[str, Callable[[Context], list[Row]]] = {
     "export": bench_export,
     "pages": bench_pages,
     "bits": bench_bits,
+    "testset": bench_testset,
 }
 
 

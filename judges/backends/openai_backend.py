@@ -558,6 +558,20 @@ class OpenAIBackend(Declared):
             getattr(usage, "completion_tokens", 0) or 0,
         )
 
+    def chat(self, prompt: str, *, max_tokens: int) -> tuple[str, int, int]:
+        """One chat completion of `prompt` without logprobs, through the same request, caps,
+        retries and errors as `verify`: (reply text, prompt tokens, completion tokens). For
+        callers that are not judging a claim (testsets' LLM generator)."""
+        response, _ = self._create(prompt, max_tokens=max_tokens, logprobs=False)
+        choice = response.choices[0] if response.choices else None
+        raw = (choice.message.content or "") if choice is not None else ""
+        usage = getattr(response, "usage", None)
+        return (
+            _THINK.sub("", raw),
+            getattr(usage, "prompt_tokens", 0) or 0,
+            getattr(usage, "completion_tokens", 0) or 0,
+        )
+
     def decompose(self, answer_text: str) -> list[str]:
         prompt = decompose_prompt_render(self.spec.decompose_prompt, answer=answer_text)
         response, _ = self._create(prompt, max_tokens=1024, logprobs=False)

@@ -215,6 +215,7 @@ def _world():
         "split_job_id": 0,
         "skip_id": 0,
         "token_id": 0,
+        "generation_job_id": 0,
         "a": okapi.pk,
         "b": narwhal.pk,
         "testset_id": test_set.pk,

@@ -101,6 +101,12 @@ EXPECTED_ROLE = {
     "testsets:run-detail": "lead",
     "testsets:run-progress": "lead",
     "testsets:run-resume": "lead",
+    # the knowledge base: members read it; leads upload and generate test sets (issue 27)
+    "testsets:documents": "analyst",
+    "testsets:documents-upload": "lead",
+    "testsets:generate": "lead",
+    "testsets:generation-job": "lead",
+    "testsets:generation-job-resume": "lead",
     # owners: members and settings
     "annotate:settings": "owner",
     "annotate:member-set": "owner",

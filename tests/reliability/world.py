@@ -27,7 +27,15 @@ from api.tokens import token_create
 from judges.models import Canary, Judge, JudgeRun, JudgeVerdict, SplitJob
 from metrics.models import ReportSnapshot
 from tests.factories import UserFactory
-from testsets.models import Document, DocumentPassage, ItemQuote, SutRun, TestItem, TestSet
+from testsets.models import (
+    Document,
+    DocumentPassage,
+    GenerationJob,
+    ItemQuote,
+    SutRun,
+    TestItem,
+    TestSet,
+)
 
 ROLES = ("owner", "lead", "analyst")
 
@@ -54,6 +62,7 @@ class World:
     test_set: TestSet  # a draft with one pending item quoting the knowledge base
     test_item: TestItem
     sut_run: SutRun
+    generation_job: GenerationJob
 
     def ids(self) -> dict[str, int]:
         """The object id each URL keyword names."""
@@ -75,6 +84,7 @@ class World:
             "testset_id": self.test_set.pk,
             "item_id": self.test_item.pk,
             "sut_run_id": self.sut_run.pk,
+            "generation_job_id": self.generation_job.pk,
         }
 
 
@@ -207,6 +217,10 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         for version in ("1", "2")
     )
     test_set, test_item, sut_run = _test_set_build(project, marker)
+    # A finished generation of the test set (the job page, issue 27).
+    generation_job = GenerationJob.objects.create(
+        project=project, test_set=test_set, kind="offline", status="done", total=0
+    )
     return World(
         project=project,
         users=users,
@@ -228,6 +242,7 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         test_set=test_set,
         test_item=test_item,
         sut_run=sut_run,
+        generation_job=generation_job,
     )
 
 

@@ -1,0 +1,181 @@
+"""10. Test-set verification throughput (issue 27): generated items verified per second.
+
+10,000 synthetic items over 1,000 documents of three ~1,000-character passages (sentences of
+fees, deadlines, ages and obligations with seeded figures); each item quotes one sentence of
+one passage, and one in ten has a quote altered by one word (it must be found missing). Two
+figures, each the median of `--runs` runs:
+
+- quote verification: `testsets.services.verify.quotes_verify` on every item (each quote
+  located verbatim in the passage it names by annotate/quotes.py, with its code-point offsets;
+  the check every generated or edited item goes through). Target ≥ 10,000 items/s (issue 27).
+- the whole item check: `ItemChecker.check` (shape, quotes, language, the offline baseline's
+  entailment of the answer by its quotes, rapidfuzz near-duplicates against every kept
+  question, quota); no target, shown so the cost of the entailment and dedupe is known. The
+  questions carry no digit, so every kept one is compared (the dedupe's worst case);
+  the offline baseline's sentence splitter (pysbd) is most of this figure's time.
+
+No database: the checks are pure functions over the items' text.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # bench.runner imports this module: Row is imported where it is used
+    from bench.runner.common import Context
+
+NUMBER = 10
+ITEMS = 10_000
+DOCUMENTS = 1_000
+VOCABULARY = [
+    "refund",
+    "fee",
+    "deadline",
+    "account",
+    "guardian",
+    "interest",
+    "balance",
+    "password",
+    "staff",
+    "member",
+    "rate",
+    "warranty",
+    "defect",
+    "delivery",
+    "helmet",
+    "site",
+    "zone",
+    "change",
+    "departure",
+    "cancellation",
+    "card",
+    "adult",
+    "child",
+    "claim",
+    "notice",
+    "payment",
+    "transfer",
+    "limit",
+    "access",
+    "record",
+    "consent",
+    "contract",
+    "penalty",
+    "insurance",
+]
+SENTENCES = (
+    "A late fee of €{a} applies to changes made less than {b} hours before departure.",
+    "Refund requests must be submitted within {a} days of the cancellation date.",
+    "Customers under {a} may not open an account without a guardian.",
+    "Interest of {a}.{b}% is charged on balances unpaid after {c} days.",
+    "Passwords must be changed every {a} days and never shared with staff.",
+    "Members aged {a} or over qualify for the reduced rate of €{b} a month.",
+    "The warranty covers defects for {a} months from the date of delivery.",
+    "Helmets must be worn on site at all times, including zone {a}.",
+)
+
+
+def _letters(number: int) -> str:
+    word = ""
+    while True:
+        number, digit = divmod(number, 26)
+        word += "abcdefghijklmnopqrstuvwxyz"[digit]
+        if not number:
+            return word
+
+
+def _corpus(seed: int = 27):
+    """(passages per document, items): each item quotes one sentence of one passage."""
+    from testsets.services.verify import PassageView
+
+    rng = random.Random(seed)
+    documents, items, next_id = [], [], 1
+    for _ in range(DOCUMENTS):
+        passages = []
+        for position in range(3):
+            sentences = [
+                rng.choice(SENTENCES).format(
+                    a=rng.randint(2, 99), b=rng.randint(1, 48), c=rng.randint(10, 90)
+                )
+                for _ in range(9)
+            ]
+            passages.append((PassageView(next_id, position, " ".join(sentences)), sentences))
+            next_id += 1
+        documents.append(passages)
+    for number in range(ITEMS):
+        passages = documents[number % DOCUMENTS]
+        passage, sentences = passages[rng.randrange(3)]
+        quote = rng.choice(sentences)
+        if number % 10 == 9:
+            quote = quote.replace("must", "should", 1).replace("of", "at", 1)
+        # No digit in a question, so every kept one is a candidate twin (the dedupe's worst
+        # case); seeded words make them distinct, as a real test set's questions are.
+        words = " ".join(rng.choice(VOCABULARY) for _ in range(7))
+        question = f"What does the policy {_letters(number)} say on {words}?"
+        item = {
+            "question": question,
+            "answer": quote,
+            "quotes": [{"passage": passage.position, "text": quote}],
+            "risk": "financial",
+        }
+        items.append((number % DOCUMENTS, [p for p, _ in passages], item))
+    return items
+
+
+def _rate(items, check) -> tuple[float, int]:
+    started = time.perf_counter()
+    failed = sum(check(document, passages, item) for document, passages, item in items)
+    return len(items) / (time.perf_counter() - started), failed
+
+
+def bench_testset(ctx: Context) -> list:
+    from bench.runner.common import Row
+    from judges.backends.baseline import BaselineBackend
+    from testsets.services.verify import Dropped, ItemChecker, quotes_verify
+
+    items = _corpus()
+    quote_rates, item_rates, missing, dropped = [], [], 0, 0
+    for run in range(ctx.runs):
+
+        def quote_check(_document, passages, item):
+            return isinstance(quotes_verify(item["quotes"], passages), Dropped)
+
+        rate, missing = _rate(items, quote_check)
+        quote_rates.append(rate)
+        checker = ItemChecker(entailment=BaselineBackend(), quota=10**6, threshold=90.0)
+
+        def item_check(document, passages, item, checker=checker):
+            outcome = checker.check(
+                item, document_key=document, document_language="en", passages=passages
+            )
+            return isinstance(outcome, Dropped)
+
+        rate, dropped = _rate(items, item_check)
+        item_rates.append(rate)
+        ctx.say(f"testset run {run + 1}: {quote_rates[-1]:,.0f} quotes/s, {rate:,.0f} items/s")
+    note = (
+        f"{ITEMS:,} items over {DOCUMENTS:,} documents; {missing:,} altered quotes found "
+        f"missing; the whole check dropped {dropped:,}"
+    )
+    return [
+        Row(
+            NUMBER,
+            "test-set quote verification (items/s)",
+            f"{ITEMS // 1000}k items",
+            "items/s",
+            quote_rates,
+            "≥ 10,000",
+            lambda v: v >= 10_000,
+            note=note,
+        ),
+        Row(
+            NUMBER,
+            "test-set whole item check, with entailment and dedupe (items/s)",
+            f"{ITEMS // 1000}k items",
+            "items/s",
+            item_rates,
+            note=note,
+        ),
+    ]
