@@ -31,6 +31,11 @@ class ReportSnapshot(models.Model):
     progress = models.FloatField(default=0.0, help_text="0–1 while computing.")
     stage = models.CharField(max_length=200, blank=True)
     data = models.JSONField(default=dict, blank=True)
+    crc_inputs = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Each instrument's compact CRC inputs, for the α form; not part of the report.",
+    )
     labels_at_compute = models.PositiveBigIntegerField(
         default=0, help_text="Label-history rows when computed: later ones are 'since'."
     )

@@ -143,7 +143,7 @@ def _dashboard_context(
         if alpha is not None and abs(alpha - crc["alpha"]) > 1e-12:
             from metrics.services import crc_from_inputs
 
-            inputs = (report.get("_instrument_crc_inputs") or [{}] * len(instruments))[instrument]
+            inputs = (snapshot.crc_inputs or [{}] * len(instruments))[instrument]
             crc = crc_from_inputs(inputs, alpha=alpha)
         from metrics.services import instruments_left_out_text
 

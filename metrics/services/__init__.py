@@ -33,7 +33,7 @@ What the report counts (DESIGN.md "Metrics: definitions"):
   group's faithfulness. `COVERAGE_BY_TAG` is the sentence the report and dashboard show.
 
 Every name is re-exported here, as before the split. Monkeypatch a name in the module that
-uses it (e.g. `metrics.services.snapshots.report_compute`,
+uses it (e.g. `metrics.services.snapshots.report_build`,
 `metrics.services.conformal.CRC_INPUTS_MAX_CLAIMS`): patching the re-export changes nothing.
 """
 
@@ -51,7 +51,7 @@ from metrics.services.conformal import (
 )
 from metrics.services.instruments import instruments_left_out_text
 from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW
-from metrics.services.report import report_compute, report_public
+from metrics.services.report import Report, report_build, report_compute, report_public
 from metrics.services.snapshots import (
     SNAPSHOT_STALE_AFTER,
     snapshot_compute,
@@ -77,6 +77,8 @@ __all__ = [
     "crc_from_inputs",
     "instruments_left_out_text",
     "json_safe",
+    "Report",
+    "report_build",
     "report_compute",
     "report_public",
     "snapshot_compute",

@@ -10,6 +10,7 @@ from metrics.services import estimators
 from metrics.services.common import Progress
 from metrics.services.inputs import _Data
 from metrics.services.judge_audit import _instrument_block
+from metrics.services.judged import Judged
 
 
 def _left_out_name(row: dict) -> str:
@@ -62,8 +63,10 @@ def _instrument_verdicts(
 
 def _judge_audits(
     report: dict, *, data: _Data, judge: Judge, links: pd.DataFrame, progress: Progress
-) -> None:
-    """Add the audit of each of the judge's instruments to `report` (the newest is "judge")."""
+) -> tuple[list[dict], Judged | None]:
+    """Add the audit of each of the judge's instruments to `report` (the newest is "judge");
+    return what travels beside the report, never in it: each instrument's compact CRC inputs
+    (for the α form) and the headline instrument's per-claim arrays (for the active audit)."""
     progress(0.62, "reading the judge's verdicts")
     verdicts = selectors.judge_verify_columns(judge=judge)
     if data.system is not None:
@@ -90,16 +93,12 @@ def _judge_audits(
                 stale=stale,
             )
         )
+    blocks = [block for block, _, _ in instruments]
     report["instruments_left_out"] = _instruments_left_out(keys, stale_counts)
-    report["judge"] = instruments[0]
-    report["instruments"] = [
-        {key: value for key, value in block.items() if not key.startswith("_")}
-        for block in instruments
-    ]
-    report["_instrument_crc_inputs"] = [block.pop("_crc_inputs") for block in instruments]
-    # The headline instrument's per-claim arrays, for the active audit (popped before saving).
-    report["_judged"] = [block.pop("_judged") for block in instruments][0]
+    report["judge"] = blocks[0]
+    report["instruments"] = [dict(block) for block in blocks]
     _judge_method(report)
+    return [crc for _, crc, _ in instruments], instruments[0][2]
 
 
 def _judge_method(report: dict) -> None:

@@ -348,8 +348,10 @@ def _instrument_block(
     gold_sources: pd.Series,
     human_kappa: float,
     stale: int = 0,
-) -> dict:
-    """The audit of one instrument (judge + model + prompt version) against gold.
+) -> tuple[dict, dict, Judged]:
+    """The audit of one instrument (judge + model + prompt version) against gold: its block,
+    its compact CRC inputs (for the α form) and its judged claims (for the active audit) —
+    the last two beside the block, never in it.
 
     `verdicts` holds no stale verdict (made on a claim's previous text); `stale` is how many
     were left out, for the method string.
@@ -367,9 +369,7 @@ def _instrument_block(
         **calibration,
         "failures": _failures(data, judged),
         "canary": _canary(canaries, identity["model"], identity["prompt_version"]),
-        "_crc_inputs": crc_inputs,
-        "_judged": judged,
     }
     block["method"] = _audit_method(block, stale)
     category_correction(block, data=data, judged=judged)
-    return block
+    return block, crc_inputs, judged

@@ -2,6 +2,7 @@
 sections appear in the report JSON (that order is what `manage.py report` prints)."""
 
 import importlib
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -40,15 +41,31 @@ def backend_report_block(backend: str) -> tuple[str, Any] | None:
     return kind.report_key, getattr(importlib.import_module(module), function)
 
 
-def report_compute(
+@dataclass(frozen=True)
+class Report:
+    """A computed report: `data`, the JSON-safe report every surface shows and exports (no
+    private keys), and `crc_inputs`, each instrument's compact CRC inputs that the dashboard's
+    α form recomputes from (kept in the snapshot's own column, never in the report)."""
+
+    data: dict
+    crc_inputs: list = field(default_factory=list)
+
+
+def report_compute(**kwargs) -> dict:
+    """The project's whole report (and the judge's audits) as a JSON-safe dict
+    (`report_build`'s data)."""
+    return report_build(**kwargs).data
+
+
+def report_build(
     *,
     project: Project,
     judge: Judge | None = None,
     progress=None,
     system=None,
     all_systems: bool = False,
-) -> dict:
-    """The project's whole report (and the judge's audits) as a JSON-safe dict.
+) -> Report:
+    """The project's whole report (and the judge's audits), with its CRC inputs beside it.
 
     `progress(fraction, stage)` is called as the work advances. A project with two systems or
     more is reported one system at a time (`system`; by default its first, see
@@ -87,8 +104,11 @@ def report_compute(
     progress(0.58, "inter-analyst agreement")
     report["analysts"] = _analysts(data)
     report["method"] = _method_strings(report)
+    crc_inputs, judged = [], None
     if judge is not None:
-        _judge_audits(report, data=data, judge=judge, links=links, progress=progress)
+        crc_inputs, judged = _judge_audits(
+            report, data=data, judge=judge, links=links, progress=progress
+        )
         block = backend_report_block(judge.backend)
         if block is not None:  # what only a backend of its kind has (grounding bits: issue 18)
             key, build = block
@@ -102,12 +122,11 @@ def report_compute(
     report["method"]["design"] = report["design"]["method"]
     if report["design"]["outside_queue"]["text"]:
         report["method"]["faithfulness"] += " " + report["design"]["outside_queue"]["text"]
-    judged = report.pop("_judged", None)
     active = active_audit_block(project=project, data=data, report=report, judged=judged)
     if active is not None:
         report["active_audit"] = active
     progress(0.98, "saving")
-    return json_safe(report)
+    return Report(json_safe(report), json_safe(crc_inputs))
 
 
 def report_system(
@@ -133,5 +152,6 @@ def _system_entry(system: System) -> dict:
 
 
 def report_public(report: dict) -> dict:
-    """The report as exported: without the compact arrays kept only for the α form."""
+    """The report as exported: any private key left out (a snapshot stored before the CRC
+    inputs had their own column held them in the report)."""
     return {key: value for key, value in report.items() if not key.startswith("_")}

@@ -19,7 +19,7 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 from annotate.models import Project, System
 from judges.models import Judge
 from metrics.models import ReportSnapshot
-from metrics.services.report import report_compute
+from metrics.services.report import report_build
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def snapshot_compute(*, snapshot_id: int) -> ReportSnapshot | None:
         rows.update(progress=round(min(max(fraction, 0.0), 1.0), 3), stage=stage[:200])
 
     try:
-        report = report_compute(
+        built = report_build(
             project=snapshot.project,
             judge=snapshot.judge,
             progress=progress,
@@ -138,8 +138,9 @@ def snapshot_compute(*, snapshot_id: int) -> ReportSnapshot | None:
         status=ReportSnapshot.Status.DONE,
         progress=1.0,
         stage="done",
-        data=report,
-        labels_at_compute=report["labels_at_compute"],
+        data=built.data,
+        crc_inputs=built.crc_inputs,
+        labels_at_compute=built.data["labels_at_compute"],
         computed_at=timezone.now(),
     )
     snapshot.refresh_from_db()

@@ -240,15 +240,16 @@ def read_only_scope(fixture_name, config) -> str:
     return "function" if os.environ.get("MUTANT_UNDER_TEST") else "module"
 
 
-def report_rolled_back(build, django_db_blocker) -> dict:
+def report_rolled_back(build, django_db_blocker, *, built: bool = False):
     """Build a planted project, compute its report, roll every row back: a report for
-    module-scoped fixtures of read-only tests, so each module pays for one build, not one a test."""
+    module-scoped fixtures of read-only tests, so each module pays for one build, not one a test.
+    `built`: the whole `Report` (its data and the CRC inputs kept beside it)."""
     from django.db import transaction
 
-    from metrics.services import report_compute
+    from metrics.services import report_build
 
     with django_db_blocker.unblock(), transaction.atomic():
         planted = build()
-        report = report_compute(project=planted.project, judge=planted.judge)
+        report = report_build(project=planted.project, judge=planted.judge)
         transaction.set_rollback(True)
-    return report
+    return report if built else report.data

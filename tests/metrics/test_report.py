@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from metrics.services import report_compute, report_public
+from metrics.services import report_build, report_compute, report_public
 from tests.factories import JudgeFactory, MembershipFactory, ProjectFactory, UserFactory
 from tests.metrics import independent as ref
 from tests.metrics.factories_report import (
@@ -531,8 +531,9 @@ def test_report_large_audit_stores_a_grid_of_crc_cuts(planted, monkeypatch):
     from metrics import services
 
     monkeypatch.setattr(services.conformal, "CRC_INPUTS_MAX_CLAIMS", 10)
-    report = report_compute(project=planted.project, judge=planted.judge)
-    inputs = report["_instrument_crc_inputs"][0]
+    built = report_build(project=planted.project, judge=planted.judge)
+    report, inputs = built.data, built.crc_inputs[0]
+    assert not any(key.startswith("_") for key in report)
     assert "confidence" not in inputs  # no per-claim arrays in the snapshot
     assert set(inputs["grid"]) == {f"{a:.2f}" for a in services.CRC_ALPHA_GRID}
     assert inputs["grid"]["0.10"] == report["judge"]["crc"]

@@ -51,8 +51,9 @@ def expected():
 
 @pytest.fixture(scope=read_only_scope)
 def block(django_db_setup, django_db_blocker):
-    report = report_rolled_back(build_crc_project, django_db_blocker)
-    return report["judge"], report["_instrument_crc_inputs"][0]
+    report = report_rolled_back(build_crc_project, django_db_blocker, built=True)
+    assert not any(key.startswith("_") for key in report.data)  # nothing private in the report
+    return report.data["judge"], report.crc_inputs[0]
 
 
 def test_crc_project_is_planted_large_enough_for_every_branch(expected):

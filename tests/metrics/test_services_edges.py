@@ -855,6 +855,8 @@ def test_snapshot_compute_progress_clipped_and_rounded_then_done(monkeypatch):
     snap = ReportSnapshot.objects.create(project=project, error="old")
     seen = []
 
+    from metrics.services.report import Report
+
     def fake_report(*, project, judge, progress, system, all_systems):
         row = ReportSnapshot.objects.get(pk=snap.pk)
         seen.append((row.status, row.progress, row.stage, row.error))
@@ -863,9 +865,9 @@ def test_snapshot_compute_progress_clipped_and_rounded_then_done(monkeypatch):
             row = ReportSnapshot.objects.get(pk=snap.pk)
             seen.append((row.progress, row.stage))
         seen.append((project.pk, judge, system, all_systems))
-        return {"labels_at_compute": 17, "k": 1}
+        return Report({"labels_at_compute": 17, "k": 1}, [{"n": 2}])
 
-    monkeypatch.setattr(snapshots, "report_compute", fake_report)
+    monkeypatch.setattr(snapshots, "report_build", fake_report)
     out = snapshots.snapshot_compute(snapshot_id=snap.pk)
     assert seen == [
         (ReportSnapshot.Status.RUNNING, 0.0, "starting", ""),
@@ -881,9 +883,10 @@ def test_snapshot_compute_progress_clipped_and_rounded_then_done(monkeypatch):
         {"labels_at_compute": 17, "k": 1},
         17,
     )
+    assert out.crc_inputs == [{"n": 2}]  # beside the report, not in it
     assert out.computed_at is not None
     # done: left alone (the report is not computed again)
-    monkeypatch.setattr(snapshots, "report_compute", lambda **kw: pytest.fail("recomputed"))
+    monkeypatch.setattr(snapshots, "report_build", lambda **kw: pytest.fail("recomputed"))
     assert snapshots.snapshot_compute(snapshot_id=snap.pk).pk == snap.pk
     assert snapshots.snapshot_compute(snapshot_id=snap.pk + 1000) is None
 
@@ -899,7 +902,7 @@ def test_snapshot_compute_failure_names_the_error(monkeypatch):
     def boom(**kw):
         raise ValueError("no claims at all")
 
-    monkeypatch.setattr(snapshots, "report_compute", boom)
+    monkeypatch.setattr(snapshots, "report_build", boom)
     out = snapshots.snapshot_compute(snapshot_id=snap.pk)
     assert (out.status, out.error) == (ReportSnapshot.Status.FAILED, "ValueError: no claims at all")
 

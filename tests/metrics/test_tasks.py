@@ -63,7 +63,7 @@ def test_compute_report_failure_is_recorded_on_the_snapshot(monkeypatch):
     def broken(**kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(services.snapshots, "report_compute", broken)
+    monkeypatch.setattr(services.snapshots, "report_build", broken)
     compute_report(snapshot.pk)
     snapshot.refresh_from_db()
     assert snapshot.status == ReportSnapshot.Status.FAILED
