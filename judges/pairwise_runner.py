@@ -19,13 +19,12 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from django.db.models import F
-from django.utils import timezone
 
 from annotate.models import Answer, Passage
 from annotate.pairwise import question_key as annotate_question_key
 from judges.backends import JudgeCallFailed, JudgeConfigError, backend_for_spec
 from judges.models import JudgeRun, PairwiseVerdict
-from judges.runner import LIVE, lease_acquire, lease_touch
+from judges.runner import LIVE, lease_acquire, lease_touch, run_finish
 
 logger = logging.getLogger(__name__)
 
@@ -77,12 +76,6 @@ def pending_items(run: JudgeRun, pairs: dict) -> list[tuple[str, str]]:
     return [(key, order) for key in pairs for order in ORDERS if (key, order) not in stored]
 
 
-def _finish(run_id: int, owner: str, status: str, error: str = "") -> None:
-    JudgeRun.objects.filter(pk=run_id, lease_owner=owner, status=JudgeRun.Status.RUNNING).update(
-        status=status, finished_at=timezone.now(), lease_owner="", error=error
-    )
-
-
 def pairwise_execute(run_id: int, *, owner: str) -> str:
     """Work on pairwise run `run_id` until every item has a verdict or a failure. Returns
     "done", "failed", "cancelled", "lost", "busy" or "finished" (as `runner.run_execute`)."""
@@ -99,7 +92,7 @@ def pairwise_execute(run_id: int, *, owner: str) -> str:
                 f"backend {run.backend!r} cannot judge pairs: use an OpenAI-compatible endpoint"
             )
     except JudgeConfigError as exc:
-        _finish(run_id, owner, JudgeRun.Status.FAILED, str(exc))
+        run_finish(run_id, owner, JudgeRun.Status.FAILED, str(exc))
         return "failed"
     a_id, b_id = int(run.parameters["system_a"]), int(run.parameters["system_b"])
     pairs = shared_pairs(system_a_id=a_id, system_b_id=b_id)
@@ -194,13 +187,13 @@ def pairwise_execute(run_id: int, *, owner: str) -> str:
                 top_up()
     except Exception as exc:
         logger.exception("pairwise run %s failed", run_id)
-        _finish(run_id, owner, JudgeRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+        run_finish(run_id, owner, JudgeRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:500])
         raise
     if fatal:
-        _finish(run_id, owner, JudgeRun.Status.FAILED, fatal)
+        run_finish(run_id, owner, JudgeRun.Status.FAILED, fatal)
         return "failed"
     if stopped:
         run.refresh_from_db()
         return "cancelled" if run.status == JudgeRun.Status.CANCELLED else "lost"
-    _finish(run_id, owner, JudgeRun.Status.DONE)
+    run_finish(run_id, owner, JudgeRun.Status.DONE)
     return "done"

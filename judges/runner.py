@@ -447,9 +447,18 @@ def _staleness(item_id: int, judged_text: dict, current: dict | None) -> dict:
     return {"stale": True, "stale_claim_text": judged}
 
 
+def run_finish(run_id: int, owner: str, status: str, error: str = "", **fields) -> None:
+    """End a run (verify, canary, citation or pairwise) as `status`, only while `owner` still
+    holds its lease and it is running (a lost lease finishes nothing); `fields` are further
+    columns to write with it (the totals a verify run settles on)."""
+    JudgeRun.objects.filter(pk=run_id, lease_owner=owner, status=JudgeRun.Status.RUNNING).update(
+        status=status, finished_at=timezone.now(), lease_owner="", error=error, **fields
+    )
+
+
 def _finish(run: JudgeRun, owner: str, status: str, error: str = "") -> None:
     fresh = JudgeRun.objects.get(pk=run.pk)
-    update = {"status": status, "finished_at": timezone.now(), "lease_owner": "", "error": error}
+    update = {}
     if status == JudgeRun.Status.DONE:
         # What was actually processed: claims deleted mid-run are not "missing".
         update["total"] = fresh.done + fresh.failed + fresh.unparseable
@@ -459,9 +468,7 @@ def _finish(run: JudgeRun, owner: str, status: str, error: str = "") -> None:
             judged = fresh.done
             passed = run.verdicts.filter(verdict=JudgeVerdictChoice.NOT_IN_PILE).count()
             update["canary_pass_rate"] = passed / judged if judged else None
-    JudgeRun.objects.filter(pk=run.pk, lease_owner=owner, status=JudgeRun.Status.RUNNING).update(
-        **update
-    )
+    run_finish(run.pk, owner, status, error, **update)
 
 
 def run_execute(run_id: int, *, owner: str) -> str:
