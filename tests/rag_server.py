@@ -7,8 +7,9 @@ choices[0].message.context.passages.
 Deterministic faults: every fifth call (5th, 10th, ...) answers HTTP 500; a question containing
 "stall" sleeps past the client's timeout on every call; a question containing "garbage"
 answers {"answer": 3, ...}. Otherwise the answer is "Answer to: <question>" and the passages
-are `ctl.passages_for(question)`. `ctl.log` records (question, status) per call and
-`ctl.authorization` the last Authorization header seen.
+are `ctl.passages_for(question)`. `ctl.log` records (question, status) per call,
+`ctl.authorization` the last Authorization header seen and `ctl.max_in_flight` the most calls
+it was answering at once (`ctl.delay_s` holds every answer that long).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ class Control:
         self.authorization = ""
         self.lock = threading.Lock()
         self.server = None
+        self.delay_s = 0.0  # every answer waits this long (to see calls overlap)
+        self.in_flight = 0
+        self.max_in_flight = 0
 
     @staticmethod
     def passages_for(question: str) -> list[dict]:
@@ -62,13 +66,23 @@ def _handler(ctl: Control):
             openai = self.path.endswith("/chat/completions")
             question = body["messages"][-1]["content"] if openai else body["question"]
             with ctl.lock:
+                ctl.in_flight += 1
+                ctl.max_in_flight = max(ctl.max_in_flight, ctl.in_flight)
+            time.sleep(ctl.delay_s)
+            status, reply = self._answer(question, openai)
+            with ctl.lock:  # before the reply: the client may call again as soon as it has it
+                ctl.in_flight -= 1
+            self._send(status, reply)
+
+        def _answer(self, question: str, openai: bool) -> tuple[int, object]:
+            with ctl.lock:
                 ctl.calls += 1
                 fifth = ctl.calls % 5 == 0
                 ctl.authorization = self.headers.get("Authorization", "")
             status = 500 if fifth else 200
             ctl.log.append((question, status))
             if fifth:
-                return self._send(500, {"error": "internal"})
+                return 500, {"error": "internal"}
             if "stall" in question:
                 time.sleep(ctl.stall_s)
             answer, passages = f"Answer to: {question}", ctl.passages_for(question)
@@ -76,8 +90,8 @@ def _handler(ctl: Control):
                 answer = 3
             if openai:
                 message = {"content": answer, "context": {"passages": passages}}
-                return self._send(200, {"choices": [{"message": message}]})
-            return self._send(200, {"answer": answer, "passages": passages})
+                return 200, {"choices": [{"message": message}]}
+            return 200, {"answer": answer, "passages": passages}
 
     return Handler
 

@@ -34,6 +34,7 @@ def _declare(settings, monkeypatch, base_url, **extra):
         "api_key_env": "RAG_TEST_KEY",
         "timeout_seconds": 0.3,
         "max_retries": 2,
+        "max_concurrency": 1,  # the fault pattern (every fifth call) stays deterministic
         **extra,
     }
     settings.FAITHAUDIT_RAG_ENDPOINTS = json.dumps([entry])
@@ -97,6 +98,28 @@ def test_every_question_ends_answered_or_listed_failed(settings, monkeypatch, se
         assert base_url not in row.error
     project.refresh_from_db()
     assert project.answers_count == 13
+
+
+def test_calls_run_up_to_the_endpoints_concurrency_and_each_question_is_answered_once(
+    settings, monkeypatch, server
+):
+    base_url, ctl = server
+    ctl.delay_s = 0.15
+    _declare(settings, monkeypatch, base_url, max_concurrency=4, max_retries=5, timeout_seconds=2)
+    project = ProjectFactory()
+    questions = [f"What is rule {i}?" for i in range(16)]
+    run = sut_run_start(
+        project=project,
+        test_set=_test_set(project, questions),
+        endpoint_name="loop",
+        system_name="rag",
+    )
+    assert run.status == SutRun.Status.DONE
+    assert 2 <= ctl.max_in_flight <= 4  # overlapping calls, never more than the cap
+    rows = SutRunItem.objects.filter(run=run)
+    assert sorted(rows.values_list("state", flat=True)) == ["answered"] * 16
+    answers = Answer.objects.filter(project=project)
+    assert sorted(answers.values_list("question", flat=True)) == sorted(questions)
 
 
 def test_a_killed_run_resumes_without_duplicates(settings, monkeypatch, server):

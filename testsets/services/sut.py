@@ -2,7 +2,8 @@
 
 `sut_run_start` makes the run and one SutRunItem per item (unique per (run, item)), then hands
 it to a worker (or, without a broker, runs it now). `sut_run_execute` answers the pending
-items one by one: an item already answered or failed is never called again, and the answer
+items, up to the endpoint's `max_concurrency` calls at a time and its `min_interval_seconds`
+apart: an item already answered or failed is never called again, and the answer
 is written in the same transaction that moves its row from pending (re-read under
 select_for_update), so a run killed mid-way and started again resumes where it stopped and
 never writes an answer twice. Each response becomes an annotate Answer with its pile, in the
@@ -13,9 +14,11 @@ their text names the field or the HTTP status, never a key or the endpoint's URL
 from __future__ import annotations
 
 import json
+import threading
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from celery import current_app
 from django.conf import settings
@@ -148,13 +151,31 @@ def _call_once(rag: RagEndpoint, item: TestItem, project_id: int) -> tuple[str, 
     return native_response_parse(_post(endpoint.base_url, payload, key, endpoint.timeout_seconds))
 
 
-def _call(rag, row: SutRunItem, project_id: int) -> tuple[str, list[dict]]:
+class _Pacer:
+    """The endpoint's rate cap across every thread of a run: calls start at least
+    `min_interval_seconds` apart, whichever thread makes them."""
+
+    def __init__(self, interval: float):
+        self.interval = interval
+        self.lock = threading.Lock()
+        self.next_at = 0.0
+
+    def wait(self) -> None:
+        if self.interval <= 0:
+            return
+        with self.lock:
+            now = time.monotonic()
+            start = max(now, self.next_at)
+            self.next_at = start + self.interval
+        time.sleep(max(0.0, start - now))
+
+
+def _call(rag, row: SutRunItem, project_id: int, pacer: _Pacer) -> tuple[str, list[dict]]:
     """Call with bounded retries and exponential backoff; the attempts are counted on the row."""
     retries = rag.endpoint.max_retries if rag else 0
     backoff = float(getattr(settings, "FAITHAUDIT_SUT_BACKOFF_SECONDS", 0.5))
     for attempt in range(retries + 1):
-        if rag and rag.min_interval_seconds:
-            time.sleep(rag.min_interval_seconds)
+        pacer.wait()
         row.attempts += 1
         try:
             return _call_once(rag, row.item, project_id)
@@ -200,6 +221,30 @@ def _settle(run: SutRun, row: SutRunItem, result, error: str) -> None:
         )
 
 
+def _outcome(rag, row: SutRunItem, project_id: int, pacer: _Pacer):
+    """(answer text and pile, "") or (None, why it failed): what `_settle` writes."""
+    try:
+        return _call(rag, row, project_id, pacer), ""
+    except ResponseInvalid as exc:
+        return None, str(exc)
+
+
+def _outcomes(rag, rows: list[SutRunItem], project_id: int):
+    """Each row with its outcome, as the calls finish: up to the endpoint's `max_concurrency`
+    calls in flight from a thread pool (the built-in reference answers from the database, one
+    at a time). Only the calls run in the threads; every write stays on the caller's."""
+    pacer = _Pacer(rag.min_interval_seconds if rag else 0.0)
+    concurrency = max(1, rag.endpoint.max_concurrency) if rag else 1
+    if concurrency == 1 or len(rows) <= 1:
+        for row in rows:
+            yield row, _outcome(rag, row, project_id, pacer)
+        return
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="sut") as pool:
+        futures = {pool.submit(_outcome, rag, row, project_id, pacer): row for row in rows}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
 def sut_run_execute(*, run_id: int, limit: int | None = None) -> str:
     """Answer the run's pending items (at most `limit`, for tests of a killed run)."""
     run = SutRun.objects.get(pk=run_id)
@@ -208,14 +253,17 @@ def sut_run_execute(*, run_id: int, limit: int | None = None) -> str:
     pending = SutRunItem.objects.filter(run=run, state=SutRunItem.State.PENDING).select_related(
         "item"
     )
-    for count, row in enumerate(pending.order_by("id").iterator()):
-        if limit is not None and count >= limit:
-            SutRun.objects.filter(pk=run.pk).update(status=SutRun.Status.INTERRUPTED)
-            return "interrupted"
-        try:
-            _settle(run, row, _call(rag, row, run.project_id), "")
-        except ResponseInvalid as exc:
-            _settle(run, row, None, str(exc))
+    rows = list(
+        pending.order_by("id")[: limit + 1] if limit is not None else pending.order_by("id")
+    )
+    interrupted = limit is not None and len(rows) > limit
+    for row, (result, error) in _outcomes(
+        rag, rows[:limit] if interrupted else rows, run.project_id
+    ):
+        _settle(run, row, result, error)
+    if interrupted:
+        SutRun.objects.filter(pk=run.pk).update(status=SutRun.Status.INTERRUPTED)
+        return "interrupted"
     project_answers_recount(project_ids=[run.project_id])
     SutRun.objects.filter(pk=run.pk).update(status=SutRun.Status.DONE, finished_at=timezone.now())
     return "done"
