@@ -179,3 +179,129 @@ def bench_testset(ctx: Context) -> list:
             note=note,
         ),
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# The system-under-test calls against the endpoint's C/L bound (issue 27).
+
+SUT_QUESTIONS = 200
+SUT_CONCURRENCY = 8
+SUT_LATENCY_S = 0.1
+
+
+def _rag_server(latency_s: float):
+    """A native-contract RAG endpoint on loopback in a thread of this process: every answer
+    after `latency_s`, three passages each. Returns (base_url, stop)."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            time.sleep(latency_s)
+            question = body["question"]
+            passages = [
+                {"id": f"p{rank}", "title": f"Doc {rank}", "text": f"Passage {rank}: {question}"}
+                for rank in (1, 2, 3)
+            ]
+            data = json.dumps({"answer": f"Answer to {question}", "passages": passages}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def stop():
+        server.shutdown()
+        server.server_close()
+
+    return f"http://127.0.0.1:{server.server_address[1]}", stop
+
+
+def _sut_once(base_url: str, run: int) -> float:
+    """One run of SUT_QUESTIONS questions through `sut_run_execute`: questions per second."""
+    import json
+    import os
+    from unittest import mock
+
+    from django.conf import settings
+
+    from annotate.models import Project
+    from testsets.models import SutRun, TestItem, TestSet
+    from testsets.services.sut import sut_run_execute, sut_run_start
+
+    os.environ["FAITHAUDIT_BENCH_RAG_KEY"] = "bench-key"
+    settings.FAITHAUDIT_RAG_ENDPOINTS = json.dumps(
+        [
+            {
+                "name": "bench-rag",
+                "base_url": base_url,
+                "api_key_env": "FAITHAUDIT_BENCH_RAG_KEY",
+                "max_concurrency": SUT_CONCURRENCY,
+                "timeout_seconds": 10,
+            }
+        ]
+    )
+    project, _ = Project.objects.get_or_create(slug="bench-sut", defaults={"name": "bench sut"})
+    test_set = TestSet.objects.create(
+        project=project, name=f"bench-{run}-{time.time_ns()}", status=TestSet.Status.PUBLISHED
+    )
+    TestItem.objects.bulk_create(
+        TestItem(
+            test_set=test_set,
+            external_id=f"q{i}",
+            position=i,
+            question=f"What is the fee for case {i}?",
+            answer="truth",
+            status=TestItem.Status.ACCEPTED,
+        )
+        for i in range(SUT_QUESTIONS)
+    )
+    started = time.perf_counter()
+    with mock.patch("testsets.services.sut._enqueue"):  # run here, not by a worker
+        made = sut_run_start(
+            project=project, test_set=test_set, endpoint_name="bench-rag", system_name="bench"
+        )
+    sut_run_execute(run_id=made.pk)
+    elapsed = time.perf_counter() - started
+    done = SutRun.objects.get(pk=made.pk)
+    if done.done != SUT_QUESTIONS:
+        raise RuntimeError(f"the SUT run answered {done.done} of {SUT_QUESTIONS}")
+    return SUT_QUESTIONS / elapsed
+
+
+def bench_sut(ctx: Context) -> list:
+    """System-under-test calls per second as a share of C/L (C = the endpoint's
+    max_concurrency, L its latency): the thread pool of `sut_run_execute` with every answer
+    and its pile written, against a loopback endpoint answering after L."""
+    from bench.runner.common import Row
+
+    bound = SUT_CONCURRENCY / SUT_LATENCY_S
+    base_url, stop = _rag_server(SUT_LATENCY_S)
+    shares = []
+    try:
+        for run in range(ctx.runs):
+            rate = _sut_once(base_url, run)
+            shares.append(100 * rate / bound)
+            ctx.say(f"sut run {run + 1}: {rate:.1f} questions/s ({shares[-1]:.0f}% of C/L)")
+    finally:
+        stop()
+    return [
+        Row(
+            NUMBER,
+            f"system under test: questions/s as share of C/L ({bound:.0f}/s)",
+            f"{SUT_QUESTIONS} questions, C = {SUT_CONCURRENCY}, L = {SUT_LATENCY_S:g} s",
+            "%",
+            shares,
+            "≥ 80%",
+            lambda v: v >= 80,
+        )
+    ]

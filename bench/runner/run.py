@@ -19,7 +19,7 @@ from bench.runner.pages import bench_pages
 from bench.runner.report import bench_report
 from bench.runner.save_next import bench_save_next
 from bench.runner.stats_core import bench_stats
-from bench.testset import bench_testset
+from bench.testset import bench_sut, bench_testset
 
 MEASUREMENTS = (
     "save_next",
@@ -32,6 +32,7 @@ MEASUREMENTS = (
     "bits",
     "audit_efficiency",
     "testset",
+    "sut",
 )
 # Measurements that need no database: with only these chosen, Django is not set up.
 NO_DJANGO = ("audit_efficiency", "testset")
@@ -47,6 +48,7 @@ MEASURE: dict[str, Callable[[Context], list[Row]]] = {
     "pages": bench_pages,
     "bits": bench_bits,
     "testset": bench_testset,
+    "sut": bench_sut,
 }
 
 

@@ -19,14 +19,17 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from types import SimpleNamespace
 
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
-from annotate.models import Answer, Project, System
-from annotate.services.answers import answer_with_pile_create
+from annotate.bulk_insert import RowsInserter
+from annotate.models import Project, System
+from annotate.services.answers import answer_next_position, answers_with_piles_insert
 from annotate.services.projects import project_answers_recount
 from testsets.models import SutRun, SutRunItem, TestItem, TestSet
 from testsets.rag_endpoints import (
@@ -186,39 +189,67 @@ def _call(rag, row: SutRunItem, project_id: int, pacer: _Pacer) -> tuple[str, li
     raise AssertionError("unreachable")
 
 
-def _answer_write(run: SutRun, item: TestItem, text: str, pile: list[dict]) -> Answer:
-    system, _ = System.objects.get_or_create(
-        project_id=run.project_id, name=run.system_name, version=run.system_version
-    )
-    return answer_with_pile_create(
-        project_id=run.project_id,
+def _system(run: SutRun) -> System:
+    """The run's system, looked up once per execution (cached on the run object)."""
+    if getattr(run, "_system", None) is None:
+        run._system, _ = System.objects.get_or_create(
+            project_id=run.project_id, name=run.system_name, version=run.system_version
+        )
+    return run._system
+
+
+def _answer_of(run: SutRun, item: TestItem, text: str, pile: list[dict]) -> SimpleNamespace:
+    """The answer a response becomes, in the shape annotate's answer-with-pile write takes."""
+    return SimpleNamespace(
         external_id=f"sut{run.pk}-{item.external_id}"[:200],
         question=item.question,
         text=text,
-        pile=[(p["id"][:300], p["title"][:500], p["text"]) for p in pile],
-        system_id=system.pk,
-        question_id=item.external_id,
         risk_category=item.risk_category,
+        answerable=None,
+        abstention=False,
         reference=item.answer,
         metadata={"sut_run": run.pk, "test_set": run.test_set_id},
+        question_id=item.external_id,
+        pile=[
+            SimpleNamespace(source_id=p["id"][:300], title=p["title"][:500], text=p["text"])
+            for p in pile
+        ],
     )
 
 
-def _settle(run: SutRun, row: SutRunItem, result, error: str) -> None:
+def _settle(run: SutRun, settled: list[tuple[SutRunItem, object, str]]) -> None:
+    """Write a batch of outcomes in one transaction: each row re-read under its lock, and only
+    a row still pending is written (another execution may have settled it: nothing twice);
+    the answers with their piles in one insert (annotate's answers_with_piles_insert)."""
     with transaction.atomic():
-        locked = SutRunItem.objects.select_for_update().get(pk=row.pk)
-        if locked.state != SutRunItem.State.PENDING:
-            return  # another execution settled it first: write nothing twice
-        locked.attempts = row.attempts
-        if result is not None:
-            locked.answer = _answer_write(run, row.item, *result)
-            locked.state = SutRunItem.State.ANSWERED
-        else:
-            locked.state, locked.error = SutRunItem.State.FAILED, error[:2000]
-        locked.save(update_fields=["attempts", "answer", "state", "error"])
-        SutRun.objects.filter(pk=run.pk).update(
-            done=SutRunItem.objects.filter(run=run).exclude(state=SutRunItem.State.PENDING).count()
+        locked = {
+            row.pk: row
+            for row in SutRunItem.objects.select_for_update().filter(
+                pk__in=[row.pk for row, _, _ in settled], state=SutRunItem.State.PENDING
+            )
+        }
+        fresh = [(row, result, error) for row, result, error in settled if row.pk in locked]
+        answered = [(row, result) for row, result, _ in fresh if result is not None]
+        answer_ids, _ = answers_with_piles_insert(
+            RowsInserter(),
+            project_id=run.project_id,
+            answers=[_answer_of(run, row.item, *result) for row, result in answered],
+            first_position=answer_next_position(project_id=run.project_id),
+            system_ids=[_system(run).pk] * len(answered),
         )
+        ids = dict(zip([row.pk for row, _ in answered], answer_ids, strict=True))
+        updates = []
+        for row, result, error in fresh:
+            update = locked[row.pk]
+            update.attempts = row.attempts
+            if result is not None:
+                update.answer_id, update.state = ids[row.pk], SutRunItem.State.ANSWERED
+            else:
+                update.state, update.error = SutRunItem.State.FAILED, error[:2000]
+            updates.append(update)
+        SutRunItem.objects.bulk_update(updates, ["attempts", "answer", "state", "error"])
+        # These rows have just left pending under their locks: done grows by them, no count.
+        SutRun.objects.filter(pk=run.pk).update(done=F("done") + len(updates))
 
 
 def _outcome(rag, row: SutRunItem, project_id: int, pacer: _Pacer):
@@ -257,10 +288,17 @@ def sut_run_execute(*, run_id: int, limit: int | None = None) -> str:
         pending.order_by("id")[: limit + 1] if limit is not None else pending.order_by("id")
     )
     interrupted = limit is not None and len(rows) > limit
+    batch: list = []
+    size = max(1, rag.endpoint.max_concurrency) if rag else 1
     for row, (result, error) in _outcomes(
         rag, rows[:limit] if interrupted else rows, run.project_id
     ):
-        _settle(run, row, result, error)
+        batch.append((row, result, error))
+        if len(batch) >= size:  # a killed worker loses at most one batch of calls
+            _settle(run, batch)
+            batch = []
+    if batch:
+        _settle(run, batch)
     if interrupted:
         SutRun.objects.filter(pk=run.pk).update(status=SutRun.Status.INTERRUPTED)
         return "interrupted"
