@@ -1,0 +1,80 @@
+"""The check of a test answer's claims against the item's ground truth (answer + quotes):
+verdicts read off the sentences by hand (the lexical baseline's rule: same words and figures
+→ correct; a figure or a negation differing → incorrect; nothing shared → not addressed)."""
+
+import pytest
+
+from tests.testsets.truth_world import truth_world_build
+from testsets.models import TruthCheck
+from testsets.services.truth import truth_check_counts, truth_check_run
+
+pytestmark = pytest.mark.django_db
+
+SAME = "Customers may request a refund within 30 days of purchase."
+OTHER_FIGURE = "Customers may request a refund within 90 days of purchase."
+OUTSIDE = "The shop opens on Sundays at the harbour."
+NEGATED = "Adults must take more than 4 grams of paracetamol a day."
+DOSE_SAME = "Adults must not take more than 4 grams of paracetamol a day."
+
+
+def _world():
+    return truth_world_build(
+        claims_refund=[SAME, OTHER_FIGURE, OUTSIDE], claims_dose=[NEGATED, DOSE_SAME]
+    )
+
+
+def _verdicts():
+    return dict(TruthCheck.objects.values_list("claim__text", "verdict"))
+
+
+def test_each_claim_gets_the_verdict_its_sentence_earns():
+    world = _world()
+    counts = truth_check_run(run=world.run)
+    assert _verdicts() == {
+        SAME: "CORRECT",
+        OTHER_FIGURE: "INCORRECT",  # 90 days where the ground truth says 30
+        OUTSIDE: "NOT_ADDRESSED",  # nothing of it is in the answer or the quote
+        NEGATED: "INCORRECT",  # "must take" where the ground truth says "must not take"
+        DOSE_SAME: "CORRECT",
+    }
+    assert counts == {
+        "claims": 5,
+        "CORRECT": 2,
+        "INCORRECT": 2,
+        "NOT_ADDRESSED": 1,
+        "answers": 2,
+        "answers_without_claims": 0,
+        "method": "lexical-baseline-1",
+    }
+    check = TruthCheck.objects.get(claim=world.claims[OTHER_FIGURE])
+    assert check.item == world.refund
+    assert "figure" in check.note
+
+
+def test_a_second_check_rewrites_in_place_and_follows_an_edited_ground_truth():
+    world = _world()
+    truth_check_run(run=world.run)
+    first_ids = set(TruthCheck.objects.values_list("id", flat=True))
+    truth_check_run(run=world.run)
+    assert set(TruthCheck.objects.values_list("id", flat=True)) == first_ids  # no new rows
+    # The ground truth says 90 days now (answer and quote): the two refund claims swap.
+    world.refund.answer = OTHER_FIGURE
+    world.refund.save()
+    world.refund.quotes.update(text=OTHER_FIGURE)
+    truth_check_run(run=world.run)
+    assert TruthCheck.objects.count() == 5
+    assert _verdicts()[SAME] == "INCORRECT"
+    assert _verdicts()[OTHER_FIGURE] == "CORRECT"
+    assert truth_check_counts(run=world.run) == {
+        "CORRECT": 2,
+        "INCORRECT": 2,
+        "NOT_ADDRESSED": 1,
+        "claims": 5,
+    }
+
+
+def test_answers_not_split_yet_are_counted_and_nothing_is_written():
+    world = truth_world_build(claims_refund=[], claims_dose=[])
+    counts = truth_check_run(run=world.run)
+    assert (counts["claims"], counts["answers_without_claims"]) == (0, 2)
+    assert not TruthCheck.objects.exists()
