@@ -4,16 +4,20 @@ the automatic check's verdicts (tests/testsets/test_truth.py derives them) and o
 correctness mark, which is used before the automatic check."""
 
 import pytest
+from django.urls import reverse
 
-from annotate.models import Label
+from annotate.models import Label, Role
+from metrics.services import snapshot_compute, snapshot_create
 from metrics.services.report import report_compute
 from tests.factories import (
+    PASSWORD,
     AnswerFactory,
     ClaimFactory,
     GoldFactory,
     JudgeFactory,
     JudgeRunFactory,
     JudgeVerdictFactory,
+    MembershipFactory,
     ProjectFactory,
     UserFactory,
 )
@@ -108,3 +112,40 @@ def test_a_project_without_test_answers_has_no_ground_truth_key():
     project = ProjectFactory()
     GoldFactory(claim=ClaimFactory(answer=AnswerFactory(project=project)))
     assert "ground_truth" not in report_compute(project=project)
+
+
+def _lead_client(client, project):
+    lead = UserFactory()
+    MembershipFactory(project=project, user=lead, role=Role.LEAD)
+    client.login(username=lead.username, password=PASSWORD)
+
+
+def _row(html: str, table: str, risk: str) -> str:
+    start = html.index(f'data-testid="ground-truth-{table}"')
+    start = html.index(f'data-risk="{risk}"', start)
+    return html[start : html.index("</tr>", start)]
+
+
+def test_the_dashboard_shows_the_partition_by_risk_class(client):
+    world = _world()
+    _lead_client(client, world.project)
+    snapshot = snapshot_create(project=world.project, judge=None)
+    snapshot_compute(snapshot_id=snapshot.pk)
+    html = client.get(reverse("metrics:dashboard", args=[world.project.slug])).content.decode()
+    assert 'data-testid="ground-truth-panel"' in html
+    assert "Used here: 1 analysts' mark, 4 automatic checks." in html
+    assert 'data-figure="hallucination">20%' in _row(html, "gold", "all")
+    assert 'data-figure="self_knowledge">40%' in _row(html, "gold", "all")
+    assert 'data-figure="faithfulness">33%' in _row(html, "gold", "financial")
+    assert 'data-figure="self_knowledge">100%' in _row(html, "gold", "health")
+    assert 'data-testid="ground-truth-judge"' not in html  # no judge audited
+
+
+def test_the_dashboard_hides_the_panel_without_test_answers(client):
+    project = ProjectFactory()
+    GoldFactory(claim=ClaimFactory(answer=AnswerFactory(project=project)))
+    _lead_client(client, project)
+    snapshot_compute(snapshot_id=snapshot_create(project=project, judge=None).pk)
+    html = client.get(reverse("metrics:dashboard", args=[project.slug])).content.decode()
+    assert 'data-figure="faithfulness"' in html  # the report is there
+    assert "ground-truth-panel" not in html

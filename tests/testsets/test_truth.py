@@ -78,3 +78,26 @@ def test_answers_not_split_yet_are_counted_and_nothing_is_written():
     counts = truth_check_run(run=world.run)
     assert (counts["claims"], counts["answers_without_claims"]) == (0, 2)
     assert not TruthCheck.objects.exists()
+
+
+def test_a_lead_runs_the_check_from_the_run_page_and_reads_its_counts(client):
+    from django.urls import reverse
+
+    from annotate.models import Role
+    from tests.factories import PASSWORD, MembershipFactory, UserFactory
+
+    world = _world()
+    lead = UserFactory()
+    MembershipFactory(project=world.project, user=lead, role=Role.LEAD)
+    client.login(username=lead.username, password=PASSWORD)
+    args = [world.project.slug, world.run.pk]
+    page = client.get(reverse("testsets:run-detail", args=args)).content.decode()
+    assert "Check answers against the ground truth" in page
+    assert "run-truth-counts" not in page  # nothing checked yet
+    response = client.post(reverse("testsets:run-truth", args=args), follow=True)
+    html = response.content.decode()
+    assert (
+        "Checked 5 claims against the ground truth: 2 correct, 2 incorrect, 1 not addressed."
+        in (html)
+    )
+    assert "5 claims checked: 2 correct, 2 incorrect, 1 not addressed." in html
