@@ -101,3 +101,55 @@ def test_a_lead_runs_the_check_from_the_run_page_and_reads_its_counts(client):
         in (html)
     )
     assert "5 claims checked: 2 correct, 2 incorrect, 1 not addressed." in html
+
+
+def _analyst_client(client, project):
+    from annotate.models import Role
+    from tests.factories import PASSWORD, MembershipFactory, UserFactory
+
+    analyst = UserFactory()
+    MembershipFactory(project=project, user=analyst, role=Role.ANALYST)
+    client.login(username=analyst.username, password=PASSWORD)
+    return analyst
+
+
+def test_the_labelling_screen_shows_the_ground_truth_only_after_the_analysts_own_label(client):
+    from django.urls import reverse
+
+    from annotate.models import Reveal
+
+    world = _world()
+    world.project.reveal_after_save = True
+    world.project.save()
+    truth_check_run(run=world.run)
+    analyst = _analyst_client(client, world.project)
+    claim = world.claims[OTHER_FIGURE]
+    screen = reverse("annotate:label-claim", args=[world.project.slug, claim.pk])
+    before = client.get(screen).content.decode()
+    assert claim.text in before  # the claim's screen, blind
+    assert "reveal-ground-truth" not in before
+    assert "Ground truth</strong>" not in before
+    assert not Reveal.objects.exists()
+
+    save = reverse("annotate:label-save", args=[world.project.slug, claim.pk])
+    saved = client.post(save, {"verdict": "NOT_IN_PILE", "correct": "no"}, follow=True)
+    assert saved.status_code == 200
+    after = client.get(screen).content.decode()
+    assert 'data-testid="reveal-ground-truth"' in after
+    assert "Ground truth</strong> of test question q0 (Financial)" in after
+    assert world.refund.answer in after
+    assert "Automatic check against it: Incorrect (contradicts the ground truth)." in after
+    # Seen: a later change of this label is "changed after reveal".
+    assert Reveal.objects.filter(claim=claim, user=analyst, verdict="NOT_IN_PILE").exists()
+
+
+def test_without_reveal_after_save_the_ground_truth_is_never_shown(client):
+    from django.urls import reverse
+
+    world = _world()  # reveal_after_save off: the screen stays blind after the save too
+    _analyst_client(client, world.project)
+    claim = world.claims[SAME]
+    save = reverse("annotate:label-save", args=[world.project.slug, claim.pk])
+    client.post(save, {"verdict": "SUPPORTED"}, follow=True)
+    screen = reverse("annotate:label-claim", args=[world.project.slug, claim.pk])
+    assert "reveal-ground-truth" not in client.get(screen).content.decode()

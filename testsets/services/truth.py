@@ -103,3 +103,23 @@ def truth_check_counts(*, run: SutRun) -> dict:
     return {verdict.value: stored[verdict.value] for verdict in TruthCheck.Verdict} | {
         "claims": sum(stored.values())
     }
+
+
+def claim_ground_truth(*, claim) -> dict | None:
+    """The ground truth of a claim whose answer a system under test gave to a test question
+    (its item's question, answer and quotes, and the automatic check's verdict if any), or None.
+    Only for a screen that has passed the reveal gate (`claim_reveal_for_user`)."""
+    row = (
+        SutRunItem.objects.filter(answer_id=claim.answer_id)
+        .select_related("item")
+        .prefetch_related("item__quotes")
+        .first()
+    )
+    if row is None:
+        return None
+    check = TruthCheck.objects.filter(claim_id=claim.pk).order_by("-created_at", "-id").first()
+    return {
+        "item": row.item,
+        "quotes": [quote.text for quote in row.item.quotes.all()],
+        "check": check,
+    }
