@@ -49,3 +49,8 @@ judge_verdict_stratum = Hook("judge_verdict_stratum", default=_no_judges)
 answers_with_judge_verdict = Hook(
     "answers_with_judge_verdict", default=lambda *, project, verdict: []
 )
+
+# The ground truth of a claim of an answer to a test question (testsets: its item's question,
+# answer, quotes and the automatic check), for the reveal after the user's own label; None
+# when the claim has none or no testsets app is installed.
+claim_ground_truth = Hook("claim_ground_truth", default=lambda *, claim: None)

@@ -36,6 +36,7 @@ from annotate.vocabulary import Verdict
 from judges.models import Judge, JudgeRun, JudgeVerdict, PairwiseVerdict
 from metrics.models import ReportSnapshot
 from metrics.sql import rows_as_csv_text
+from testsets.models import SutRunItem, TruthCheck
 
 # Runs whose verdicts count: finished, or still writing (their verdicts so far are real).
 COUNTED_RUN_STATUSES = (JudgeRun.Status.DONE, JudgeRun.Status.RUNNING)
@@ -661,3 +662,24 @@ def pairwise_preference_rows(*, a: System, b: System) -> list[tuple[str, str, st
         )
         for key, analyst, imported, preferred, strength in rows.order_by("id")
     ]
+
+
+def ground_truth_columns(*, project: Project) -> pd.DataFrame:
+    """claim_id and the automatic check's verdict ("" when not checked yet) of every claim of
+    an answer a system under test gave to a test question (testsets' `SutRunItem.answer`): the
+    claims that have a ground truth. The newest method's verdict when a claim has several."""
+    answers = SutRunItem.objects.filter(run__project=project, answer__isnull=False)
+    claims = _frame(
+        Claim.objects.filter(project=project, answer_id__in=answers.values("answer_id")).order_by(
+            "id"
+        ),
+        {"id": "claim_id"},
+    )
+    checks = _frame(
+        TruthCheck.objects.filter(claim__project=project).order_by("claim_id", "created_at", "id"),
+        {"claim_id": "claim_id", "verdict": "truth"},
+    )
+    checks = _text(checks, "truth").drop_duplicates("claim_id", keep="last")
+    frame = claims.merge(checks, on="claim_id", how="left")
+    frame["truth"] = frame["truth"].fillna("").astype(str)
+    return frame

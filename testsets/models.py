@@ -302,3 +302,34 @@ class GenerationJob(models.Model):
     @property
     def percent(self) -> int:
         return 100 if not self.total else int(100 * self.done / self.total)
+
+
+class TruthCheck(models.Model):
+    """One claim of an answer to a test question checked against the item's ground truth
+    (its answer and quotes; issue 27, item 5). One row per (claim, method): a check run again
+    rewrites the verdict in place (testsets/services/truth.py `truth_check_run`)."""
+
+    class Verdict(models.TextChoices):
+        CORRECT = "CORRECT", "Correct (agrees with the ground truth)"
+        INCORRECT = "INCORRECT", "Incorrect (contradicts the ground truth)"
+        NOT_ADDRESSED = "NOT_ADDRESSED", "Not addressed by the ground truth"
+
+    claim = models.ForeignKey("annotate.Claim", on_delete=models.CASCADE, related_name="+")
+    item = models.ForeignKey(TestItem, on_delete=models.CASCADE, related_name="truth_checks")
+    verdict = models.CharField(max_length=14, choices=Verdict.choices)
+    method = models.CharField(max_length=80, help_text="e.g. lexical-baseline-1")
+    note = models.TextField(blank=True, help_text="What the check matched, for the reader.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["claim_id", "method"]
+        constraints = [
+            models.UniqueConstraint(fields=["claim", "method"], name="truth_check_unique"),
+            models.CheckConstraint(
+                condition=Q(verdict__in=["CORRECT", "INCORRECT", "NOT_ADDRESSED"]),
+                name="truth_check_verdict_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"claim {self.claim_id}: {self.verdict} ({self.method})"

@@ -16,6 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url, trigger_client_event
 
+from annotate import hooks
 from annotate.access import project_view
 from annotate.guidelines import guidelines_html
 from annotate.models import (
@@ -227,6 +228,7 @@ def _screen(
         context["saved_reveal"] = claim_reveal_for_user(
             claim=saved.claim, user=request.user, project=project
         )
+    _ground_truth_attach(context, claim, saved)
     if not request.htmx:  # the panel sits outside the #screen partial: not on every save
         context["guidelines"] = guidelines_html(project.guidelines)
     template = "annotate/label.html"
@@ -257,11 +259,22 @@ class _PileById:
         return self._passages.get(passage_id)
 
 
+def _ground_truth_attach(context: dict, claim, saved) -> None:
+    """Beside a reveal (never without one: the same gate, after the user's own label), the
+    ground truth of a claim of an answer to a test question (issue 27, item 5)."""
+    for key, shown in (("reveal", claim), ("saved_reveal", getattr(saved, "claim", None))):
+        if context.get(key) is not None and shown is not None:
+            context[key] = {**context[key], "ground_truth": hooks.claim_ground_truth(claim=shown)}
+
+
 def _reveals_record(user, shown: tuple) -> None:
     """Record a reveal this screen renders (a judge's verdict or a colleague's label beside
     the user's own label): a later change of that label is then `changed_after_reveal`."""
     reveal, label = shown
-    if label is not None and reveal and (reveal["judge_verdicts"] or reveal["colleague_labels"]):
+    seen = reveal and (
+        reveal["judge_verdicts"] or reveal["colleague_labels"] or reveal.get("ground_truth")
+    )
+    if label is not None and seen:
         reveal_record(claim_id=label.claim_id, user=user, verdict=label.verdict)
 
 

@@ -28,6 +28,7 @@ from metrics.services.rates import (
     _project_rates,
     _self_knowledge,
 )
+from metrics.services.truth import ground_truth_block
 
 
 def backend_report_block(backend: str) -> tuple[str, Any] | None:
@@ -118,6 +119,9 @@ def report_build(
                 model=report["judge"]["model"],
                 prompt_version=report["judge"]["prompt_version"],
             )
+    truth = ground_truth_block(project=project, data=data, judged=report.get("_judged"))
+    if truth is not None:  # only where a claim has a ground truth: older reports unchanged
+        report["ground_truth"] = truth
     report["design"] = design_section(data, report, estimators.design_labels())
     report["method"]["design"] = report["design"]["method"]
     if report["design"]["outside_queue"]["text"]:

@@ -101,6 +101,7 @@ EXPECTED_ROLE = {
     "testsets:run-detail": "lead",
     "testsets:run-progress": "lead",
     "testsets:run-resume": "lead",
+    "testsets:run-truth": "lead",
     # the knowledge base: members read it; leads upload and generate test sets (issue 27)
     "testsets:documents": "analyst",
     "testsets:documents-upload": "lead",

@@ -20,6 +20,7 @@ from judges.endpoints import EndpointNotDeclared, EndpointsError
 from testsets.models import SutRun, SutRunItem, TestSet
 from testsets.rag_endpoints import REFERENCE, rag_endpoints_declared
 from testsets.services.sut import sut_run_resume, sut_run_start
+from testsets.services.truth import truth_check_counts, truth_check_run
 
 
 def endpoint_choices() -> tuple[list[str], str]:
@@ -104,6 +105,7 @@ def _run_context(project, membership, run: SutRun) -> dict:
         "finished": run.status in (SutRun.Status.DONE, SutRun.Status.INTERRUPTED),
         "percent": round(100 * run.done / run.total) if run.total else 100,
         "system": system,
+        "truth": truth_check_counts(run=run),
     }
 
 
@@ -141,6 +143,29 @@ def run_resume(request, project, membership, sut_run_id: int):
     return redirect("testsets:run-detail", project.slug, run.pk)
 
 
+@require_POST
+@project_view(Role.LEAD)
+def run_truth(request, project, membership, sut_run_id: int):
+    """Check the claims of the run's answers against their items' ground truth (offline)."""
+    run = run_get(project, sut_run_id)
+    counts = truth_check_run(run=run)
+    if not counts["claims"]:
+        messages.warning(request, "No claim to check: split the run's answers into claims first.")
+    else:
+        messages.success(
+            request,
+            f"Checked {counts['claims']} claims against the ground truth: "
+            f"{counts['CORRECT']} correct, {counts['INCORRECT']} incorrect, "
+            f"{counts['NOT_ADDRESSED']} not addressed"
+            + (
+                f"; {counts['answers_without_claims']} answers are not split yet."
+                if counts["answers_without_claims"]
+                else "."
+            ),
+        )
+    return redirect("testsets:run-detail", project.slug, run.pk)
+
+
 RUN = "p/<slug:slug>/testsets/runs/<int:sut_run_id>/"
 urlpatterns = [
     path("p/<slug:slug>/testsets/runs/", run_list, name="runs"),
@@ -148,4 +173,5 @@ urlpatterns = [
     path(RUN, run_detail, name="run-detail"),
     path(RUN + "progress/", run_progress, name="run-progress"),
     path(RUN + "resume/", run_resume, name="run-resume"),
+    path(RUN + "truth/", run_truth, name="run-truth"),
 ]
