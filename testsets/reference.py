@@ -71,8 +71,11 @@ def tokens(text: str) -> list[str]:
 
 def _index(project_id: int):
     rows = DocumentPassage.objects.filter(document__project_id=project_id)
-    key_row = rows.aggregate(n=Count("id"), top=Max("id"))
-    key = (key_row["n"], key_row["top"])
+    # The passages' count and newest id, and the newest document's time: a changed knowledge
+    # base changes one of them (ids a rolled-back SQLite transaction gave out are given again,
+    # the time is not).
+    key_row = rows.aggregate(n=Count("id"), top=Max("id"), at=Max("document__created_at"))
+    key = (key_row["n"], key_row["top"], key_row["at"])
     with _lock:
         cached = _cache.get(project_id)
         if cached and cached[0] == key:

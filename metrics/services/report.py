@@ -119,7 +119,7 @@ def report_build(
                 model=report["judge"]["model"],
                 prompt_version=report["judge"]["prompt_version"],
             )
-    truth = ground_truth_block(project=project, data=data, judged=report.get("_judged"))
+    truth = ground_truth_block(project=project, data=data, judged=judged)
     if truth is not None:  # only where a claim has a ground truth: older reports unchanged
         report["ground_truth"] = truth
     report["design"] = design_section(data, report, estimators.design_labels())
