@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from celery import current_app
 from django.db import transaction
@@ -33,6 +34,7 @@ from judges.services import judge_spec
 from testsets.limits import generation_limits
 from testsets.models import (
     Document,
+    DocumentPassage,
     GenerationDrop,
     GenerationJob,
     ItemQuote,
@@ -227,22 +229,54 @@ def _generator(job: GenerationJob):
     return llm_generator.LlmGenerator(spec, generation_limits().document_prompt_chars)
 
 
-def _candidates(generator, document: Document, passages: list[PassageView], usage: dict):
+def _candidates(generator, document: Document, passages: list[PassageView]):
+    """(candidates, tokens in, tokens out) of one document, or the JudgeCallFailed /
+    JudgeConfigError that stopped it (returned, so a thread hands it back in order)."""
+    title = document.title or document.external_id
     if generator is None:
-        return offline_generator.offline_candidates(
-            title=document.title or document.external_id,
-            language=document.language,
-            passages=passages,
+        items = offline_generator.offline_candidates(
+            title=title, language=document.language, passages=passages
         )
-    items, tokens_in, tokens_out = generator.candidates(
-        title=document.title or document.external_id,
-        language=document.language,
-        passages=passages,
+        return items, 0, 0
+    try:
+        return generator.candidates(title=title, language=document.language, passages=passages)
+    except (JudgeCallFailed, JudgeConfigError) as exc:
+        return exc
+
+
+def _passages_by_document(project: Project) -> dict[int, list[PassageView]]:
+    """Every passage of the project's documents in one query, by document, in position order."""
+    out: dict[int, list[PassageView]] = {}
+    rows = DocumentPassage.objects.filter(document__project=project).order_by(
+        "document_id", "position"
     )
-    usage["calls"] = usage.get("calls", 0) + 1
-    usage["tokens_in"] = usage.get("tokens_in", 0) + tokens_in
-    usage["tokens_out"] = usage.get("tokens_out", 0) + tokens_out
-    return items
+    for pk, document_id, position, text in rows.values_list(
+        "pk", "document_id", "position", "text"
+    ):
+        out.setdefault(document_id, []).append(PassageView(pk, position, text))
+    return out
+
+
+def _generated(generator, documents: list, passages: dict):
+    """Each document with its candidates, in document order: an LLM generator's calls run up
+    to its endpoint's `max_concurrency` at a time (the offline one runs here, one by one);
+    every write stays with the caller."""
+    if generator is None or len(documents) <= 1:
+        for document in documents:
+            yield document, _candidates(generator, document, passages.get(document.pk, []))
+        return
+    concurrency = max(1, generator.spec.endpoint.max_concurrency)
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="generate") as pool:
+        futures = [
+            pool.submit(_candidates, generator, document, passages.get(document.pk, []))
+            for document in documents
+        ]
+        try:
+            for document, future in zip(documents, futures, strict=True):
+                yield document, future.result()
+        finally:
+            for future in futures:  # a stopped job calls no further document
+                future.cancel()
 
 
 def generation_execute(*, job_id: int, limit: int | None = None) -> str:
@@ -257,21 +291,28 @@ def generation_execute(*, job_id: int, limit: int | None = None) -> str:
         checker = _checker(job)
     except (GenerationRefused, JudgeConfigError) as exc:
         return _fail(job, str(exc))
-    documents = list(Document.objects.filter(project=job.project).order_by("pk"))
+    documents = list(Document.objects.filter(project=job.project).order_by("pk"))[job.done :]
+    stopped = limit is not None and len(documents) > limit
+    documents = documents[:limit] if stopped else documents
+    passages = _passages_by_document(job.project)
     usage = dict(job.usage)
-    for number, document in enumerate(documents[job.done :]):
-        if limit is not None and number >= limit:
-            return GenerationJob.Status.RUNNING
-        passages = [
-            PassageView(p.pk, p.position, p.text) for p in document.passages.order_by("position")
-        ]
+    for document, outcome in _generated(generator, documents, passages):
+        if isinstance(outcome, Exception):
+            return _fail(job, f"document {document.external_id!r}: {outcome}")
+        candidates, tokens_in, tokens_out = outcome
+        if generator is not None:
+            usage["calls"] = usage.get("calls", 0) + 1
+            usage["tokens_in"] = usage.get("tokens_in", 0) + tokens_in
+            usage["tokens_out"] = usage.get("tokens_out", 0) + tokens_out
+        document_passages = passages.get(document.pk, [])
         try:
-            candidates = _candidates(generator, document, passages, usage)
-            written = _document_write(job, document, passages, candidates, checker, usage)
-        except (JudgeCallFailed, JudgeConfigError) as exc:
+            written = _document_write(job, document, document_passages, candidates, checker, usage)
+        except (JudgeCallFailed, JudgeConfigError) as exc:  # a judge as the entailment check
             return _fail(job, f"document {document.external_id!r}: {exc}")
         if not written:
             return GenerationJob.Status.RUNNING  # another worker has moved the job on
+    if stopped:
+        return GenerationJob.Status.RUNNING
     return _finish(job)
 
 
