@@ -145,10 +145,10 @@ def _from_report(run: JudgeRun, own: dict) -> dict | None:
     )
     if block is None or not block.get("n_audited"):
         return None
-    return _report_figures(block, own, snapshot.computed_at)
+    return _report_figures(block, own, snapshot)
 
 
-def _report_figures(block: dict, own: dict, computed_at) -> dict:
+def _report_figures(block: dict, own: dict, snapshot) -> dict:
     """The run page's agreement from one instrument block of the report."""
     n = int(block["n_audited"])
     matrix = (block.get("confusion") or {}).get("matrix") or []
@@ -171,7 +171,8 @@ def _report_figures(block: dict, own: dict, computed_at) -> dict:
         "kappa_ci": _interval(block.get("kappa_ci")) if kappa is not None else None,
         "confusion": confusion if len(matrix) == len(VERDICT_ORDER) else own["confusion"],
         "method": method,
-        "report_at": computed_at,
+        "report_at": snapshot.computed_at,
+        "report_all_systems": snapshot.all_systems,
     }
 
 
