@@ -41,6 +41,7 @@ def test_the_dashboard_links_to_the_other_system_and_all_systems_not_to_manage_p
         f"{second.name}@{second.version}; or compare the systems on the questions they share."
     ) in text
     assert "manage.py" not in text
+    assert "Why two half-widths: the headline's ±" in text  # the panel on the dashboard too
     page = client.get(reverse("metrics:dashboard", args=["demo"])).content.decode()
     assert f'system={second.pk}" data-system-note="{second.pk}"' in page
     assert 'system=all" data-system-note="all"' in page
@@ -53,9 +54,17 @@ def test_analysts_read_the_forecast_without_formulas_or_design_effects(client, d
     assert "How many more labels" in lead
     for word in ("variance formula", "V₁", "At ±0.213"):
         assert word in lead, word
+    # The two half-widths a few lines apart say why they differ (issue 32 item 4).
+    headline = re.search(r"PPI\+\+; ±(0\.\d{3}), half its width", lead).group(1)
+    forecast = re.search(r"±(0\.\d{3}) now by this forecast's variance formula", lead).group(1)
+    assert headline != forecast
+    assert (
+        f"Why two half-widths: the headline's ±{headline} is half its own 95% interval; the "
+        f"forecast's ±{forecast} comes from the variance formula it projects with"
+    ) in lead
     client.force_login(demo["ana"])
     ana = _text(client, url)
     assert "How many more labels" in ana
     assert "about 90 more" in ana
-    for word in ("V₁", "variance formula", "design effect", "±0.2"):
+    for word in ("V₁", "variance formula", "design effect", "±0.2", "Why two half-widths"):
         assert word not in ana, word
