@@ -166,6 +166,15 @@ def run_gold_pairs(*, run: JudgeRun) -> tuple[list[str], list[str], int]:
     return gold, judged, unparseable
 
 
+def run_gold_claims_count(*, run: JudgeRun) -> int:
+    """How many claims with gold the run could pair with: the project's claims that have gold
+    (of the run's answers only, for a run started on a filtered answers list)."""
+    claims = Claim.objects.filter(project_id=run.project_id, gold__isnull=False)
+    if run.answer_ids is not None:
+        claims = claims.filter(answer_id__in=run.answer_ids)
+    return claims.count()
+
+
 def run_stale_count(*, run: JudgeRun) -> int:
     """How many of the run's verdicts were made on text a lead has since changed."""
     return run.verdicts.filter(stale=True).count()

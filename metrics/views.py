@@ -581,15 +581,25 @@ class QueueDesignForm(forms.Form):
         from annotate.models import Project
 
         self.fields["queue_design"].choices = Project.QueueDesign.choices
-        self.fields["design_run_id"].choices = [("", "—")] + [
+        none = "— none (the uniform design needs no run)" if runs else "— no finished judge run yet"
+        self.fields["design_run_id"].choices = [("", none)] + [
             (str(run.pk), f"run {run.pk} · {run.judge.name} · {run.total} claims" + finished)
             for run in runs
             for finished in [f" · {run.finished_at:%Y-%m-%d %H:%M}" if run.finished_at else ""]
         ]
 
 
-def _design_context(project, membership, form) -> dict:
-    return {"project": project, "membership": membership, "form": form, "job": project.design_job}
+def _design_context(project, membership, form, runs=None) -> dict:
+    from metrics.services.active_design import design_runs_unfinished
+
+    return {
+        "project": project,
+        "membership": membership,
+        "form": form,
+        "job": project.design_job,
+        "no_run": runs is not None and not runs,
+        "runs_unfinished": list(design_runs_unfinished(project=project)[:3]),
+    }
 
 
 @project_view(Role.LEAD)
@@ -606,7 +616,12 @@ def queue_design(request, project, membership):
         "queue_design": project.queue_design,
         "label_budget": project.label_budget,
         "target_half_width": project.target_half_width,
-        "design_run_id": str(project.design_run_id or (runs[0].pk if runs else "")),
+        # The run the design uses, while it is still offered; else the newest finished run.
+        "design_run_id": str(
+            project.design_run_id
+            if project.design_run_id in {run.pk for run in runs}
+            else (runs[0].pk if runs else "")
+        ),
     }
     form = QueueDesignForm(
         request.POST if request.method == "POST" else None,
@@ -639,6 +654,6 @@ def queue_design(request, project, membership):
     return render(
         request,
         "metrics/queue_design.html",
-        _design_context(project, membership, form),
+        _design_context(project, membership, form, runs),
         status=400 if form.errors else 200,
     )

@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 from celery import current_app
 from django.db import transaction
+from django.db.models import F
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import Claim, Gold, Project, Verdict
@@ -70,7 +71,21 @@ def design_runs(*, project: Project):
             project=project, status=JudgeRun.Status.DONE, kind=JudgeRun.Kind.VERIFY
         )
         .select_related("judge")
-        .order_by("-finished_at", "-id")
+        .order_by(F("finished_at").desc(nulls_last=True), "-id")
+    )
+
+
+def design_runs_unfinished(*, project: Project):
+    """The project's verify runs still judging (pending or running), newest first: offered to
+    a design once they have finished."""
+    return (
+        JudgeRun.objects.filter(
+            project=project,
+            status__in=(JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING),
+            kind=JudgeRun.Kind.VERIFY,
+        )
+        .select_related("judge")
+        .order_by("-id")
     )
 
 

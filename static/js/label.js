@@ -575,6 +575,11 @@
       paintQuote();
       var box = byId("quote-text");
       if (box) box.focus();
+    } else if (target.closest && target.closest("a[data-focus]")) {
+      // The screen's skip links: to the quote box or into the pile, as q and p do.
+      event.preventDefault();
+      if (target.closest("a[data-focus]").dataset.focus === "pile") focusPile();
+      else focusQuote();
     } else if (target.closest && target.closest(".guidelines-open")) {
       event.preventDefault();
       var dialog = byId("key-help");
