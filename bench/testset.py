@@ -305,3 +305,97 @@ def bench_sut(ctx: Context) -> list:
             lambda v: v >= 80,
         )
     ]
+
+
+GEN_DOCUMENTS = 1_000
+GEN_CONCURRENCY = 8
+GEN_LATENCY_S = 0.1
+
+
+def _generation_once(base_url: str, run: int) -> tuple[float, int]:
+    """One LLM generation over GEN_DOCUMENTS documents: (documents per second, calls)."""
+    import json
+    from unittest import mock
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import Project
+    from testsets.models import Document, DocumentPassage, GenerationJob
+    from testsets.services.generate import generation_execute, generation_start
+
+    settings.FAITHAUDIT_LLM_ENDPOINTS = json.dumps(
+        [
+            {
+                "name": "bench-gen",
+                "base_url": base_url,
+                "max_concurrency": GEN_CONCURRENCY,
+                "timeout_seconds": 10,
+                "models": ["m"],
+            }
+        ]
+    )
+    settings.FAITHAUDIT_LLM_ENDPOINTS_FILE = ""
+    project, created = Project.objects.get_or_create(
+        slug="bench-generation", defaults={"name": "bench generation"}
+    )
+    if created or not Document.objects.filter(project=project).exists():
+        text = "A refund must be claimed within 30 days. The fee is 5 EUR."
+        documents = Document.objects.bulk_create(
+            Document(project=project, external_id=f"d{i}", title=f"D{i}", text=text, sha256=f"{i}")
+            for i in range(GEN_DOCUMENTS)
+        )
+        DocumentPassage.objects.bulk_create(
+            DocumentPassage(document=d, position=0, start=0, end=len(text), text=text)
+            for d in documents
+        )
+    user, _ = get_user_model().objects.get_or_create(username="bench-generation")
+    with mock.patch("testsets.services.generate._enqueue"):  # run here, not by a worker
+        job = generation_start(
+            project=project,
+            user=user,
+            name=f"gen-{run}-{time.time_ns()}"[:80],
+            kind=GenerationJob.Kind.LLM,
+            endpoint_name="bench-gen",
+            model="m",
+        )
+    started = time.perf_counter()
+    generation_execute(job_id=job.pk)
+    elapsed = time.perf_counter() - started
+    job.refresh_from_db()
+    if job.done != GEN_DOCUMENTS:
+        raise RuntimeError(f"generation did {job.done} of {GEN_DOCUMENTS} documents: {job.error}")
+    return GEN_DOCUMENTS / elapsed, int(job.usage.get("calls", 0))
+
+
+def bench_generation(ctx: Context) -> list:
+    """LLM generation: documents per second as a share of C/L, every reply verified and its
+    outcome written (the loopback endpoint's replies are not the JSON asked for, so each
+    document's one candidate is dropped as malformed: the calls and writes still happen)."""
+    from bench.runner.common import Row
+    from tests.llm_server import start_server
+
+    bound = GEN_CONCURRENCY / GEN_LATENCY_S
+    base_url, ctl = start_server(GEN_LATENCY_S, transport="asyncio")
+    shares = []
+    try:
+        for run in range(ctx.runs):
+            rate, calls = _generation_once(base_url, run)
+            shares.append(100 * rate / bound)
+            ctx.say(
+                f"generation run {run + 1}: {rate:.1f} documents/s ({shares[-1]:.0f}% of C/L), "
+                f"{calls} calls"
+            )
+    finally:
+        ctl.stop() if hasattr(ctl, "stop") else None
+    return [
+        Row(
+            NUMBER,
+            f"test-set generation (LLM): documents/s as share of C/L ({bound:.0f}/s)",
+            f"{GEN_DOCUMENTS:,} documents, C = {GEN_CONCURRENCY}, L = {GEN_LATENCY_S:g} s",
+            "%",
+            shares,
+            "≥ 80%",
+            lambda v: v >= 80,
+        )
+    ]

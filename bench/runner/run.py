@@ -19,7 +19,7 @@ from bench.runner.pages import bench_pages
 from bench.runner.report import bench_report
 from bench.runner.save_next import bench_save_next
 from bench.runner.stats_core import bench_stats
-from bench.testset import bench_sut, bench_testset
+from bench.testset import bench_generation, bench_sut, bench_testset
 
 MEASUREMENTS = (
     "save_next",
@@ -33,6 +33,7 @@ MEASUREMENTS = (
     "audit_efficiency",
     "testset",
     "sut",
+    "generation",
 )
 # Measurements that need no database: with only these chosen, Django is not set up.
 NO_DJANGO = ("audit_efficiency", "testset")
@@ -49,6 +50,7 @@ MEASURE: dict[str, Callable[[Context], list[Row]]] = {
     "bits": bench_bits,
     "testset": bench_testset,
     "sut": bench_sut,
+    "generation": bench_generation,
 }
 
 
