@@ -27,7 +27,6 @@ FILE_EXCEPTIONS = {
     "metrics/services/active_audit.py": "the active-audit block; not split yet",
     "metrics/selectors.py": "the metrics reads (one query each); not split yet",
     "metrics/services/audit_design.py": "the audit-design section; not split yet",
-    "judges/services.py": "the judge services; not split yet",
 }
 
 # path::qualified name: why it is still over FUNCTION_LINES_MAX lines of code
