@@ -1,4 +1,4 @@
-"""Raw SQL lives here, each statement with the figure it bought (the rule: annotate/sql.py).
+"""Raw SQL lives here, each statement with the figure it bought (the rule: annotate/sql/).
 
 config is the top floor; its one statement reads Django's own tables (sessions, users), so it
 keeps it here rather than lending it to a lower app.

@@ -1,4 +1,4 @@
-"""Raw SQL lives here, each statement with the figure it bought (the rule: annotate/sql.py).
+"""Raw SQL lives here, each statement with the figure it bought (the rule: annotate/sql/).
 
 The export's batch reads (`rows_for_ids` and the `export_*_statement` texts it runs) and the
 import's ANALYZE; the import's COPY is annotate's

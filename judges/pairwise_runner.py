@@ -76,6 +76,68 @@ def pending_items(run: JudgeRun, pairs: dict) -> list[tuple[str, str]]:
     return [(key, order) for key in pairs for order in ORDERS if (key, order) not in stored]
 
 
+def _ask(backend, pairs, piles, key: str, order: str):
+    """The backend's verdict on one question's two answers, shown in `order`."""
+    a, b = pairs[key]
+    first, second = (a, b) if order == PairwiseVerdict.Order.A_FIRST else (b, a)
+    return backend.pairwise(
+        question=a.question,
+        answer_1=first.text,
+        pile_1=piles.get(first.answer_id, []),
+        answer_2=second.text,
+        pile_2=piles.get(second.answer_id, []),
+    )
+
+
+def _pairwise_backend(run: JudgeRun):
+    """The run's backend; JudgeConfigError when it cannot judge pairs."""
+    backend = backend_for_spec({**run.parameters, "backend": run.backend, "model": run.model})
+    if not hasattr(backend, "pairwise"):
+        raise JudgeConfigError(
+            f"backend {run.backend!r} cannot judge pairs: use an OpenAI-compatible endpoint"
+        )
+    return backend
+
+
+def _counts_reset(run: JudgeRun, total: int) -> None:
+    """The run's counters from the verdicts already stored (a resumed run keeps them)."""
+    stored = PairwiseVerdict.objects.filter(run=run)
+    JudgeRun.objects.filter(pk=run.pk).update(
+        total=total,
+        done=stored.exclude(verdict=PairwiseVerdict.Choice.UNPARSEABLE).count(),
+        unparseable=stored.filter(verdict=PairwiseVerdict.Choice.UNPARSEABLE).count(),
+        failed=0,
+    )
+
+
+def _verdict_store(run: JudgeRun, key: str, order: str, result, a_id: int, b_id: int) -> None:
+    """Store one order's verdict on one question (once) and count it on the run."""
+    _, created = PairwiseVerdict.objects.get_or_create(
+        run=run,
+        question_id=key,
+        order=order,
+        defaults={
+            "judge_id": run.judge_id,
+            "system_a_id": a_id,
+            "system_b_id": b_id,
+            "verdict": result.verdict,
+            "reason": result.reason[:200],
+            "raw_response": result.raw[:RAW_KEPT],
+            "latency_ms": result.latency_ms,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+        },
+    )
+    if created:
+        counter = "unparseable" if result.verdict == PairwiseVerdict.Choice.UNPARSEABLE else "done"
+        JudgeRun.objects.filter(pk=run.pk).update(
+            **{counter: F(counter) + 1},
+            prompt_tokens=F("prompt_tokens") + result.prompt_tokens,
+            completion_tokens=F("completion_tokens") + result.completion_tokens,
+            latency_ms_total=F("latency_ms_total") + result.latency_ms,
+        )
+
+
 def pairwise_execute(run_id: int, *, owner: str) -> str:
     """Work on pairwise run `run_id` until every item has a verdict or a failure. Returns
     "done", "failed", "cancelled", "lost", "busy" or "finished" (as `runner.run_execute`)."""
@@ -86,11 +148,7 @@ def pairwise_execute(run_id: int, *, owner: str) -> str:
         run.refresh_from_db()
         return "busy" if run.status in LIVE else "finished"
     try:
-        backend = backend_for_spec({**run.parameters, "backend": run.backend, "model": run.model})
-        if not hasattr(backend, "pairwise"):
-            raise JudgeConfigError(
-                f"backend {run.backend!r} cannot judge pairs: use an OpenAI-compatible endpoint"
-            )
+        backend = _pairwise_backend(run)
     except JudgeConfigError as exc:
         run_finish(run_id, owner, JudgeRun.Status.FAILED, str(exc))
         return "failed"
@@ -98,26 +156,9 @@ def pairwise_execute(run_id: int, *, owner: str) -> str:
     pairs = shared_pairs(system_a_id=a_id, system_b_id=b_id)
     items = pending_items(run, pairs)
     piles = _piles([side.answer_id for pair in pairs.values() for side in pair])
-    stored = PairwiseVerdict.objects.filter(run=run)
-    JudgeRun.objects.filter(pk=run_id).update(
-        total=2 * len(pairs),
-        done=stored.exclude(verdict=PairwiseVerdict.Choice.UNPARSEABLE).count(),
-        unparseable=stored.filter(verdict=PairwiseVerdict.Choice.UNPARSEABLE).count(),
-        failed=0,
-    )
+    _counts_reset(run, 2 * len(pairs))
     concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
     concurrency = min(concurrency, backend.endpoint.max_concurrency)
-
-    def ask(key: str, order: str):
-        a, b = pairs[key]
-        first, second = (a, b) if order == PairwiseVerdict.Order.A_FIRST else (b, a)
-        return backend.pairwise(
-            question=a.question,
-            answer_1=first.text,
-            pile_1=piles.get(first.answer_id, []),
-            answer_2=second.text,
-            pile_2=piles.get(second.answer_id, []),
-        )
 
     fatal = ""
     stopped = False
@@ -132,7 +173,7 @@ def pairwise_execute(run_id: int, *, owner: str) -> str:
                     item = next(queue, None)
                     if item is None:
                         return
-                    flying[pool.submit(ask, *item)] = item
+                    flying[pool.submit(_ask, backend, pairs, piles, *item)] = item
 
             top_up()
             while flying:
@@ -148,34 +189,7 @@ def pairwise_execute(run_id: int, *, owner: str) -> str:
                         logger.info("pairwise run %s: %s %s failed: %s", run_id, key, order, exc)
                         JudgeRun.objects.filter(pk=run_id).update(failed=F("failed") + 1)
                         continue
-                    _, created = PairwiseVerdict.objects.get_or_create(
-                        run=run,
-                        question_id=key,
-                        order=order,
-                        defaults={
-                            "judge_id": run.judge_id,
-                            "system_a_id": a_id,
-                            "system_b_id": b_id,
-                            "verdict": result.verdict,
-                            "reason": result.reason[:200],
-                            "raw_response": result.raw[:RAW_KEPT],
-                            "latency_ms": result.latency_ms,
-                            "prompt_tokens": result.prompt_tokens,
-                            "completion_tokens": result.completion_tokens,
-                        },
-                    )
-                    if created:
-                        counter = (
-                            "unparseable"
-                            if result.verdict == PairwiseVerdict.Choice.UNPARSEABLE
-                            else "done"
-                        )
-                        JudgeRun.objects.filter(pk=run_id).update(
-                            **{counter: F(counter) + 1},
-                            prompt_tokens=F("prompt_tokens") + result.prompt_tokens,
-                            completion_tokens=F("completion_tokens") + result.completion_tokens,
-                            latency_ms_total=F("latency_ms_total") + result.latency_ms,
-                        )
+                    _verdict_store(run, key, order, result, a_id, b_id)
                     written += 1
                     if written % TOUCH_EVERY == 0 and not lease_touch(run_id, owner):
                         stopped = True

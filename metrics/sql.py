@@ -1,4 +1,4 @@
-"""Raw SQL lives here, each statement with the figure it bought (the rule: annotate/sql.py).
+"""Raw SQL lives here, each statement with the figure it bought (the rule: annotate/sql/).
 
 The statement wraps a queryset's own compiled SQL (`query.sql_with_params()`): the ORM writes
 the query, only the way its rows come back is hand-made. (The SQLite read of the same query

@@ -19,6 +19,31 @@ JSON_ANSWERS_MAX = 1000
 
 router = Router()
 
+# The request body's schema in the OpenAPI: a JSON array of native answers, or NDJSON.
+_ANSWERS_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": (
+            "Answers in the native import schema (the same objects as a line of a native "
+            "JSON Lines file: id, question, answer, pile, and optionally claims with "
+            f"labels, gold and judge verdicts). A JSON array of at most {JSON_ANSWERS_MAX}, "
+            "or any number as NDJSON (`Content-Type: application/x-ndjson`, one answer "
+            "per line, read as a stream)."
+        ),
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": JSON_ANSWERS_MAX,
+                    "items": {"$ref": "#/components/schemas/NativeAnswer"},
+                }
+            },
+            NDJSON: {"schema": {"$ref": "#/components/schemas/NativeAnswer"}},
+        },
+    }
+}
+
 
 @router.post(
     "/projects/{slug}/answers",
@@ -30,29 +55,7 @@ router = Router()
         415: s.ProblemOut,
     },
     tags=["answers"],
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "description": (
-                "Answers in the native import schema (the same objects as a line of a native "
-                "JSON Lines file: id, question, answer, pile, and optionally claims with "
-                f"labels, gold and judge verdicts). A JSON array of at most {JSON_ANSWERS_MAX}, "
-                "or any number as NDJSON (`Content-Type: application/x-ndjson`, one answer "
-                "per line, read as a stream)."
-            ),
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "type": "array",
-                        "minItems": 1,
-                        "maxItems": JSON_ANSWERS_MAX,
-                        "items": {"$ref": "#/components/schemas/NativeAnswer"},
-                    }
-                },
-                NDJSON: {"schema": {"$ref": "#/components/schemas/NativeAnswer"}},
-            },
-        }
-    },
+    openapi_extra=_ANSWERS_BODY,
 )
 def answers_create(request, slug: str):
     """Create answers with their pile, all or nothing. Idempotent by the answer's id: an

@@ -242,23 +242,7 @@ def _read_design(project: Project, claims: pd.DataFrame) -> dict[str, Any]:
     weight = np.ones(len(claims))
     left_out_pi = 0
     if drawn == "active":
-        active = labels[labels["design"] == "active"].dropna(subset=["inclusion_probability"])
-        active = active[active["inclusion_probability"] > 0]
-        pi = (
-            active.drop_duplicates("claim_id")
-            .set_index("claim_id")["inclusion_probability"]
-            .reindex(claims["claim_id"])
-            .to_numpy(dtype=float)
-        )
-        has_pi = np.isfinite(pi)
-        if (has_pi & (gold != "").to_numpy()).any():
-            # Only labels drawn under the design have a known π: the others are left out
-            # (as the report's active headline leaves them out); no gold claim with a π
-            # (gold imported, or labelled before the design) leaves the gold unweighted.
-            no_pi = (gold != "").to_numpy() & ~has_pi
-            left_out_pi = int(no_pi.sum())
-            gold = gold.where(~no_pi, "")
-            weight = np.where(has_pi, 1.0 / np.where(has_pi, pi, 1.0), 1.0)
+        gold, weight, left_out_pi = _active_weights(claims, labels, gold, weight)
     claims["gold"] = gold
     names = np.asarray(design.names, dtype=object)[design.stratum] if len(claims) else []
     has_gold = (gold != "").to_numpy()
@@ -276,6 +260,43 @@ def _read_design(project: Project, claims: pd.DataFrame) -> dict[str, Any]:
                     "gold": [int((rows["gold"] & (rows["side"] == side)).sum()) for side in (0, 1)],
                 }
             )
+    return {
+        "kind": kind,
+        "queue_design": drawn,
+        "stratum": np.asarray(names, dtype=object),
+        "weight": weight,
+        "strata": strata,
+        "gold_left_out": left_out_audit + left_out_pi,
+        "text": _design_text(kind, n_strata, varied, left_out_pi, left_out_audit),
+    }
+
+
+def _active_weights(claims: pd.DataFrame, labels: pd.DataFrame, gold: pd.Series, weight):
+    """Under the active design: (gold, weight 1/π per claim, gold claims left out for having
+    no recorded π)."""
+    left_out_pi = 0
+    active = labels[labels["design"] == "active"].dropna(subset=["inclusion_probability"])
+    active = active[active["inclusion_probability"] > 0]
+    pi = (
+        active.drop_duplicates("claim_id")
+        .set_index("claim_id")["inclusion_probability"]
+        .reindex(claims["claim_id"])
+        .to_numpy(dtype=float)
+    )
+    has_pi = np.isfinite(pi)
+    if (has_pi & (gold != "").to_numpy()).any():
+        # Only labels drawn under the design have a known π: the others are left out
+        # (as the report's active headline leaves them out); no gold claim with a π
+        # (gold imported, or labelled before the design) leaves the gold unweighted.
+        no_pi = (gold != "").to_numpy() & ~has_pi
+        left_out_pi = int(no_pi.sum())
+        gold = gold.where(~no_pi, "")
+        weight = np.where(has_pi, 1.0 / np.where(has_pi, pi, 1.0), 1.0)
+    return gold, weight, left_out_pi
+
+
+def _design_text(kind: str, n_strata: int, varied: bool, left_out_pi: int, left_out_audit: int):
+    """The comparison's sentence on how the audit's design weighs the gold."""
     if kind == "simple":
         text = (
             "The audit's gold is a simple random sample here (one design stratum, no inclusion "
@@ -304,15 +325,7 @@ def _read_design(project: Project, claims: pd.DataFrame) -> dict[str, Any]:
             f" {left_out_audit} gold claim{'s' if left_out_audit != 1 else ''} labelled only "
             "outside the queue left out, as in the report."
         )
-    return {
-        "kind": kind,
-        "queue_design": drawn,
-        "stratum": np.asarray(names, dtype=object),
-        "weight": weight,
-        "strata": strata,
-        "gold_left_out": left_out_audit + left_out_pi,
-        "text": text,
-    }
+    return text
 
 
 class _DesignData:

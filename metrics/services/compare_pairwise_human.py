@@ -196,38 +196,42 @@ def pairwise_human_block(
     else:
         words.append("Every mark is a tie: no side was chosen.")
     words.append(_agreement_words(agreement, n_pairs))
+    block["agreement"], judge_words = _judge_agreement(run, verdicts, keys, choices)
+    words.append(judge_words)
+    block["finding"] = " ".join(words)
+    return block
+
+
+def _judge_agreement(run, verdicts, keys, choices) -> tuple[dict[str, Any] | None, str]:
+    """The pairwise judge's agreement with the analysts' marks on the pairs it judged in both
+    orders (None when there is none to measure), and the finding's sentence on it."""
     if run is None:
-        words.append(
+        return None, (
             "The pairwise judge has not judged these two systems: press Run the pairwise "
             "judge (or run manage.py pairwise_judge) to measure its agreement with the analysts."
         )
-    else:
-        both = [(key, choice) for key, choice in zip(keys, choices, strict=True) if key in verdicts]
-        if not both:
-            words.append(
-                f"The pairwise judge {run['judge']} judged none of the analysts' pairs in both "
-                "orders: no agreement to measure yet."
-            )
-        else:
-            judged = human_judge_agreement(
-                [choice for _, choice in both],
-                [verdicts[key] for key, _ in both],
-                [key for key, _ in both],
-            )
-            shared = len({key for key, _ in both})
-            judged["n_pairs"] = shared
-            block["agreement"] = judged
-            kappa = judged["kappa"]
-            kappa_text = (
-                f"Cohen's kappa {kappa:.2f}"
-                if math.isfinite(kappa)
-                else "Cohen's kappa undefined (one choice throughout)"
-            )
-            words.append(
-                f"On the {shared} of these pairs the pairwise judge {run['judge']} judged in "
-                f"both orders, its order-averaged verdict matches the analyst's on "
-                f"{_pct(judged['share']['value'])} {_pct_ci(judged['share']['ci'])} of "
-                f"{judged['n']} {'mark' if judged['n'] == 1 else 'marks'}; {kappa_text}."
-            )
-    block["finding"] = " ".join(words)
-    return block
+    both = [(key, choice) for key, choice in zip(keys, choices, strict=True) if key in verdicts]
+    if not both:
+        return None, (
+            f"The pairwise judge {run['judge']} judged none of the analysts' pairs in both "
+            "orders: no agreement to measure yet."
+        )
+    judged = human_judge_agreement(
+        [choice for _, choice in both],
+        [verdicts[key] for key, _ in both],
+        [key for key, _ in both],
+    )
+    shared = len({key for key, _ in both})
+    judged["n_pairs"] = shared
+    kappa = judged["kappa"]
+    kappa_text = (
+        f"Cohen's kappa {kappa:.2f}"
+        if math.isfinite(kappa)
+        else "Cohen's kappa undefined (one choice throughout)"
+    )
+    return judged, (
+        f"On the {shared} of these pairs the pairwise judge {run['judge']} judged in "
+        f"both orders, its order-averaged verdict matches the analyst's on "
+        f"{_pct(judged['share']['value'])} {_pct_ci(judged['share']['ci'])} of "
+        f"{judged['n']} {'mark' if judged['n'] == 1 else 'marks'}; {kappa_text}."
+    )

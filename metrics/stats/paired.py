@@ -345,17 +345,7 @@ def paired_design_difference(
     """
     confidence = check_confidence(confidence)
     y, s, q = _inputs(gold, system, question)
-    n = y.size
-    strata = np.zeros(n, np.int64) if stratum is None else np.asarray(stratum).reshape(-1)
-    w = np.ones(n) if weight is None else np.asarray(weight, dtype=float).reshape(-1)
-    f = None if judge is None else np.asarray(judge, dtype=float).reshape(-1)
-    if strata.size != n or w.size != n or (f is not None and f.size != n):
-        raise ValueError("gold, system, question, stratum, weight and judge differ in length")
-    labelled = ~np.isnan(y)
-    if labelled.any() and not (np.isfinite(w[labelled]) & (w[labelled] > 0)).all():
-        raise ValueError("weight must be a positive number (1/π) for every labelled unit")
-    if f is not None and np.isnan(f).any():
-        raise ValueError("judge needs a value for every unit (leave unjudged units out)")
+    strata, w, f, labelled = _design_inputs(y.size, stratum, weight, judge, np.isnan(y))
     if _design_trivial(labelled, strata, w):
         if f is None:
             return paired_gold_difference(y[labelled], s[labelled], q[labelled], confidence)
@@ -369,50 +359,7 @@ def paired_design_difference(
         return _nan(method)
     codes, _ = pd.factorize(q)
     g = int(codes.max()) + 1
-    h_codes, h_names = pd.factorize(strata)
-    z_y = np.zeros((2, g))
-    z_f = np.zeros((2, g))
-    d_y = np.zeros(2)
-    d_f = np.zeros(2)
-    unseen = [0.0, 0.0]
-    seen_strata = [0, 0]
-    for side in (0, 1):
-        mine = s == side
-        n_side = int(mine.sum())
-        cells = []
-        for h in range(h_names.size):
-            cell = mine & (h_codes == h)
-            if not cell.any():
-                continue
-            if (cell & labelled).any():
-                cells.append(cell)
-            else:
-                unseen[side] += cell.sum() / n_side
-        seen_total = float(sum(int(c.sum()) for c in cells))
-        seen_strata[side] = len(cells)
-        for cell in cells:
-            big_w = cell.sum() / seen_total
-            lab = cell & labelled
-            wl = w[lab]
-            sum_w = float(wl.sum())
-            y_bar = float(wl @ y[lab]) / sum_w
-            d_y[side] += big_w * y_bar
-            z_y[side] += np.bincount(
-                codes[lab], weights=big_w * wl * (y[lab] - y_bar) / sum_w, minlength=g
-            )
-            rest = cell & ~labelled
-            if f is None or not rest.any():
-                continue  # gold only, or every unit of the stratum labelled: no judge part
-            f_l_bar = float(wl @ f[lab]) / sum_w
-            z_f[side] -= np.bincount(
-                codes[lab], weights=big_w * wl * (f[lab] - f_l_bar) / sum_w, minlength=g
-            )
-            pool = rest if np.ptp(wl) == 0 else cell
-            f_bar = float(f[pool].mean())
-            z_f[side] += np.bincount(
-                codes[pool], weights=big_w * (f[pool] - f_bar) / pool.sum(), minlength=g
-            )
-            d_f[side] += big_w * (f_bar - f_l_bar)
+    z_y, z_f, d_y, d_f, unseen, seen_strata = _design_sides(y, s, strata, w, f, labelled, codes, g)
     if f is None:
         lam = 0.0
     elif lam is None:
@@ -434,18 +381,7 @@ def paired_design_difference(
     if g_var < 2 or g_gold < 2:
         return _nan(method, g_var)
     n_strata = int(pd.unique(strata).size)
-    parts = [f"{g} shared questions, gold on {g_gold}"]
-    if n_strata > 1:
-        parts.append(f"stratified over {n_strata} design strata (weights N_h/N per system)")
-    if np.ptp(w[labelled]) > 0:
-        parts.append("each gold unit weighted by 1/π, its inclusion probability (Hájek)")
-    if max(unseen) > 0:
-        parts.append(
-            f"strata with no gold not estimated: {percent(unseen[0])} of A's units, "
-            f"{percent(unseen[1])} of B's"
-        )
-    if f is not None:
-        parts.append(f"λ = {lam:.2f}")
+    parts = _design_text_parts(g, g_gold, n_strata, w, labelled, unseen, f, lam)
     extra: dict[str, Any] = {
         "t": t,
         "design": "stratified" if n_strata > 1 else "weighted",
@@ -472,6 +408,94 @@ def paired_design_difference(
         method=f"{method} ({'; '.join(parts)}), clustered by question, t interval",
         extra=extra,
     )
+
+
+def _design_inputs(n: int, stratum, weight, judge, missing: np.ndarray):
+    """(strata, weights, judge or None, labelled) per unit, checked: one entry per unit, a
+    positive weight on every labelled unit, a judge value on every unit."""
+    strata = np.zeros(n, np.int64) if stratum is None else np.asarray(stratum).reshape(-1)
+    w = np.ones(n) if weight is None else np.asarray(weight, dtype=float).reshape(-1)
+    f = None if judge is None else np.asarray(judge, dtype=float).reshape(-1)
+    if strata.size != n or w.size != n or (f is not None and f.size != n):
+        raise ValueError("gold, system, question, stratum, weight and judge differ in length")
+    labelled = ~missing
+    if labelled.any() and not (np.isfinite(w[labelled]) & (w[labelled] > 0)).all():
+        raise ValueError("weight must be a positive number (1/π) for every labelled unit")
+    if f is not None and np.isnan(f).any():
+        raise ValueError("judge needs a value for every unit (leave unjudged units out)")
+    return strata, w, f, labelled
+
+
+def _design_sides(y, s, strata, w, f, labelled, codes, g):
+    """Per system: the gold and judge influences summed per question (z_y, z_f), the gold and
+    judge parts of θ̂ (d_y, d_f), the share of its units in strata without gold, and how many
+    strata have gold."""
+    h_codes, h_names = pd.factorize(strata)
+    z_y = np.zeros((2, g))
+    z_f = np.zeros((2, g))
+    d_y = np.zeros(2)
+    d_f = np.zeros(2)
+    unseen = [0.0, 0.0]
+    seen_strata = [0, 0]
+    for side in (0, 1):
+        mine = s == side
+        n_side = int(mine.sum())
+        cells = []
+        for h in range(h_names.size):
+            cell = mine & (h_codes == h)
+            if not cell.any():
+                continue
+            if (cell & labelled).any():
+                cells.append(cell)
+            else:
+                unseen[side] += cell.sum() / n_side
+        seen_total = float(sum(int(c.sum()) for c in cells))
+        seen_strata[side] = len(cells)
+        for cell in cells:
+            _design_cell(cell, cell.sum() / seen_total, side, y, w, f, labelled, codes, g,
+                         z_y, z_f, d_y, d_f)  # fmt: skip
+    return z_y, z_f, d_y, d_f, unseen, seen_strata
+
+
+def _design_cell(cell, big_w, side, y, w, f, labelled, codes, g, z_y, z_f, d_y, d_f) -> None:
+    """Add one stratum of one system (weight W_sh) to the sums: its Hájek gold mean and
+    influences, and with a judge its λ-part."""
+    lab = cell & labelled
+    wl = w[lab]
+    sum_w = float(wl.sum())
+    y_bar = float(wl @ y[lab]) / sum_w
+    d_y[side] += big_w * y_bar
+    z_y[side] += np.bincount(codes[lab], weights=big_w * wl * (y[lab] - y_bar) / sum_w, minlength=g)
+    rest = cell & ~labelled
+    if f is None or not rest.any():
+        return  # gold only, or every unit of the stratum labelled: no judge part
+    f_l_bar = float(wl @ f[lab]) / sum_w
+    z_f[side] -= np.bincount(
+        codes[lab], weights=big_w * wl * (f[lab] - f_l_bar) / sum_w, minlength=g
+    )
+    pool = rest if np.ptp(wl) == 0 else cell
+    f_bar = float(f[pool].mean())
+    z_f[side] += np.bincount(
+        codes[pool], weights=big_w * (f[pool] - f_bar) / pool.sum(), minlength=g
+    )
+    d_f[side] += big_w * (f_bar - f_l_bar)
+
+
+def _design_text_parts(g, g_gold, n_strata, w, labelled, unseen, f, lam) -> list[str]:
+    """The method text's parts: questions, strata, weights, unseen strata, λ."""
+    parts = [f"{g} shared questions, gold on {g_gold}"]
+    if n_strata > 1:
+        parts.append(f"stratified over {n_strata} design strata (weights N_h/N per system)")
+    if np.ptp(w[labelled]) > 0:
+        parts.append("each gold unit weighted by 1/π, its inclusion probability (Hájek)")
+    if max(unseen) > 0:
+        parts.append(
+            f"strata with no gold not estimated: {percent(unseen[0])} of A's units, "
+            f"{percent(unseen[1])} of B's"
+        )
+    if f is not None:
+        parts.append(f"λ = {lam:.2f}")
+    return parts
 
 
 def proportions_equal(k1: int, n1: int, k2: int, n2: int) -> float:

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.browser
 
 def test_the_run_page_reads_the_reports_agreement_and_the_design_menu_opens_on_the_run(
     browser_page,
-    demo,
-    screenshot,  # noqa: F811
+    demo,  # noqa: F811
+    screenshot,
 ):
     run = JudgeRun.objects.get(project__slug="demo")
     assert run.status == JudgeRun.Status.DONE
