@@ -193,7 +193,7 @@ def _enqueue(job_id: int) -> None:
 
 def generation_resume(*, job: GenerationJob) -> bool:
     """Hand a failed job to a worker again; its done documents are kept (a worker taking up a
-    job another still runs writes nothing twice: see `_document_write`)."""
+    job another still runs writes nothing twice: see `_documents_write`)."""
     if job.status != GenerationJob.Status.FAILED:
         return False
     GenerationJob.objects.filter(pk=job.pk).update(status=GenerationJob.Status.QUEUED, error="")
@@ -296,75 +296,103 @@ def generation_execute(*, job_id: int, limit: int | None = None) -> str:
     documents = documents[:limit] if stopped else documents
     passages = _passages_by_document(job.project)
     usage = dict(job.usage)
+    size = max(1, generator.spec.endpoint.max_concurrency) if generator is not None else 1
+    batch: list = []
     for document, outcome in _generated(generator, documents, passages):
         if isinstance(outcome, Exception):
+            if batch and not _documents_write(job, batch, usage):
+                return GenerationJob.Status.RUNNING
             return _fail(job, f"document {document.external_id!r}: {outcome}")
         candidates, tokens_in, tokens_out = outcome
         if generator is not None:
             usage["calls"] = usage.get("calls", 0) + 1
             usage["tokens_in"] = usage.get("tokens_in", 0) + tokens_in
             usage["tokens_out"] = usage.get("tokens_out", 0) + tokens_out
-        document_passages = passages.get(document.pk, [])
-        try:
-            written = _document_write(job, document, document_passages, candidates, checker, usage)
-        except (JudgeCallFailed, JudgeConfigError) as exc:  # a judge as the entailment check
+        try:  # a judge as the entailment check may fail here
+            kept, dropped = _document_verify(
+                document, passages.get(document.pk, []), candidates, checker
+            )
+        except (JudgeCallFailed, JudgeConfigError) as exc:
+            if batch and not _documents_write(job, batch, usage):
+                return GenerationJob.Status.RUNNING
             return _fail(job, f"document {document.external_id!r}: {exc}")
-        if not written:
-            return GenerationJob.Status.RUNNING  # another worker has moved the job on
+        batch.append((document, kept, dropped))
+        if len(batch) >= size:
+            if not _documents_write(job, batch, usage):
+                return GenerationJob.Status.RUNNING  # another worker has moved the job on
+            batch = []
+    if batch and not _documents_write(job, batch, usage):
+        return GenerationJob.Status.RUNNING
     if stopped:
         return GenerationJob.Status.RUNNING
     return _finish(job)
 
 
-def _document_write(job, document, passages, candidates, checker, usage) -> bool:
-    """Verify one document's candidates and write the outcome; False (nothing written) when
-    another worker wrote this document first."""
-    counts = json.loads(json.dumps(job.counts or _counts_empty()))
+def _document_verify(document, passages, candidates, checker) -> tuple[list, list]:
+    """(kept items, (drop, raw) pairs) of one document's candidates, every one checked."""
     drops, kept = [], []
     if isinstance(candidates, Exception):  # the whole reply was not the JSON asked for
-        counts["generated"] += 1
         drops.append((Dropped("malformed", str(candidates)), {}))
         candidates = []
     for raw in candidates:
-        counts["generated"] += 1
         outcome = checker.check(
             raw, document_key=document.pk, document_language=document.language, passages=passages
         )
-        (drops if isinstance(outcome, Dropped) else kept).append((outcome, raw))
+        if isinstance(outcome, Dropped):
+            drops.append((outcome, raw))
+        else:
+            kept.append(outcome)
+    return kept, drops
+
+
+def _documents_write(job, verified: list, usage: dict) -> bool:
+    """Write a batch of documents' outcomes (document, kept, drops) in one transaction, in
+    document order; False (nothing written) when another worker moved the job on first. A
+    killed worker loses at most one batch of calls, asked again on resume."""
+    counts = json.loads(json.dumps(job.counts or _counts_empty()))
     with transaction.atomic():
         done = GenerationJob.objects.select_for_update().values_list("done", flat=True)
         if done.get(pk=job.pk) != job.done:
             return False
         position = job.test_set.items.count()
-        for number, (item, _raw) in enumerate(kept):
-            row = TestItem.objects.create(
-                test_set=job.test_set,
-                external_id=f"{document.external_id}-{position + number + 1}",
-                position=position + number,
-                question=item.question,
-                answer=item.answer,
-                risk_category=item.risk,
-                language=item.language,
-                document=document,
-            )
-            ItemQuote.objects.bulk_create(
-                ItemQuote(item=row, passage_id=q.passage_id, start=q.start, end=q.end, text=q.text)
-                for q in item.quotes
-            )
-        GenerationDrop.objects.bulk_create(
-            GenerationDrop(
-                test_set=job.test_set,
-                reason=drop.reason,
-                document=document,
-                detail=drop.detail[:2000],
-                raw=raw if isinstance(raw, dict) else {"value": raw},
-            )
-            for drop, raw in drops
+        rows, quotes, drops = [], [], []
+        for document, kept, dropped in verified:
+            counts["generated"] += len(kept) + len(dropped)
+            counts["kept"] += len(kept)
+            for number, item in enumerate(kept):
+                rows.append(
+                    TestItem(
+                        test_set=job.test_set,
+                        external_id=f"{document.external_id}-{position + number + 1}",
+                        position=position + number,
+                        question=item.question,
+                        answer=item.answer,
+                        risk_category=item.risk,
+                        language=item.language,
+                        document=document,
+                    )
+                )
+                quotes.append(item.quotes)
+            position += len(kept)
+            for drop, raw in dropped:
+                counts["dropped"][drop.reason] = counts["dropped"].get(drop.reason, 0) + 1
+                drops.append(
+                    GenerationDrop(
+                        test_set=job.test_set,
+                        reason=drop.reason,
+                        document=document,
+                        detail=drop.detail[:2000],
+                        raw=raw if isinstance(raw, dict) else {"value": raw},
+                    )
+                )
+        TestItem.objects.bulk_create(rows)
+        ItemQuote.objects.bulk_create(
+            ItemQuote(item=row, passage_id=q.passage_id, start=q.start, end=q.end, text=q.text)
+            for row, item_quotes in zip(rows, quotes, strict=True)
+            for q in item_quotes
         )
-        counts["kept"] += len(kept)
-        for drop, _raw in drops:
-            counts["dropped"][drop.reason] = counts["dropped"].get(drop.reason, 0) + 1
-        job.done += 1
+        GenerationDrop.objects.bulk_create(drops)
+        job.done += len(verified)
         job.counts, job.usage = counts, usage
         job.save(update_fields=["done", "counts", "usage"])
     return True
