@@ -7,7 +7,7 @@ from collections import defaultdict
 from django.db.models import Exists, F, OuterRef, QuerySet
 from django.http import Http404
 
-from annotate.models import Claim, Passage, Project
+from annotate.models import Claim, Label, Passage, Project
 from judges.backends.registry import backend_kind, backend_names
 from judges.models import (
     Canary,
@@ -164,6 +164,14 @@ def run_gold_pairs(*, run: JudgeRun) -> tuple[list[str], list[str], int]:
         gold.append(gold_verdict)
         judged.append(verdict)
     return gold, judged, unparseable
+
+
+def run_gold_drawn_unequally(*, run: JudgeRun) -> bool:
+    """Whether a label behind the gold this run pairs with was drawn by the active or the
+    stratified queue: its gold claims then stand for unequal numbers of the project's claims,
+    and a plain share over them is not the project's figure."""
+    paired = run.verdicts.filter(claim__gold__isnull=False, stale=False).values("claim_id")
+    return Label.objects.filter(claim_id__in=paired, design__in=["active", "stratified"]).exists()
 
 
 def run_gold_claims_count(*, run: JudgeRun) -> int:

@@ -13,7 +13,12 @@ import math
 
 from annotate.vocabulary import VERDICT_VALUES
 from judges.models import JudgeRun
-from judges.selectors import run_gold_claims_count, run_gold_pairs, run_stale_count
+from judges.selectors import (
+    run_gold_claims_count,
+    run_gold_drawn_unequally,
+    run_gold_pairs,
+    run_stale_count,
+)
 from metrics import format as fmt
 from metrics import selectors, stats
 
@@ -61,6 +66,24 @@ def run_own_agreement(*, run: JudgeRun) -> dict:
         result["method"] = _no_pairs_sentence(run, unparseable) + stale_note
         return result
     table = stats.confusion(gold, judged)
+    confusion = [
+        (row, [int(table.loc[row, col]) for col in VERDICT_ORDER]) for row in VERDICT_ORDER
+    ]
+    if run_gold_drawn_unequally(run=run):
+        # A plain share over gold drawn by the active or stratified queue is biased: the
+        # design-weighted figure is the report's (`_from_report`), never made up here.
+        result.update(
+            confusion=confusion,
+            method=(
+                f"This run's verdicts against gold on {n} claims that have both (the table "
+                "counts them as drawn). Their labels were drawn by the active or stratified "
+                "queue, so these claims stand for unequal numbers of the project's claims and "
+                "a plain share of them is not the project's agreement: the design-weighted "
+                "agreement and kappa are the report's, shown here once the dashboard's report "
+                f"covers this run.{stale_note}"
+            ),
+        )
+        return result
     kappa = float(stats.cohen_kappa(gold, judged))
     so_far = (
         " The run is still going: these are the verdicts written so far (the page reloads "
@@ -71,9 +94,7 @@ def run_own_agreement(*, run: JudgeRun) -> dict:
     result.update(
         agreement=float(stats.agreement(gold, judged)),
         kappa=None if math.isnan(kappa) else kappa,
-        confusion=[
-            (row, [int(table.loc[row, col]) for col in VERDICT_ORDER]) for row in VERDICT_ORDER
-        ],
+        confusion=confusion,
         method=(
             f"This run's verdicts against gold on {n} claims that have both; "
             f"{unparseable} unparseable verdicts on gold claims left out.{stale_note} "

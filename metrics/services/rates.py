@@ -70,6 +70,21 @@ def _verdict_rates(data: _Data, scope: np.ndarray) -> dict:
     }
 
 
+def correctness_marks(data: _Data) -> tuple[np.ndarray, np.ndarray]:
+    """(marked, marked correct) per report claim: a claim's mark is the majority of its
+    analysts' yes/no marks; a tie or only "unknown" marks leave it unmarked."""
+    marks = data.labels[data.labels["correct"].isin(["yes", "no"])]
+    votes = (
+        marks.assign(vote=np.where(marks["correct"] == "yes", 1, -1))
+        .groupby("claim_id")["vote"]
+        .sum()
+    )
+    decided = votes[votes != 0]
+    marked = np.isin(data.claim_ids, decided.index.to_numpy())
+    yes = np.isin(data.claim_ids, decided.index[decided > 0].to_numpy())
+    return marked, yes
+
+
 def _self_knowledge(data: _Data, mask: np.ndarray) -> dict:
     """Unfaithful claims marked correct anyway (self-knowledge) vs incorrect (hallucination).
 
@@ -78,24 +93,15 @@ def _self_knowledge(data: _Data, mask: np.ndarray) -> dict:
     """
     gold = data.claims["gold"].to_numpy()
     in_scope = mask & (gold >= 0)
-    unfaithful_ids = data.claim_ids[in_scope & (gold != Verdict.SUPPORTED.code)]
-    marks = data.labels[
-        data.labels["claim_id"].isin(unfaithful_ids) & data.labels["correct"].isin(["yes", "no"])
-    ]
-    votes = (
-        marks.assign(vote=np.where(marks["correct"] == "yes", 1, -1))
-        .groupby("claim_id")["vote"]
-        .sum()
-    )
-    correct = int((votes > 0).sum())
-    incorrect = int((votes < 0).sum())
-    marked_yes = np.isin(data.claim_ids, votes.index[votes > 0].to_numpy())
-    marked_no = np.isin(data.claim_ids, votes.index[votes < 0].to_numpy())
+    unfaithful = in_scope & (gold != Verdict.SUPPORTED.code)
+    marked, yes = correctness_marks(data)
+    marked_yes, marked_no = unfaithful & marked & yes, unfaithful & marked & ~yes
+    correct, incorrect = int(marked_yes.sum()), int(marked_no.sum())
     return {
-        "unfaithful_claims": int(unfaithful_ids.size),
+        "unfaithful_claims": int(unfaithful.sum()),
         "self_knowledge": _scope_rate(data, marked_yes, in_scope, mask),
         "hallucination": _scope_rate(data, marked_no, in_scope, mask),
-        "unmarked": int(unfaithful_ids.size) - correct - incorrect,
+        "unmarked": int(unfaithful.sum()) - correct - incorrect,
     }
 
 

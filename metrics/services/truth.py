@@ -23,7 +23,7 @@ from annotate.vocabulary import Verdict
 from metrics import selectors
 from metrics.services.audit_design import design_rate
 from metrics.services.inputs import _Data
-from metrics.services.rates import _scope_rate
+from metrics.services.rates import _scope_rate, correctness_marks
 
 CORRECT, INCORRECT, UNADDRESSED = 1, 0, -1
 RULE = (
@@ -39,20 +39,6 @@ METHOD = {
 }
 
 
-def _analyst_marks(data: _Data) -> tuple[np.ndarray, np.ndarray]:
-    """(claims the analysts marked, marked correct) over the report's claims."""
-    marks = data.labels[data.labels["correct"].isin(["yes", "no"])]
-    votes = (
-        marks.assign(vote=np.where(marks["correct"] == "yes", 1, -1))
-        .groupby("claim_id")["vote"]
-        .sum()
-    )
-    decided = votes[votes != 0]
-    marked = np.isin(data.claim_ids, decided.index.to_numpy())
-    yes = np.isin(data.claim_ids, decided.index[decided > 0].to_numpy())
-    return marked, yes
-
-
 def _correctness(data: _Data, frame) -> tuple[np.ndarray, np.ndarray, dict]:
     """(has a ground truth, correctness code per claim, how many came from where)."""
     has_truth = np.isin(data.claim_ids, frame["claim_id"].to_numpy())
@@ -61,7 +47,7 @@ def _correctness(data: _Data, frame) -> tuple[np.ndarray, np.ndarray, dict]:
     code = np.full(data.claim_ids.size, UNADDRESSED, dtype=np.int64)
     code[checked == "CORRECT"] = CORRECT
     code[checked == "INCORRECT"] = INCORRECT
-    marked, yes = _analyst_marks(data)
+    marked, yes = correctness_marks(data)
     marked &= has_truth
     code[marked] = np.where(yes[marked], CORRECT, INCORRECT)
     sources = {

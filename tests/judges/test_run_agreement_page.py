@@ -27,6 +27,7 @@ from tests.factories import (
     ClaimFactory,
     JudgeFactory,
     JudgeRunFactory,
+    LabelFactory,
     MembershipFactory,
     UserFactory,
 )
@@ -185,3 +186,22 @@ def test_a_snapshot_computed_before_the_run_finished_is_not_its_figure(client, p
     page = _run_page(client, run)
     assert "From the report of" not in page
     assert "This run's verdicts against gold on 8 claims that have both" in page
+
+
+def test_without_the_report_a_run_over_gold_drawn_by_the_active_queue_shows_no_plain_share(
+    client, project, lead
+):
+    """Gold drawn by the active queue stands for unequal numbers of claims: 63% (5 of 8 as
+    drawn) is not the project's agreement, so the page does not show it as one."""
+    judge, run = _eighths(project)
+    claim = JudgeVerdict.objects.filter(run=run).first().claim
+    LabelFactory(claim=claim, annotator=lead, verdict=S, design="active")
+
+    page = _run_page(client, run)
+    assert "Overall agreement 63%" not in page
+    assert "Overall agreement — on 8 claims with gold" in page
+    assert "a plain share of them is not the project's agreement" in page
+    html = client.get(reverse("judges:run-detail", args=[project.slug, run.pk])).content.decode()
+    assert "Below 80% agreement" not in html  # no verdict drawn from a figure not shown
+    counts = re.findall(r'<td class="num">(\d+)</td>', html)
+    assert sum(int(c) for c in counts) == 8  # the table still counts the claims as drawn
