@@ -1,17 +1,16 @@
 """Writing answers with their pile: the one place an Answer and its Passages are made, by the
-import (a batch at a time, `answers_with_piles_insert`, COPY on PostgreSQL) and by the system
-under test's run (one answer as it comes back, `answer_with_pile_create`).
+import and by the system under test's run (both a batch at a time, `answers_with_piles_insert`,
+COPY on PostgreSQL).
 
 An answer goes after the project's last (`position`), its pile in rank order from 1.
 """
 
 from collections.abc import Sequence
-from types import SimpleNamespace
 
 from django.db.models import Max
 
 from annotate.bulk_insert import RowsInserter
-from annotate.models import Answer, Passage, RiskCategory
+from annotate.models import Answer, Passage
 
 # The columns an answer row holds, in the order `answers_with_piles_insert` builds them; the
 # others get their model defaults.
@@ -89,40 +88,3 @@ def answers_with_piles_insert(
         )
     )
     return answer_ids, [[next(passage_ids) for _ in answer.pile] for answer in answers]
-
-
-def answer_with_pile_create(
-    *,
-    project_id: int,
-    external_id: str,
-    question: str,
-    text: str,
-    pile: Sequence[tuple[str, str, str]],
-    system_id: int | None = None,
-    question_id: str = "",
-    risk_category: str = RiskCategory.NONE,
-    reference: str = "",
-    metadata: dict | None = None,
-) -> Answer:
-    """One answer after the project's last, with its pile of (source id, title, text) in rank
-    order. Call inside a transaction when the answer must appear with something else."""
-    answer = SimpleNamespace(
-        external_id=external_id,
-        question=question,
-        text=text,
-        risk_category=risk_category,
-        answerable=None,
-        abstention=False,
-        reference=reference,
-        metadata=metadata or {},
-        question_id=question_id,
-        pile=[SimpleNamespace(source_id=s, title=t, text=body) for s, t, body in pile],
-    )
-    (answer_id,), _piles = answers_with_piles_insert(
-        RowsInserter(),
-        project_id=project_id,
-        answers=[answer],
-        first_position=answer_next_position(project_id=project_id),
-        system_ids=[system_id],
-    )
-    return Answer.objects.get(pk=answer_id)
