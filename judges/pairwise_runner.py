@@ -24,7 +24,7 @@ from annotate.models import Answer, Passage
 from annotate.pairwise import question_key as annotate_question_key
 from judges.backends import JudgeCallFailed, JudgeConfigError, backend_for_spec
 from judges.models import JudgeRun, PairwiseVerdict
-from judges.runner import LIVE, lease_acquire, lease_touch, run_finish
+from judges.runner import ChunkOutcome, RunWork, lease_touch, run_concurrency, run_drive
 
 logger = logging.getLogger(__name__)
 
@@ -138,76 +138,74 @@ def _verdict_store(run: JudgeRun, key: str, order: str, result, a_id: int, b_id:
         )
 
 
-def pairwise_execute(run_id: int, *, owner: str) -> str:
-    """Work on pairwise run `run_id` until every item has a verdict or a failure. Returns
-    "done", "failed", "cancelled", "lost", "busy" or "finished" (as `runner.run_execute`)."""
-    run = JudgeRun.objects.select_related("judge").filter(pk=run_id).first()
-    if run is None or run.status not in LIVE or run.kind != JudgeRun.Kind.PAIRWISE:
-        return "finished"
-    if not lease_acquire(run_id, owner):
-        run.refresh_from_db()
-        return "busy" if run.status in LIVE else "finished"
-    try:
-        backend = _pairwise_backend(run)
-    except JudgeConfigError as exc:
-        run_finish(run_id, owner, JudgeRun.Status.FAILED, str(exc))
-        return "failed"
+def _pairwise_stream(
+    run: JudgeRun, owner: str, backend, pairs, items, concurrency: int
+) -> ChunkOutcome:
+    """Ask every item of `items` (pending (question, order) pairs of `pairs`), `2 × concurrency` calls in flight, storing each verdict
+    as it comes and renewing the lease every TOUCH_EVERY verdicts; a fatal error or a lost
+    lease cancels the calls not started and ends the outcome early."""
+    a_id, b_id = int(run.parameters["system_a"]), int(run.parameters["system_b"])
+    piles = _piles([side.answer_id for pair in pairs.values() for side in pair])
+    outcome = ChunkOutcome()
+    written = 0
+    with ThreadPoolExecutor(concurrency, thread_name_prefix=f"pairwise-{run.pk}") as pool:
+        queue = iter(items)
+        flying = {}
+
+        def top_up() -> None:
+            while len(flying) < 2 * concurrency:
+                item = next(queue, None)
+                if item is None:
+                    return
+                flying[pool.submit(_ask, backend, pairs, piles, *item)] = item
+
+        top_up()
+        while flying:
+            finished, _ = wait(flying, return_when=FIRST_COMPLETED)
+            for future in finished:
+                key, order = flying.pop(future)
+                try:
+                    result = future.result()
+                except JudgeConfigError as exc:
+                    outcome.fatal = str(exc)
+                    continue
+                except JudgeCallFailed as exc:
+                    logger.info("pairwise run %s: %s %s failed: %s", run.pk, key, order, exc)
+                    JudgeRun.objects.filter(pk=run.pk).update(failed=F("failed") + 1)
+                    continue
+                _verdict_store(run, key, order, result, a_id, b_id)
+                written += 1
+                if written % TOUCH_EVERY == 0 and not lease_touch(run.pk, owner):
+                    outcome.stopped = True
+            if outcome.fatal or outcome.stopped:
+                for future in flying:
+                    future.cancel()
+                flying.clear()
+                break
+            top_up()
+    return outcome
+
+
+def _pairwise_start(run: JudgeRun) -> RunWork:
+    """The pairwise work of `run`: its backend, its shared pairs, its counters reset from the
+    verdicts already stored."""
+    backend = _pairwise_backend(run)
     a_id, b_id = int(run.parameters["system_a"]), int(run.parameters["system_b"])
     pairs = shared_pairs(system_a_id=a_id, system_b_id=b_id)
     items = pending_items(run, pairs)
-    piles = _piles([side.answer_id for pair in pairs.values() for side in pair])
     _counts_reset(run, 2 * len(pairs))
-    concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
-    concurrency = min(concurrency, backend.endpoint.max_concurrency)
+    concurrency = run_concurrency(run, backend)
+    return RunWork(
+        work=lambda owner: _pairwise_stream(run, owner, backend, pairs, items, concurrency)
+    )
 
-    fatal = ""
-    stopped = False
-    written = 0
-    try:
-        with ThreadPoolExecutor(concurrency, thread_name_prefix=f"pairwise-{run_id}") as pool:
-            queue = iter(items)
-            flying = {}
 
-            def top_up() -> None:
-                while len(flying) < 2 * concurrency:
-                    item = next(queue, None)
-                    if item is None:
-                        return
-                    flying[pool.submit(_ask, backend, pairs, piles, *item)] = item
-
-            top_up()
-            while flying:
-                finished, _ = wait(flying, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    key, order = flying.pop(future)
-                    try:
-                        result = future.result()
-                    except JudgeConfigError as exc:
-                        fatal = str(exc)
-                        continue
-                    except JudgeCallFailed as exc:
-                        logger.info("pairwise run %s: %s %s failed: %s", run_id, key, order, exc)
-                        JudgeRun.objects.filter(pk=run_id).update(failed=F("failed") + 1)
-                        continue
-                    _verdict_store(run, key, order, result, a_id, b_id)
-                    written += 1
-                    if written % TOUCH_EVERY == 0 and not lease_touch(run_id, owner):
-                        stopped = True
-                if fatal or stopped:
-                    for future in flying:
-                        future.cancel()
-                    flying.clear()
-                    break
-                top_up()
-    except Exception as exc:
-        logger.exception("pairwise run %s failed", run_id)
-        run_finish(run_id, owner, JudgeRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:500])
-        raise
-    if fatal:
-        run_finish(run_id, owner, JudgeRun.Status.FAILED, fatal)
-        return "failed"
-    if stopped:
-        run.refresh_from_db()
-        return "cancelled" if run.status == JudgeRun.Status.CANCELLED else "lost"
-    run_finish(run_id, owner, JudgeRun.Status.DONE)
-    return "done"
+def pairwise_execute(run_id: int, *, owner: str) -> str:
+    """Work on pairwise run `run_id` until every item has a verdict or a failure. Returns
+    "done", "failed", "cancelled", "lost", "busy" or "finished" (as `runner.run_drive`)."""
+    return run_drive(
+        run_id,
+        owner=owner,
+        start=_pairwise_start,
+        accepts=lambda run: run.kind == JudgeRun.Kind.PAIRWISE,
+    )

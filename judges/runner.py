@@ -36,6 +36,7 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -50,6 +51,7 @@ from annotate.models import Claim
 from judges.backends import JudgeCallFailed, JudgeConfigError, VerifyResult, backend_for_spec
 from judges.backends.registry import backend_kind
 from judges.models import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVerdictChoice
+from judges.selectors import piles_for_items, run_items_remaining
 
 logger = logging.getLogger(__name__)
 
@@ -285,8 +287,6 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcom
     written is never called again.
     Returns the last outcome written (with `fatal` / `stopped` set if the run must end).
     """
-    from judges.selectors import piles_for_items, run_items_remaining
-
     after = 0
     exhausted = False
     window = _Window(calls, concurrency, size)
@@ -457,6 +457,7 @@ def run_finish(run_id: int, owner: str, status: str, error: str = "", **fields) 
 
 
 def _finish(run: JudgeRun, owner: str, status: str, error: str = "") -> None:
+    """End a verify, canary or citation run, settling its totals when it is done."""
     fresh = JudgeRun.objects.get(pk=run.pk)
     update = {}
     if status == JudgeRun.Status.DONE:
@@ -471,43 +472,88 @@ def _finish(run: JudgeRun, owner: str, status: str, error: str = "") -> None:
     run_finish(run.pk, owner, status, error, **update)
 
 
-def run_execute(run_id: int, *, owner: str) -> str:
-    """Work on a run until it is done, cancelled, failed, or its lease is lost.
+def _plain_finish(run: JudgeRun, owner: str, status: str, error: str = "") -> None:
+    run_finish(run.pk, owner, status, error)
 
-    Returns what happened: "done", "cancelled", "failed", "lost" (another execution took the
-    lease), "busy" (a live execution holds it: try later), or "finished" (nothing to do).
+
+@dataclass
+class RunWork:
+    """What one kind of run does inside `run_drive`: `work(owner)` judges the remaining items
+    and returns the outcome (`fatal` / `stopped` set if the run must end early); `close()`
+    releases what the work held, after the run's end is written."""
+
+    work: Callable[[str], ChunkOutcome]
+    close: Callable[[], None] = lambda: None
+
+
+def run_drive(
+    run_id: int,
+    *,
+    owner: str,
+    start: Callable[[JudgeRun], RunWork],
+    finish: Callable[[JudgeRun, str, str, str], None] = _plain_finish,
+    accepts: Callable[[JudgeRun], bool] = lambda run: True,
+) -> str:
+    """The one run loop of every kind of run: fetch the run, take its lease, `start` the
+    per-kind work (a JudgeConfigError there fails the run), do it, and end the run through
+    `finish` (`run_finish` underneath) as done, failed, or not at all when it was cancelled
+    or its lease lost. An unexpected error fails the run and is raised again.
+
+    Returns "done", "cancelled", "failed", "lost" (another execution took the lease), "busy"
+    (a live execution holds it: try later), or "finished" (nothing to do, or a run `accepts`
+    refuses).
     """
     run = JudgeRun.objects.select_related("judge").filter(pk=run_id).first()
-    if run is None or run.status not in LIVE:
+    if run is None or run.status not in LIVE or not accepts(run):
         return "finished"
     if not lease_acquire(run_id, owner):
         run.refresh_from_db()
         return "busy" if run.status in LIVE else "finished"
     try:
-        backend = backend_for_spec(run_spec(run))
+        job = start(run)
     except JudgeConfigError as exc:
-        _finish(run, owner, JudgeRun.Status.FAILED, str(exc))
+        finish(run, owner, JudgeRun.Status.FAILED, str(exc))
         return "failed"
-    concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
-    endpoint = getattr(backend, "endpoint", None)
-    if endpoint is not None:  # the operator's cap, whatever the run asked for
-        concurrency = min(concurrency, endpoint.max_concurrency)
-    size = chunk_size(concurrency, backend=run.backend)
-    calls = _calls_for(backend, concurrency, name=f"judge-{run_id}")
     try:
         try:
-            outcome = _judge_stream(run, owner, calls, concurrency, size)
+            outcome = job.work(owner)
             if outcome.fatal:
-                _finish(run, owner, JudgeRun.Status.FAILED, outcome.fatal)
+                finish(run, owner, JudgeRun.Status.FAILED, outcome.fatal)
                 return "failed"
             if outcome.stopped:
                 run.refresh_from_db()
                 return "cancelled" if run.status == JudgeRun.Status.CANCELLED else "lost"
         except Exception as exc:
             logger.exception("judge run %s failed", run_id)
-            _finish(run, owner, JudgeRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:500])
+            finish(run, owner, JudgeRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:500])
             raise
-        _finish(run, owner, JudgeRun.Status.DONE)
+        finish(run, owner, JudgeRun.Status.DONE, "")
         return "done"
     finally:
-        calls.close()  # after the run's end is written: closing connections is not its work
+        job.close()  # after the run's end is written: closing connections is not its work
+
+
+def run_concurrency(run: JudgeRun, backend) -> int:
+    """Calls in flight for `run`: what it (or its judge) asked for, capped by the operator's
+    endpoint when the backend has one."""
+    concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
+    endpoint = getattr(backend, "endpoint", None)
+    if endpoint is not None:  # the operator's cap, whatever the run asked for
+        concurrency = min(concurrency, endpoint.max_concurrency)
+    return concurrency
+
+
+def _verify_start(run: JudgeRun) -> RunWork:
+    backend = backend_for_spec(run_spec(run))
+    concurrency = run_concurrency(run, backend)
+    size = chunk_size(concurrency, backend=run.backend)
+    calls = _calls_for(backend, concurrency, name=f"judge-{run.pk}")
+    return RunWork(
+        work=lambda owner: _judge_stream(run, owner, calls, concurrency, size), close=calls.close
+    )
+
+
+def run_execute(run_id: int, *, owner: str) -> str:
+    """Work on a verify, canary or citation run until it is done, cancelled, failed, or its
+    lease is lost; returns what happened (as `run_drive`)."""
+    return run_drive(run_id, owner=owner, start=_verify_start, finish=_finish)
