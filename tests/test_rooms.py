@@ -24,9 +24,7 @@ FILE_EXCEPTIONS = {
     "annotate/services/labels.py": "the label write and its checks; not cut yet (issue 31, "
     "next: the spans' checks and the undo into their own modules)",
     "metrics/views.py": "the metrics pages; not cut yet (issue 31, next: a views package)",
-    "metrics/services/compare.py": "the comparison block (pairs, design, judge); not split yet",
     "metrics/services/active_audit.py": "the active-audit block; not split yet",
-    "metrics/selectors.py": "the metrics reads (one query each); not split yet",
     "metrics/services/audit_design.py": "the audit-design section; not split yet",
 }
 
@@ -34,8 +32,6 @@ FILE_EXCEPTIONS = {
 FUNCTION_EXCEPTIONS = {
     "annotate/services/labels.py::_label_write": "the one label write (15 parameters) in one "
     "locked round trip; not cut yet (issue 31)",
-    "annotate/services/queue.py::claim_take_next": "the queue's next claim in one locked round "
-    "trip (strata in Neyman's order, reservations); not cut yet (issue 31)",
 }
 
 

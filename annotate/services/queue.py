@@ -29,6 +29,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
+from django.http import Http404
 from django.utils import timezone
 
 from annotate import hooks, sql
@@ -42,6 +43,7 @@ from annotate.models import (
     Project,
     Reservation,
 )
+from annotate.services.design import strata_ranked
 from annotate.sql import StatementBatch, model_rows, reservations_expired_delete
 
 RESERVATION_MINUTES = 10
@@ -202,8 +204,6 @@ def claim_take_next(
 
     `ahead`: the claim is taken for the screen rendered ahead (`Reservation.ahead`), not served.
     """
-    from annotate.services.design import strata_ranked
-
     now = now or timezone.now()
     before = before if before is not None else StatementBatch()
     after = after if after is not None else StatementBatch()
@@ -211,19 +211,83 @@ def claim_take_next(
     restricted = bool(condition)  # a member's stratum: the ORM's query, else the raw SQL
     if routed_out:
         condition &= Q(routed_to_judge=False)
-    tries: list[str | None] = [None]
-    if project.queue_design == Project.QueueDesign.STRATIFIED:
-        if strata is None:
-            strata = StatementBatch().run_then(*sql.active_strata_statement(project_id=project.pk))
-        if counted is not None:
-            strata = [
-                (name, big_n, n + counted[1], k + counted[2], *rest)
-                if name == counted[0]
-                else (name, big_n, n, k, *rest)
-                for name, big_n, n, k, *rest in strata
-            ]
-        tries = [*strata_ranked(strata=list(strata)), None]
-    if may_hold_one and not restricted:
+    tries = _strata_tries(project=project, strata=strata, counted=counted)
+    if may_hold_one:
+        held = _own_reservation_take(
+            project=project,
+            user=user,
+            condition=condition,
+            now=now,
+            before=before,
+            after=after,
+            restricted=restricted,
+            routed_out=routed_out,
+            ahead=ahead,
+        )
+        if held is not None:
+            return held
+    return _open_claim_take(
+        project=project,
+        user=user,
+        condition=condition,
+        now=now,
+        before=before,
+        after=after,
+        tries=tries,
+        restricted=restricted,
+        routed_out=routed_out,
+        ahead=ahead,
+    )
+
+
+def _strata_tries(
+    *, project: Project, strata: list[tuple] | None, counted: tuple[str, int, int] | None
+) -> list[str | None]:
+    """The strata to search in turn: under the stratified design, in the order of Neyman's
+    choice (`strata_ranked`, over `strata` with the caller's `counted` move added, or one query
+    for them), then any open claim (None); else only any open claim."""
+    if project.queue_design != Project.QueueDesign.STRATIFIED:
+        return [None]
+    if strata is None:
+        strata = StatementBatch().run_then(*sql.active_strata_statement(project_id=project.pk))
+    if counted is not None:
+        strata = [
+            (name, big_n, n + counted[1], k + counted[2], *rest)
+            if name == counted[0]
+            else (name, big_n, n, k, *rest)
+            for name, big_n, n, k, *rest in strata
+        ]
+    return [*strata_ranked(strata=list(strata)), None]
+
+
+def _reserved_with_screen(
+    *, claim_id: int, user, now, ahead: bool, after: StatementBatch
+) -> Claim | None:
+    """Reserve claim `claim_id` (re-checked under its lock), run the caller's `after` writes and
+    the screen's reads: one round trip. The claim for its screen, or None when it had no room."""
+    batch = StatementBatch()
+    reserved = _reserve_if_room(batch, claim_id=claim_id, user=user, now=now, ahead=ahead)
+    batch.extend(after)
+    screen = _screen_reads(batch, claim_id=claim_id)
+    results = batch.run()
+    return screen(results) if results[reserved] else None
+
+
+def _own_reservation_take(
+    *,
+    project: Project,
+    user,
+    condition: Q,
+    now,
+    before: StatementBatch,
+    after: StatementBatch,
+    restricted: bool,
+    routed_out: bool,
+    ahead: bool,
+) -> Claim | None:
+    """The user's own unexpired reservation, reserved again; None when they hold none (or it
+    lost its room). Runs `before` either way, `after` only when it returns a claim."""
+    if not restricted:
         # SKIP LOCKED (as below): in the caller's round trip, then reserved again (re-checked)
         # with the screen's reads in one more, as a claim the search finds.
         rows = before.run_then(
@@ -231,56 +295,70 @@ def claim_take_next(
                 project_id=project.pk, user_id=user.pk, now=now, routed_out=routed_out
             )
         )
-        if rows:
-            batch = StatementBatch()
-            reserved = _reserve_if_room(batch, claim_id=rows[0][0], user=user, now=now, ahead=ahead)
-            batch.extend(after)
-            screen = _screen_reads(batch, claim_id=rows[0][0])
-            results = batch.run()
-            if results[reserved]:
-                return screen(results)
-    elif may_hold_one:
-        before.run()
-        # SKIP LOCKED: the claim may be locked by another tab of this user saving it (its
-        # transaction holds this member's counter row we would wait for next: a deadlock).
-        # Skipped, the queue serves the next open claim; the reservation stays theirs.
-        mine = (
-            Claim.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("answer")
-            .filter(
-                project=project,
-                label_count__lt=F("labels_required"),
-                reservations__user=user,
-                reservations__expires_at__gt=now,
-            )
-            .exclude(Exists(Label.objects.filter(claim=OuterRef("pk"), annotator=user)))
-            .exclude(Exists(ClaimSkip.objects.filter(claim=OuterRef("pk"), user=user)))
-            .filter(condition)
-            .order_by("queue_key", "id")
-            .first()
+        if not rows:
+            return None
+        return _reserved_with_screen(
+            claim_id=rows[0][0], user=user, now=now, ahead=ahead, after=after
         )
-        if mine is not None:
-            _reserve(claim=mine, user=user, now=now, ahead=ahead)
-            after.run()
-            return mine
+    before.run()
+    # SKIP LOCKED: the claim may be locked by another tab of this user saving it (its
+    # transaction holds this member's counter row we would wait for next: a deadlock).
+    # Skipped, the queue serves the next open claim; the reservation stays theirs.
+    mine = (
+        Claim.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("answer")
+        .filter(
+            project=project,
+            label_count__lt=F("labels_required"),
+            reservations__user=user,
+            reservations__expires_at__gt=now,
+        )
+        .exclude(Exists(Label.objects.filter(claim=OuterRef("pk"), annotator=user)))
+        .exclude(Exists(ClaimSkip.objects.filter(claim=OuterRef("pk"), user=user)))
+        .filter(condition)
+        .order_by("queue_key", "id")
+        .first()
+    )
+    if mine is None:
+        return None
+    _reserve(claim=mine, user=user, now=now, ahead=ahead)
+    after.run()
+    return mine
+
+
+def _open_claim_take(
+    *,
+    project: Project,
+    user,
+    condition: Q,
+    now,
+    before: StatementBatch,
+    after: StatementBatch,
+    tries: list[str | None],
+    restricted: bool,
+    routed_out: bool,
+    ahead: bool,
+) -> Claim | None:
+    """The first open candidate in queue order, stratum by stratum of `tries`, locked (SKIP
+    LOCKED), re-checked and reserved under its lock; None when none is left (then `after` runs
+    on its own)."""
     tried = 0
     active_stratum = tries[0]
-
-    def candidates():
-        # Built only for a stratum queue: the unrestricted one is hand-written SQL.
-        within = (
-            condition if active_stratum is None else condition & Q(active_stratum=active_stratum)
-        )
-        return (
-            _candidates(project=project, user=user, condition=within, now=now)
-            .select_for_update(skip_locked=True, of=("self",))
-            .values_list("pk", flat=True)
-        )
-
     for _ in range(MAX_ATTEMPTS + len(tries)):
         if restricted:
             before.run()
-            claim_id = candidates().first()
+            # Built only for a stratum queue: the unrestricted one is hand-written SQL.
+            within = (
+                condition
+                if active_stratum is None
+                else condition & Q(active_stratum=active_stratum)
+            )
+            claim_id = (
+                _candidates(project=project, user=user, condition=within, now=now)
+                .select_for_update(skip_locked=True, of=("self",))
+                .values_list("pk", flat=True)
+                .first()
+            )
         else:
             claim_id = _first_open_claim_id(
                 project=project,
@@ -296,14 +374,11 @@ def claim_take_next(
                 break
             active_stratum = tries[tried]  # an empty stratum (for this analyst) is skipped
             continue
-        # The reservation, the caller's last writes and the screen's reads: one round trip.
-        batch = StatementBatch()
-        reserved = _reserve_if_room(batch, claim_id=claim_id, user=user, now=now, ahead=ahead)
-        batch.extend(after)
-        screen = _screen_reads(batch, claim_id=claim_id)
-        results = batch.run()
-        if results[reserved]:
-            return screen(results)
+        claim = _reserved_with_screen(
+            claim_id=claim_id, user=user, now=now, ahead=ahead, after=after
+        )
+        if claim is not None:
+            return claim
     after.run()
     return None
 
@@ -433,8 +508,6 @@ def claim_skip(*, project: Project, user, claim_id: int, reason: str, note: str 
     of skipped claims and may send it back, `claim_skip_return`); their reservation on it goes.
     QueueError for an unknown reason or a claim they have labelled; Http404 for another
     project's claim."""
-    from django.http import Http404
-
     if reason not in ClaimSkip.Reason.values:
         raise QueueError(
             "Say why you skip the claim: not checkable, not atomic (badly split) or needs "
@@ -472,8 +545,6 @@ def claim_skip_undo(*, user, project: Project, skip_id: int) -> Claim | None:
 
 def claim_skip_return(*, project: Project, skip_id: int) -> None:
     """A lead sends a skipped claim back into the analyst's queue."""
-    from django.http import Http404
-
     deleted, _ = ClaimSkip.objects.filter(claim__project=project, pk=skip_id).delete()
     if not deleted:
         raise Http404("No such skipped claim.")

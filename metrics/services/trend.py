@@ -18,7 +18,8 @@ from annotate.vocabulary import VERDICT_VALUES, Verdict
 from judges.models import Judge
 from metrics import selectors
 from metrics.services.common import json_safe
-from metrics.services.compare import _judge_verdicts, system_label
+from metrics.services.compare.pair import _judge_verdicts
+from metrics.services.compare.systems import system_label
 from metrics.stats.design import design_ppi_mean, design_proportion
 from metrics.stats.prevalence import headline_estimate
 
