@@ -210,3 +210,38 @@ def test_export_is_not_for_analysts(analyst, project):
     url = reverse("annotate:export", args=[project.slug])
     assert analyst.get(url).status_code == 404
     assert analyst.get(url, {"format": "csv"}).status_code == 404
+
+
+# A SUPPORTED label without a quote, and fields the native format does not know.
+UNQUOTED = {
+    "id": "a1",
+    "question": "How long do refunds take?",
+    "answer": "Fourteen days.",
+    "pile": [{"id": "p1", "text": "Refunds take 14 days.", "url": "https://x"}],
+    "claims": [
+        {
+            "text": "Refunds take 14 days.",
+            "confidence_score": 0.9,
+            "labels": [{"annotator": "ext", "verdict": "SUPPORTED", "rater_id": 7}],
+        }
+    ],
+    "source_dataset": "third-party",
+}
+
+
+def test_the_import_page_names_unknown_fields():
+    project = ProjectFactory(slug="page", quote_required=False)
+    user = get_user_model().objects.create(username="lea")
+    Membership.objects.create(project=project, user=user, role=Role.LEAD)
+    client = Client()
+    client.force_login(user)
+    content = (json.dumps(UNQUOTED) + "\n").encode()
+    response = client.post(
+        reverse("annotate:import", args=[project.slug]),
+        {"file": SimpleUploadedFile("a.jsonl", content), "format": "auto"},
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'data-testid="import-warnings"' in page
+    assert "4 unknown fields ignored" in page
+    assert "line 1, field claims[0].confidence_score: unknown field, ignored" in page

@@ -1,6 +1,8 @@
 """The queue's design computed from a judge run (metrics.services.active_design), its task,
 command and the leads' page (issue 14)."""
 
+import math
+
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
@@ -10,6 +12,7 @@ from annotate.models import ActiveStratum, Claim, Gold, Project, Role
 from annotate.services.design import DesignError
 from judges.models import JudgeRun
 from metrics import stats
+from metrics.services import active_design as ad
 from metrics.services.active_design import active_design_apply
 from tests.factories import (
     AnswerFactory,
@@ -308,3 +311,155 @@ def test_the_jobs_progress_is_polled_while_it_runs(client):
     html = client.get(url(project) + "?job=1", HTTP_HX_REQUEST="true").content.decode()
     assert "could not be applied: design_run_id: gone." in html
     assert "every 1s" not in html
+
+
+NAN = math.nan
+
+
+# ------------------------------------------------------------------------------------------
+# metrics.services.active_design: the design's inputs from a judge run
+
+
+class _Connection:
+    def __init__(self, atomic):
+        self.in_atomic_block = atomic
+
+
+def test_job_progress_is_written_rounded_and_clipped_only_outside_a_transaction(monkeypatch):
+    calls = []
+    monkeypatch.setattr(ad, "_job_update", lambda pid, **changes: calls.append((pid, changes)))
+    monkeypatch.setattr(ad.transaction, "get_connection", lambda: _Connection(False))
+    ad._progress(7, 0.12345)
+    ad._progress(7, 1.7)
+    ad._progress(7, -0.2)
+    assert calls == [(7, {"progress": 0.123}), (7, {"progress": 1.0}), (7, {"progress": 0.0})]
+    monkeypatch.setattr(ad.transaction, "get_connection", lambda: _Connection(True))
+    ad._progress(7, 0.5)
+    assert len(calls) == 3
+
+
+def test_scaled_progress_maps_the_store_onto_the_last_nine_tenths():
+    assert ad._scaled(None) is None
+    seen = []
+    scaled = ad._scaled(seen.append)
+    scaled(0.0)
+    scaled(0.5)
+    scaled(1.0)
+    assert seen == pytest.approx([0.1, 0.55, 1.0], abs=1e-15)
+
+
+def test_confidence_bands_and_stratum_names():
+    assert ad._band(None) == "no confidence"
+    assert ad._band(NAN) == "no confidence"
+    assert ad._band(0.0) == "conf 0–0.6"
+    assert ad._band(0.6) == "conf 0.6–0.8"
+    assert ad._band(0.85) == "conf 0.8–0.9"
+    assert ad._band(0.9) == "conf 0.9–1"
+    assert ad._band(1.0) == "conf 0.9–1"
+    support = {
+        "p": np.array([0.9, 0.2, 0.5, 0.5]),
+        "verdict": np.array(["SUPPORTED", "CONTRADICTED", "", "NOT_IN_PILE"], dtype=object),
+        "confidence": np.array([0.95, 0.15, NAN, NAN]),
+        "risk": np.array(["health", "legal", "none", "health"], dtype=object),
+    }
+    names = ad.active_strata_names(support)
+    assert names.dtype == object
+    assert names.tolist() == [
+        "SUPPORTED · conf 0.9–1 · health",
+        "CONTRADICTED · conf 0.8–0.9 · legal",  # its own confidence: 1 − 0.15
+        "no verdict · none",
+        "NOT_IN_PILE · no confidence · health",
+    ]
+
+
+def test_active_probabilities_a_claim_or_an_answer_at_a_time():
+    """π ∝ √(p(1 − p)) scaled to the budget (water-filling: no cap reached here); an answer at
+    a time: the answer's sd √Σ p(1 − p), the budget in answers, its claims sharing its π."""
+    p = np.array([0.5, 0.9, 0.5, 0.8, 0.7, 0.6])
+    support = {"p": p, "answer_id": np.array([1, 1, 2, 2, 3, 3])}
+    sd = np.sqrt(p * (1 - p))
+    got = ad.active_probabilities(project=Project(queue_order="claim"), support=support, budget=3)
+    np.testing.assert_allclose(got, 3 * sd / sd.sum(), rtol=1e-12)
+    by_answer = np.sqrt(np.array([0.25 + 0.09, 0.25 + 0.16, 0.21 + 0.24]))
+    expected = 1.5 * by_answer / by_answer.sum()  # budget 3 claims × 3 answers / 6 claims
+    got = ad.active_probabilities(project=Project(queue_order="answer"), support=support, budget=3)
+    np.testing.assert_allclose(got, np.repeat(expected, 2), rtol=1e-12)
+
+
+class _Rows:
+    """A queryset stand-in: filter / order_by / values_list chain, then the planted rows."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def filter(self, *args, **kwargs):
+        return self
+
+    def order_by(self, *args):
+        return self
+
+    def values_list(self, *args, **kwargs):
+        return self
+
+    def iterator(self, chunk_size=None):
+        return iter(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+
+def _plant_run(monkeypatch, claims, verdicts, gold):
+    for name, rows in (("Claim", claims), ("JudgeVerdict", verdicts), ("Gold", gold)):
+        model = type(name, (), {"objects": _Rows(rows)})
+        monkeypatch.setattr(ad, name, model)
+
+
+def test_claim_support_probabilities_whole_output_with_scarce_gold(monkeypatch):
+    """Fewer than 30 gold claims: p is the run's raw confidence, and a verdict with no
+    confidence gets 0.5 (not its few gold's share); a claim the run did not judge 0.5; a
+    verdict on a claim outside the project is ignored."""
+    _plant_run(
+        monkeypatch,
+        claims=[(11, 1, "health"), (12, 1, "health"), (13, 2, "legal"), (14, 2, "legal")],
+        verdicts=[
+            (11, "SUPPORTED", 0.8),
+            (12, "CONTRADICTED", None),
+            (13, "CONTRADICTED", None),
+            (99, "SUPPORTED", 0.1),
+        ],
+        gold=[(12, "CONTRADICTED"), (13, "NOT_IN_PILE"), (98, "SUPPORTED")],
+    )
+    out = ad.claim_support_probabilities(project=None, run=None)
+    assert set(out) == {"claim_id", "answer_id", "risk", "verdict", "confidence", "p", "calibrated"}
+    assert out["claim_id"].tolist() == [11, 12, 13, 14]
+    assert out["answer_id"].tolist() == [1, 1, 2, 2]
+    assert out["risk"].tolist() == ["health", "health", "legal", "legal"]
+    assert out["verdict"].tolist() == ["SUPPORTED", "CONTRADICTED", "CONTRADICTED", ""]
+    np.testing.assert_array_equal(out["confidence"], [0.8, NAN, NAN, NAN])
+    assert out["p"].tolist() == [0.8, 0.5, 0.5, 0.5]
+    assert out["calibrated"] is False
+
+
+def test_claim_support_probabilities_with_30_gold_calibrates_and_uses_the_verdicts_share(
+    monkeypatch,
+):
+    """30 gold claims the run judged with a confidence: p is Platt-calibrated (checked against
+    scikit-learn's unregularised logistic fit on the confidence); 30 gold claims with a verdict
+    but no confidence: their verdict's gold SUPPORTED share."""
+    from tests.metrics.independent import platt_fit
+
+    rng = np.random.default_rng(5)
+    conf = np.round(rng.uniform(0.05, 0.95, 30), 3)
+    truth = (rng.random(30) < conf).astype(int)
+    claims = [(i, i, "none") for i in range(1, 62)]
+    verdicts = [(i + 1, "SUPPORTED", float(c)) for i, c in enumerate(conf)]
+    verdicts += [(31 + i, "NOT_IN_PILE", None) for i in range(30)]
+    gold = [(i + 1, "SUPPORTED" if t else "CONTRADICTED") for i, t in enumerate(truth)]
+    gold += [(31 + i, "SUPPORTED" if i < 9 else "NOT_IN_PILE") for i in range(30)]
+    _plant_run(monkeypatch, claims, verdicts, gold)
+    out = ad.claim_support_probabilities(project=None, run=None)
+    assert out["calibrated"] is True
+    calibrate = platt_fit(conf, truth)
+    np.testing.assert_allclose(out["p"][:30], calibrate(conf), atol=1e-4)
+    assert out["p"][30:60].tolist() == [0.3] * 30
+    assert out["p"][60] == 0.5

@@ -226,3 +226,299 @@ def test_whole_percent_rounds_halves_up_on_the_decimal_a_reader_sees(share, show
     from metrics.services.summary import whole_percent
 
     assert whole_percent(share) == shown
+
+
+def test_dashboard_summary_faithfulness_carries_its_figures():
+    """summary `_faithfulness` `_89` (the "value" key renamed: the dashboard's figure lost). By
+    hand: 16/25 → 64, the interval 0.4496–0.8046 → 45–80, from 25 gold claims."""
+    from metrics.services.summary import dashboard_summary
+
+    faith = dashboard_summary(report=_report(), audit=None)["faithfulness"]
+    assert {k: faith[k] for k in ("value", "low", "high", "n", "source")} == {
+        "value": 64,
+        "low": 45,
+        "high": 80,
+        "n": 25,
+        "source": "gold",
+    }
+
+
+# --- the dashboard summary, the gate's judge, the eager snapshot, selective routing ------------
+
+
+def test_dashboard_summary_gives_no_figure_from_zero_claims():
+    """summary `_faithfulness` `_46` (`… is None and not n` for `or not n`: a figure "from 0
+    gold claims" when a stored report has a pooled value but no claim count)."""
+    from metrics.services.summary import dashboard_summary
+
+    report = {"claims": {"total": 0}, "faithfulness": {"pooled": {"value": 0.5, "ci": [0.1, 0.9]}}}
+    assert dashboard_summary(report=report, audit=None)["faithfulness"] is None
+    audit = {"headline_estimate": "ppi", "ppi": {"value": 0.5, "ci": [0.1, 0.9]}}  # no n_audited
+    assert dashboard_summary(report=report, audit=audit)["faithfulness"] is None
+
+
+# --- summary: a figure without an interval says so -------------------------------------------------
+
+
+def test_dashboard_summary_of_a_figure_without_an_interval_says_no_interval():
+    """summary `_faithfulness` `_81` (`text -=`: a pooled figure without an interval made the
+    summary fail). By hand: 2/3 → 67%, from 3 gold claims."""
+    from metrics.services.summary import dashboard_summary
+
+    report = {"claims": {"total": 3}, "faithfulness": {"pooled": {"value": 2 / 3, "ci": None}}}
+    faith = dashboard_summary(report=report, audit=None)["faithfulness"]
+    assert faith["text"] == "About 67% of claims are supported (from 3 gold claims; no interval)."
+    assert (faith["low"], faith["high"]) == (None, None)
+
+
+# --- the dashboard summary: every branch, whole dicts ----------------------------------------
+
+
+GOLD_25 = {
+    "value": 64,
+    "low": 45,
+    "high": 80,
+    "n": 25,
+    "source": "gold",
+    "text": "About 64% of claims are supported (95% interval 45–80%, from 25 gold claims).",
+}
+
+
+@pytest.mark.parametrize(
+    ("report", "audit", "expected"),
+    [
+        (_report(), None, GOLD_25),
+        # a headline whose estimate has no value: the gold figure instead
+        (
+            _report(),
+            {"headline_estimate": "ppi", "ppi": {"value": None}, "n_audited": 9},
+            GOLD_25,
+        ),
+        # a headline named but absent from the block: the gold figure
+        (_report(), {"headline_estimate": "ppi", "n_audited": 9}, GOLD_25),
+        # no headline chosen: the gold figure even though an estimate is there
+        (_report(), {"headline_estimate": None, "ppi": {"value": 0.1}, "n_audited": 9}, GOLD_25),
+        (
+            _report(),
+            {
+                "headline_estimate": "ppi",
+                "ppi": {"value": 0.125, "ci": [0.005, 0.995]},
+                "n_audited": 1,
+            },
+            {
+                "value": 13,
+                "low": 1,
+                "high": 100,
+                "n": 1,
+                "source": "audited",
+                "text": "About 13% of claims are supported (95% interval 1–100%, from 1 audited "
+                "claim).",
+            },
+        ),
+        (
+            {"claims": {"total": 2}, "faithfulness": {"pooled": {"value": 0.5, "ci": None}}},
+            None,
+            {
+                "value": 50,
+                "low": None,
+                "high": None,
+                "n": 2,
+                "source": "gold",
+                "text": "About 50% of claims are supported (from 2 gold claims; no interval).",
+            },
+        ),
+        (
+            {"claims": {"total": 1}, "faithfulness": {"pooled": {"value": 1.0, "ci": [0.2, None]}}},
+            None,
+            {
+                "value": 100,
+                "low": None,
+                "high": None,
+                "n": 1,
+                "source": "gold",
+                "text": "About 100% of claims are supported (from 1 gold claim; no interval).",
+            },
+        ),
+        ({}, None, None),
+        ({"faithfulness": None, "claims": None}, None, None),
+        ({"faithfulness": {"pooled": {"value": 0.5}}, "claims": {}}, None, None),
+        ({"faithfulness": {"pooled": {"value": 0.5}}, "claims": {"total": None}}, None, None),
+        ({"faithfulness": {"pooled": None}, "claims": {"total": 3}}, None, None),
+        ({"faithfulness": {"pooled": {"value": None}}, "claims": {"total": 3}}, None, None),
+    ],
+)
+def test_summary_faithfulness_every_branch_whole(report, audit, expected):
+    assert dashboard_summary(report=report, audit=audit)["faithfulness"] == expected
+
+
+@pytest.mark.parametrize(
+    ("audit", "expected"),
+    [
+        (None, None),
+        ({}, None),
+        (
+            {"name": "lex", "n_audited": 0, "agreement": 0.9},
+            {
+                "trustworthy": None,
+                "agreement": None,
+                "needs": 80,
+                "text": "The lex judge cannot be checked yet: none of its verdicts has a gold "
+                "verdict to compare with.",
+            },
+        ),
+        (
+            {"name": "lex", "n_audited": 4, "agreement": None},
+            {
+                "trustworthy": None,
+                "agreement": None,
+                "needs": 80,
+                "text": "The lex judge cannot be checked yet: none of its verdicts has a gold "
+                "verdict to compare with.",
+            },
+        ),
+        (
+            {"name": "lex", "n_audited": 4, "agreement": 0.8},
+            {
+                "trustworthy": True,
+                "agreement": 80,
+                "needs": 80,
+                "text": "The lex judge is trustworthy here: it agrees with analysts on 80% of "
+                "claims (needs ≥ 80%).",
+            },
+        ),
+        (
+            {"name": "lex", "n_audited": 4, "agreement": 0.795},
+            {
+                "trustworthy": False,
+                "agreement": 80,  # 79.5 shown as 80 (halves up), still below the bar
+                "needs": 80,
+                "text": "The lex judge is not trustworthy here: it agrees with analysts on 80% "
+                "of claims (needs ≥ 80%).",
+            },
+        ),
+        (
+            {"name": "", "n_audited": 4, "agreement": 1.0},
+            {
+                "trustworthy": True,
+                "agreement": 100,
+                "needs": 80,
+                "text": "The the judge judge is trustworthy here: it agrees with analysts on 100% "
+                "of claims (needs ≥ 80%).",
+            },
+        ),
+    ],
+)
+def test_summary_judge_every_branch_whole(audit, expected):
+    assert dashboard_summary(report=_report(), audit=audit)["judge"] == expected
+
+
+@pytest.mark.parametrize(
+    ("active", "expected"),
+    [
+        (None, None),
+        ({"forecast": None}, None),
+        ({"forecast": {"uniform": {"labels_more": 3}}}, None),  # no target
+        ({"forecast": {"uniform": {"target_half_width": 0.05}}}, None),  # no count, not reached
+        (
+            {"forecast": {"uniform": {"target_half_width": 0.05, "labels_more": 1}}},
+            {"labels_more": 1, "target": 5, "text": "Label about 1 more claim to reach ±5 points."},
+        ),
+        (
+            {"forecast": {"uniform": {"target_half_width": 0.1, "labels_more": 0}}},
+            {
+                "labels_more": 0,
+                "target": 10,
+                "text": "Label about 0 more claims to reach ±10 points.",
+            },
+        ),
+        (
+            {"reached": True, "forecast": {"uniform": {"target_half_width": 0.049}}},
+            {
+                "labels_more": 0,
+                "target": 5,
+                "text": "The audit has reached ±5 points: more labels would narrow the interval "
+                "further, but it is not needed.",
+            },
+        ),
+        # the design's own forecast first, uniform's where the design has none
+        (
+            {
+                "design": "active",
+                "forecast": {
+                    "active": {"target_half_width": 0.1, "labels_more": 7},
+                    "uniform": {"target_half_width": 0.2, "labels_more": 99},
+                },
+            },
+            {
+                "labels_more": 7,
+                "target": 10,
+                "text": "Label about 7 more claims to reach ±10 points.",
+            },
+        ),
+        (
+            {
+                "design": "active",
+                "forecast": {
+                    "active": {},
+                    "uniform": {"target_half_width": 0.2, "labels_more": 99},
+                },
+            },
+            {
+                "labels_more": 99,
+                "target": 20,
+                "text": "Label about 99 more claims to reach ±20 points.",
+            },
+        ),
+        (
+            {
+                "design": "stratified",
+                "forecast": {"uniform": {"target_half_width": 0.03, "labels_more": 2}},
+            },
+            {
+                "labels_more": 2,
+                "target": 3,
+                "text": "Label about 2 more claims to reach ±3 points.",
+            },
+        ),
+        ({"design": "active", "forecast": {"active": None, "uniform": None}}, None),
+    ],
+)
+def test_summary_next_step_every_branch_whole(active, expected):
+    report = _report() if active is None else _report(active_audit=active)
+    assert dashboard_summary(report=report, audit=None)["next"] == expected
+
+
+def test_summary_whole_dict_with_everything():
+    audit = {
+        "name": "lex",
+        "n_audited": 24,
+        "agreement": 0.625,
+        "headline_estimate": "ppi_faithfulness",
+        "ppi_faithfulness": {"value": 0.6478, "ci": [0.4443, 0.8514]},
+    }
+    report = _report(
+        active_audit={"forecast": {"uniform": {"target_half_width": 0.1, "labels_more": 40}}}
+    )
+    assert dashboard_summary(report=report, audit=audit) == {
+        "faithfulness": {
+            "value": 65,
+            "low": 44,
+            "high": 85,
+            "n": 24,
+            "source": "audited",
+            "text": "About 65% of claims are supported (95% interval 44–85%, from 24 audited "
+            "claims).",
+        },
+        "judge": {
+            "trustworthy": False,
+            "agreement": 63,
+            "needs": 80,
+            "text": "The lex judge is not trustworthy here: it agrees with analysts on 63% of "
+            "claims (needs ≥ 80%).",
+        },
+        "next": {
+            "labels_more": 40,
+            "target": 10,
+            "text": "Label about 40 more claims to reach ±10 points.",
+        },
+    }

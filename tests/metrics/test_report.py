@@ -13,8 +13,18 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from annotate.models import LabelHistory, Role
+from annotate.services.labels import label_save
+from judges.models import Judge
 from metrics.services import report_build, report_compute, report_public
-from tests.factories import JudgeFactory, MembershipFactory, ProjectFactory, UserFactory
+from tests.compare.builders import answer_record, import_records
+from tests.factories import (
+    ClaimFactory,
+    JudgeFactory,
+    MembershipFactory,
+    ProjectFactory,
+    UserFactory,
+)
 from tests.metrics import independent as ref
 from tests.metrics.factories_report import (
     A_DIFF,
@@ -657,3 +667,69 @@ def test_report_lists_a_risk_category_that_has_only_an_abstention(planted):
     assert safety["claims"]["total"] == 0
     assert_rate(safety["abstention"]["rate"], 1, 1)
     assert "financial" not in report["by_risk_category"]  # no answer, no claim: not listed
+
+
+# --- metrics.services.report / instruments: a report filtered to one system of two ---------
+
+
+@pytest.mark.django_db
+def test_report_of_one_system_names_it_and_audits_the_judge_on_its_claims_only():
+    from annotate.models import System
+    from metrics.services import report_compute
+
+    project = ProjectFactory()
+    records = []
+    for i in range(6):
+        # rag@1: two claims an answer, gold on both, the judge right on all but answer 0's second.
+        said = [S, N] if i == 0 else [S, S]
+        records.append(answer_record(f"q{i}", "rag@1", [(S, said[0]), (S, said[1])]))
+        # rag@2: three claims an answer, judged, no gold.
+        records.append(answer_record(f"q{i}", "rag@2", [(None, N), (None, N), (None, S)]))
+    import_records(project, records)
+    system = System.objects.get(project=project, name="rag", version="1")
+    report = report_compute(project=project, judge=Judge.objects.get(name="j"), system=system)
+    assert (report["system"]["name"], report["system"]["version"]) == ("rag", "1")
+    judge = report["judge"]
+    assert judge["n_judged"] == 12  # rag@1's 6 × 2 claims, not rag@2's 18
+    assert judge["n_audited"] == 12
+    assert judge["agreement"] == pytest.approx(11 / 12)
+    assert "agreement_design_effect" in judge
+    assert "stratified by" not in judge["method"]
+
+
+@pytest.mark.django_db
+def test_report_of_one_system_lists_only_the_instruments_used_on_its_claims():
+    from annotate.models import Claim, System
+    from judges.models import JudgeVerdict
+    from metrics.services import report_compute
+    from tests.factories import JudgeRunFactory
+
+    project = ProjectFactory()
+    records = [answer_record(f"q{i}", "rag@1", [(S, S), (S, N if i == 0 else S)]) for i in range(4)]
+    records += [answer_record(f"q{i}", "rag@2", [(None, None)]) for i in range(4)]
+    import_records(project, records)
+    judge = Judge.objects.get(name="j")
+    # A second instrument (model m-2, prompt p-2), used on rag@2's claims only.
+    run = JudgeRunFactory(judge=judge, model="m-2", prompt_version="p-2")
+    for claim in Claim.objects.filter(answer__system__version="2"):
+        JudgeVerdict.objects.create(run=run, claim=claim, verdict=N, confidence=0.6)
+    system = System.objects.get(project=project, name="rag", version="1")
+    report = report_compute(project=project, judge=judge, system=system)
+    # rag@1 was judged by the imported instrument alone.
+    assert [block["prompt_version"] for block in report["instruments"]] == ["imported"]
+
+
+def test_labels_at_compute_is_this_projects_newest_label_not_any_projects():
+    planted = build_planted_project()
+    claim = ClaimFactory(answer=planted.answers[0])
+    label_save(claim=claim, annotator=planted.analyst, verdict="NOT_IN_PILE")
+    own = LabelHistory.objects.filter(claim__project=planted.project).order_by("-id").first().id
+    elsewhere = MembershipFactory(role=Role.ANALYST)
+    for _ in range(3):
+        other = ClaimFactory(answer__project=elsewhere.project)
+        label_save(claim=other, annotator=elsewhere.user, verdict="NOT_IN_PILE")
+    newest = LabelHistory.objects.order_by("-id").first().id
+    assert newest > own
+    report = report_compute(project=planted.project)
+    assert report["labels_at_compute"] == own
+    assert report_compute(project=elsewhere.project)["labels_at_compute"] == newest

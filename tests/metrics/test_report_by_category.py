@@ -143,3 +143,19 @@ def test_dashboard_says_what_was_not_computed_without_confidences(client):
     assert 'data-testid="not-computed"' in html
     assert NOT_COMPUTED in html
     assert 'data-figure="realized-mean"' not in html
+
+
+# --- by_category: the per-category PPI++ has no single λ ----------------------------------------
+
+
+@pytest.mark.django_db
+def test_per_category_ppi_has_no_single_lambda():
+    """by_category `category_correction` `_37` (its `"lambda": None` written under another key:
+    the per-category PPI++ kept a λ that belongs to no single category). The drifting judge of
+    test_report_by_category.py (specificity 0.5 on health, 1.0 on legal)."""
+
+    project, judge = _project(health_sp_hits=10)
+    block = report_compute(project=project, judge=judge)["judge"]
+    assert block["error_rates_by_risk_category"]["correction"] == "per_category"
+    assert block["ppi_faithfulness"]["lambda"] is None
+    assert "LAMBDA" not in block["ppi_faithfulness"]

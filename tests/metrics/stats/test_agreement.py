@@ -257,3 +257,26 @@ def test_pairwise_kappas_takes_a_mapping_and_lists_columns_without_pairs():
     alone = stats.pairwise_kappas({"ann": [S, C]})
     assert alone.empty
     assert list(alone.columns) == ["coder_a", "coder_b", "n", "agreement", "kappa"]
+
+
+# --- metrics.stats.agreement.krippendorff_alpha: two distinct values are enough ------------
+
+
+def test_krippendorff_alpha_of_binary_codes_matches_the_krippendorff_package():
+    import krippendorff
+
+    from metrics.stats.agreement import krippendorff_alpha
+
+    data = np.array(
+        [
+            [1, 0, 1, 1, 0, 1, np.nan, 0, 1, 1],
+            [1, 0, 0, 1, 0, 1, 1, 0, 1, np.nan],
+            [1, 1, 0, 1, 0, np.nan, 1, 0, 1, 0],
+        ]
+    )
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+    assert krippendorff_alpha(data) == pytest.approx(expected, abs=1e-12)
+    # Two coders, four units, one disagreement, by hand: the coincidence matrix of the 8 pairable
+    # values has o_00 = 2, o_11 = 4, o_01 = o_10 = 1, so n_0 = 3, n_1 = 5, n = 8 and
+    # α = 1 − (n − 1)·o_01 / (n_0·n_1) = 1 − 7·1/15 = 8/15.
+    assert krippendorff_alpha([[0, 1, 1, 1], [0, 1, 1, 0]]) == pytest.approx(8 / 15)

@@ -11,7 +11,9 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 from metrics import stats
+from metrics.stats import isotonic_calibrator
 from metrics.stats.calibration import _fold_ids
+from tests.metrics import independent as ref
 
 # sklearn.calibration.calibration_curve docstring example (scikit-learn 1.x):
 # prob_true = [0, 0.5, 1], prob_pred = [0.2, 0.525, 0.85] with n_bins=3.
@@ -212,3 +214,102 @@ def test_cross_fitted_calibration_reduces_ece_out_of_sample():
 def test_a_nan_confidence_is_named_in_the_error():
     with pytest.raises(ValueError, match="^confidence contains NaN$"):
         stats.expected_calibration_error([0.5, float("nan")], [1, 0])
+
+
+# calibration.IsotonicCalibrator.__call__ _5: a NaN confidence is named as the confidence.
+def test_the_isotonic_calibrator_names_a_missing_confidence():
+    cal = isotonic_calibrator([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1])
+    with pytest.raises(ValueError, match=r"^confidence contains NaN$"):
+        cal([0.5, float("nan")])
+
+
+# --- metrics.stats.calibration: Platt on more than 100,000 claims (the subsample start) ----
+
+
+def test_platt_on_120k_claims_matches_scikit_learn():
+    from metrics.stats.calibration import platt_calibrator
+
+    rng = np.random.default_rng(3)
+    c = rng.random(120_000)
+    y = (rng.random(c.size) < 0.2 + 0.6 * c).astype(float)
+    grid = np.linspace(0.0, 1.0, 11)
+    expected = ref.platt_fit(c, y)(grid)  # scikit-learn's logistic regression, Platt's targets
+    np.testing.assert_allclose(platt_calibrator(c, y)(grid), expected, atol=1e-6)
+
+
+# --- metrics.stats.calibration: Platt's line search gives up on a rounding plateau -------------
+
+
+def test_platt_on_20000_separable_claims_fits_platts_two_targets():
+    """calibration `_platt_fit` `_157` (`return` for `break` when the backtracking line search
+    finds no decrease: None instead of the fit, and the calibrator fails). 20,000 claims whose
+    confidence is exactly their 0/1 outcome (seed 0): near the optimum the objective's rounding
+    stops the line search before Newton's decrement falls below the tolerance.
+
+    With two distinct confidences the sigmoid meets Platt's regularised targets exactly (Platt
+    1999, §2.2): σ(b) = 1/(N₋ + 2) at confidence 0 and σ(a + b) = (N₊ + 1)/(N₊ + 2) at 1, i.e.
+    b = −log(N₋ + 1) and a + b = log(N₊ + 1)."""
+    import numpy as np
+
+    from metrics.stats.calibration import platt_calibrator
+
+    c = np.random.default_rng(0).integers(0, 2, 20_000).astype(float)
+    n1 = int(c.sum())
+    n0 = c.size - n1
+    calibrator = platt_calibrator(c, c)
+    # stopped on the plateau, within 1e-4 of the optimum (here 1.6e-5 in b)
+    assert calibrator.intercept == pytest.approx(-np.log(n0 + 1), abs=1e-4)
+    assert calibrator.slope + calibrator.intercept == pytest.approx(np.log(n1 + 1), abs=1e-4)
+    p0, p1 = calibrator(np.array([0.0, 1.0]))
+    assert p0 == pytest.approx(1 / (n0 + 2), rel=1e-4)
+    assert p1 == pytest.approx((n1 + 1) / (n1 + 2), rel=1e-8)
+
+
+# --- metrics.stats.calibration: a judge that always says 1.0 --------------------------------------
+
+
+def test_platt_of_a_constant_confidence_of_one_is_the_mean_platt_target():
+    """calibration `_platt_fit` `_97` (`w.sum() − σ` for `+ σ` in the Hessian: with every
+    confidence exactly 1 its determinant is −σ² < 0, Newton stops at the start and the
+    calibrated value is (N₊ + 1)/(N + 2)). With one confidence value the best sigmoid meets the
+    mean of Platt's targets: 3 supported, 1 not: (3·4/5 + 1/3)/4 = 0.68333 by hand."""
+    import numpy as np
+
+    from metrics.stats.calibration import platt_calibrator
+
+    calibrator = platt_calibrator(np.ones(4), np.array([1.0, 1.0, 1.0, 0.0]))
+    # Newton stops within its tolerance (here 3e-8); the mutant stops at 4/6 = 0.667
+    assert calibrator(np.array([1.0]))[0] == pytest.approx((3 * 4 / 5 + 1 / 3) / 4, rel=1e-6)
+
+
+A = pytest.approx
+
+
+# --------------------------------------------------------------------------------------------
+# Platt scaling
+
+
+def test_platt_constant_confidence_reaches_mean_target():
+    # one distinct confidence: the Hessian is singular but for the 1e-12 ridge; Newton must
+    # still move from its start b = log((N₊+1)/(N₋+1)) to σ(a·c + b) = mean of Platt's targets
+    from metrics.stats.calibration import platt_calibrator
+
+    y = np.array([1, 1, 1, 0])
+    t = np.where(y == 1, 4 / 5, 1 / 3)
+    cal = platt_calibrator([0.5, 0.5, 0.5, 0.5], y)
+    assert cal(np.array([0.5]))[0] == A(t.mean(), rel=1e-6)
+    assert cal.n == 4
+
+
+def test_platt_tiny_matches_sklearn_soft_targets():
+    from metrics.stats.calibration import platt_calibrator
+    from tests.metrics.independent import platt_fit
+
+    c = np.array([0.2, 0.9, 0.4, 0.7, 0.8, 0.3])
+    y = np.array([0, 1, 1, 0, 1, 0])
+    cal = platt_calibrator(c, y)
+    grid = np.array([0.0, 0.25, 0.5, 1.0])
+    assert cal(grid) == A(platt_fit(c, y)(grid), rel=1e-6)
+    empty = platt_calibrator([], [])
+    assert empty.n == 0
+    assert np.isnan(empty(np.array([0.5]))).all()

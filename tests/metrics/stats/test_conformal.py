@@ -209,3 +209,92 @@ def test_frontier_without_facts_has_nan_coverage_and_matches_crc_evaluate():
 def test_frontier_fact_lists_must_match_the_answers():
     with pytest.raises(ValueError, match="^facts_grounded must have one entry per answer$"):
         stats.frontier(CONF, SUP, facts_grounded=FACTS[:2])
+
+
+# --- metrics.stats.conformal.crc_evaluate: a claim whose confidence equals λ̂ is kept -------
+
+
+def test_crc_evaluate_keeps_a_claim_at_exactly_the_cut():
+    from metrics.stats.conformal import crc_evaluate
+
+    confidences = [np.array([0.3, 0.5, 0.7]), np.array([0.5, 0.2])]
+    supported = [np.array([1, 0, 1]), np.array([1, 1])]
+    out = crc_evaluate(confidences, supported, 0.5)
+    # Kept (conf ≥ 0.5): 0.5 (unsupported) and 0.7 of answer 0, 0.5 of answer 1.
+    assert out["claims_retained"] == 3
+    assert out["supported_retained"] == 2
+    assert out["retained_share"] == pytest.approx(3 / 5)
+    assert out["faithfulness_retained"] == pytest.approx(2 / 3)
+    # Loss: answer 0 keeps 1 unsupported of its 3 claims, answer 1 none: (1/3 + 0) / 2.
+    assert out["false_claim_rate"] == pytest.approx(1 / 6)
+    assert out["answers_abstaining"] == 0
+
+
+# --- metrics.stats.conformal: a bad outcome is refused naming the argument ---------------------
+
+
+@pytest.mark.parametrize("function", ["crc_threshold", "crc_evaluate", "frontier"])
+def test_conformal_refuses_a_non_binary_outcome_naming_supported(function):
+    """conformal `_Flat.__init__` `_56` (`as_binary(...)` without its name: the error said
+    "values must hold only 0/1" and a caller could not tell which argument was wrong)."""
+    from metrics.stats import conformal
+
+    confidences, supported = [[0.9, 0.4], [0.7]], [[1, 2], [0]]
+    call = {
+        "crc_threshold": lambda: conformal.crc_threshold(confidences, supported, 0.1),
+        "crc_evaluate": lambda: conformal.crc_evaluate(confidences, supported, 0.5),
+        "frontier": lambda: conformal.frontier(confidences, supported),
+    }[function]
+    with pytest.raises(ValueError, match=r"^supported must hold only 0/1"):
+        call()
+
+
+# --- metrics.stats.conformal: the held-out check with no answer or no cut keeps its keys -------
+
+
+def test_crc_evaluate_without_answers_or_without_a_cut_has_every_key():
+    """conformal `crc_evaluate` `_15` (the early return's "lambda" key renamed: with no held-out
+    answer or a nan cut the result lacked the cut it was asked about). By hand: no answers, 0
+    kept of 0; a nan cut on 2 answers (3 claims): the counts unknown (nan), the total 3."""
+    import math
+
+    from metrics.stats.conformal import crc_evaluate
+
+    keys = {
+        "lambda", "n_answers", "false_claim_rate", "claims_total", "claims_retained",
+        "retained_share", "supported_retained", "faithfulness_retained", "answers_abstaining",
+    }  # fmt: skip
+    empty = crc_evaluate([], [], 0.5)
+    assert set(empty) == keys
+    assert (empty["lambda"], empty["n_answers"], empty["claims_total"]) == (0.5, 0, 0)
+    assert (empty["claims_retained"], empty["answers_abstaining"]) == (0, 0)
+    no_cut = crc_evaluate([[0.9, 0.2], [0.7]], [[1, 0], [1]], math.nan)
+    assert set(no_cut) == keys
+    assert math.isnan(no_cut["lambda"])
+    assert math.isnan(no_cut["claims_retained"])
+    assert (no_cut["n_answers"], no_cut["claims_total"]) == (2, 3)
+    cut = crc_evaluate([[0.9, 0.2], [0.7]], [[1, 0], [1]], 0.5)  # keeps 0.9 and 0.7, both right
+    assert set(cut) == keys
+    assert (cut["lambda"], cut["claims_retained"], cut["false_claim_rate"]) == (0.5, 2, 0.0)
+
+
+# --- conformal: fact coverage with several links per fact ----------------------------------------
+
+
+def test_frontier_coverage_counts_each_fact_once_by_hand():
+    """conformal `_facts_table` `_168` (`key[:-2]` for `key[:-1]`: with four or more supported
+    fact links the arrays differ in length and the frontier fails; the old tests had three).
+    Answer 1: claims at 0.9, 0.6, 0.3, all supported, grounding {a}, {a, b}, {c}, 3 facts;
+    answer 2: 0.8 supported grounding {x}, 0.4 unsupported grounding {x}, 1 fact. Coverage
+    (facts grounded by a kept supported claim / 4) by hand: τ = 0: 4/4; 0.5: a, b, x = 3/4;
+    0.85: a = 1/4; 0.95: 0."""
+    from metrics import stats
+
+    table = stats.frontier(
+        [[0.9, 0.6, 0.3], [0.8, 0.4]],
+        [[1, 1, 1], [1, 0]],
+        [[["a"], ["a", "b"], ["c"]], [["x"], ["x"]]],
+        cuts=[0.0, 0.5, 0.85, 0.95],
+        facts_total=[3, 1],
+    )
+    assert table["coverage"].tolist() == pytest.approx([1.0, 0.75, 0.25, 0.0])

@@ -82,3 +82,78 @@ def test_empty_and_bad_input():
         crc_splits(np.ones(2), np.ones(2), np.arange(2), 1.5)
     with pytest.raises(ValueError, match="NaN"):
         crc_splits(np.array([np.nan]), np.ones(1), np.arange(1), 0.1)
+
+
+# --- metrics.stats.conformal_splits.crc_splits: a calibration half whose loss fits the budget
+
+
+def test_crc_splits_keeps_every_claim_when_the_calibration_loss_is_within_budget():
+    from metrics.stats.conformal_splits import crc_splits
+
+    # 10 answers of 2 claims; one unsupported claim (answer 3, confidence 0.5): loss 1/2.
+    answer = np.repeat(np.arange(10), 2)
+    conf = 0.05 + 0.09 * answer + np.tile([0.0, 0.03], 10)
+    conf[7] = 0.5
+    supported = np.ones(20, dtype=bool)
+    supported[7] = False
+    out = crc_splits(conf, supported, answer, 0.2, n_splits=40, seed=1, return_masks=True)
+    # All answers: Σ loss = 1/2 ≤ (10 + 1)·0.2 − 1 = 1.2, so every claim is kept: λ̂ = min(0, ·) = 0.
+    assert out["lambda_hat_full"] == 0.0
+    cal = out["calibration"]
+    with_3 = cal[:, 3]
+    assert 0 < with_3.sum() < 40
+    # A half without answer 3 has loss 0 ≤ (5 + 1)·0.2 − 1 = 0.2: keep all; the test half holds
+    # answer 3, realized loss (1/2)/5 = 0.1.
+    np.testing.assert_array_equal(out["lambda_hat"][~with_3], 0.0)
+    np.testing.assert_array_equal(out["retained_share"][~with_3], 1.0)
+    np.testing.assert_allclose(out["realized"][~with_3], 0.1)
+    # A half with answer 3 has loss 1/2 > 0.2: the cut is just above 0.5, and the test half keeps
+    # its claims above 0.5 (no unsupported claim left to realize).
+    np.testing.assert_array_equal(out["lambda_hat"][with_3], np.nextafter(0.5, 1.0))
+    np.testing.assert_array_equal(out["realized"][with_3], 0.0)
+    for row in np.flatnonzero(with_3):
+        test_claims = ~cal[row][answer]
+        assert out["retained_share"][row] == pytest.approx(np.mean(conf[test_claims] > 0.5))
+
+
+# --- metrics.stats.conformal_splits: per-claim inputs given as columns ------------------------
+
+
+def test_crc_splits_reads_column_vectors_as_one_value_per_claim():
+    """conformal_splits `crc_splits` `_21` (`supported` not flattened: a column of 0/1, as a
+    one-column table gives it, was used as a 2-D mask). Each input given as an (n, 1) column:
+    the full-data cut and each split's held-out risk against the literal CRC definition
+    (tests.metrics.independent)."""
+    import numpy as np
+
+    from metrics.stats.conformal_splits import crc_splits
+    from tests.metrics import independent as ref
+
+    rng = np.random.default_rng(11)
+    k = rng.integers(1, 5, 30)
+    answer = np.repeat(np.arange(30), k)
+    supported = rng.random(answer.size) < 0.7
+    conf = np.round(
+        np.where(supported, rng.beta(5, 2, answer.size), rng.beta(2, 4, answer.size)), 2
+    )
+    out = crc_splits(
+        conf[:, None],
+        supported[:, None],
+        answer[:, None],
+        0.15,
+        n_splits=5,
+        seed=2,
+        return_masks=True,
+    )
+    per = [(conf[answer == a], supported[answer == a]) for a in range(30)]
+    assert out["lambda_hat_full"] == ref.crc_cut([c for c, _ in per], [s for _, s in per], 0.15)
+    for split in range(5):
+        cal = out["calibration"][split]
+        lam = ref.crc_cut(
+            [per[i][0] for i in np.flatnonzero(cal)], [per[i][1] for i in np.flatnonzero(cal)], 0.15
+        )
+        assert out["lambda_hat"][split] == lam
+        test = [per[i] for i in np.flatnonzero(~cal)]
+        assert out["realized"][split] == pytest.approx(
+            np.mean([ref.crc_loss(c, s, lam) for c, s in test]), abs=1e-12
+        )

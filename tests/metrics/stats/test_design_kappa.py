@@ -58,3 +58,22 @@ def test_design_kappa_interval_covers_under_intra_answer_correlation():
         naive += flat.low <= planted <= flat.high
     assert hits / draws >= 0.93, hits / draws
     assert naive / draws < 0.90, naive / draws
+
+
+S, N = "SUPPORTED", "NOT_IN_PILE"
+
+
+# --- metrics.stats.design.design_kappa: two claims are enough ------------------------------
+
+
+def test_design_kappa_of_two_claims_matches_scikit_learn():
+    from sklearn.metrics import cohen_kappa_score
+
+    from metrics.stats.design import design_kappa
+
+    gold, judge = [S, N], [S, N]
+    assert design_kappa(gold, judge).value == pytest.approx(cohen_kappa_score(gold, judge))
+    assert design_kappa(gold, judge).value == pytest.approx(1.0)  # p_o = 1, p_e = 1/2
+    swapped = [N, S]
+    assert design_kappa(gold, swapped).value == pytest.approx(cohen_kappa_score(gold, swapped))
+    assert design_kappa(gold, swapped).value == pytest.approx(-1.0)  # p_o = 0, p_e = 1/2

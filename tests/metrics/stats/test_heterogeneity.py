@@ -233,3 +233,58 @@ def test_stratified_ppi_per_category_covers_when_the_audit_oversamples():
         ci = het.stratified_ppi(groups)["ci"]
         cover += ci[0] <= PLANTED <= ci[1]
     assert cover / DRAWS >= 0.93
+
+
+# --- metrics.stats.heterogeneity: a group without claims is skipped, not the end ---------------
+
+
+def test_stratified_ppi_skips_an_empty_group_and_combines_the_rest():
+    """heterogeneity `stratified_ppi` `_18` (`break` for `continue` at a group with no claims:
+    every group after it was dropped). An empty group first, then one group: the combined
+    figure is that group's PPI++ mean by ppi_py, weight 1."""
+    import numpy as np
+
+    from metrics.stats.heterogeneity import stratified_ppi
+    from tests.metrics import independent as ref
+
+    rng = np.random.default_rng(4)
+    y = (rng.random(30) < 0.7).astype(float)
+    fg = np.clip(np.where(y > 0, 0.8, 0.3) + rng.normal(0, 0.1, 30), 0, 1)
+    fr = np.clip(rng.normal(0.65, 0.2, 50), 0, 1)
+    out = stratified_ppi(
+        {
+            "empty": {
+                "gold": np.empty(0),
+                "judge_on_gold": np.empty(0),
+                "judge_on_rest": np.empty(0),
+            },
+            "b": {"gold": y, "judge_on_gold": fg, "judge_on_rest": fr},
+        }
+    )
+    value, _ci, _lam = ref.ppi(y, fg, fr)
+    assert out["value"] == pytest.approx(value, rel=1e-9)
+    assert set(out["per_group"]) == {"b"}
+    assert out["per_group"]["b"]["weight"] == 1.0
+
+
+# --- heterogeneity: the stratified PPI interval stays within [0, 1] ------------------------------
+
+
+def test_stratified_ppi_interval_is_clipped_at_one():
+    """heterogeneity `_combined` `_21` (the upper clip at 2 for 1). One group, 10 audited claims,
+    9 supported, a judge that says exactly the gold and 10 more claims it calls supported: the
+    unclipped upper end (value + z·SE, from the group's own figures) is above 1, so the interval
+    ends at 1, a share."""
+    import numpy as np
+    from scipy.stats import norm
+
+    from metrics.stats.heterogeneity import stratified_ppi
+
+    y = np.array([1.0] * 9 + [0.0])
+    out = stratified_ppi(
+        {"g": {"gold": y, "judge_on_gold": y.copy(), "judge_on_rest": np.ones(10)}}
+    )
+    group = out["per_group"]["g"]
+    assert group["value"] + norm.ppf(0.975) * group["se"] > 1.0  # the case
+    assert out["ci"][1] == 1.0
+    assert out["value"] <= 1.0

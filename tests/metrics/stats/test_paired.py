@@ -1,11 +1,14 @@
 """Paired B − A: hand cases and independent libraries (scipy's paired t, statsmodels'
 cluster-robust OLS, ppi_py's PPI++ on differences)."""
 
+import math
+
 import numpy as np
 import ppi_py
 import pytest
 import statsmodels.api as sm
 from scipy import stats as scipy_stats
+from scipy.stats import t as student_t
 
 from metrics.stats.paired import paired_gold_difference, paired_ppi_difference, shared_questions
 
@@ -188,3 +191,63 @@ def test_proportions_equal_is_fishers_exact_test_by_hand():
     expected = sum(p for p in probs if p <= observed + 1e-12)
     assert proportions_equal(3, 4, 1, 4) == pytest.approx(expected)
     assert np.isnan(proportions_equal(0, 0, 1, 2))
+
+
+# paired PairedEstimate.as_dict _9: the unpaired interval a reader compares the paired one with.
+def test_the_paired_dict_carries_the_unpaired_interval_by_hand():
+    a = np.array([1, 0, 1, 1, 0, 1, 0, 1], float)
+    b = np.array([1, 1, 1, 1, 0, 1, 1, 1], float)
+    g = a.size
+    values = np.r_[a, b]
+    system = [0] * g + [1] * g  # 0 is A, 1 is B
+    question = list(range(g)) * 2
+    out = paired_gold_difference(values, system, question).as_dict()
+    # One unit per system and question: D ± t_{G−1} √(s²_A/G + s²_B/G) (ddof 1).
+    d = b.mean() - a.mean()
+    se = math.sqrt(a.var(ddof=1) / g + b.var(ddof=1) / g)
+    t = student_t.ppf(0.975, g - 1)
+    assert out["ci_unpaired"] == pytest.approx([d - t * se, d + t * se], abs=1e-12)
+    assert out["std_error_unpaired"] == pytest.approx(se, abs=1e-12)
+
+
+# --- metrics.stats.paired: two shared questions, the t quantile at 1 degree of freedom --------
+
+
+def test_paired_gold_difference_of_two_questions_uses_t_with_one_degree_of_freedom():
+    """paired `_finish` `_39` (t at max(df, 2) for max(df, 1): 4.30 for 12.71 when G = 2).
+
+    50 units per system and question: A 25 and 25 supported, B 26 and 24. By hand: θ_A = θ_B =
+    0.5, D = 0; z_Bq = (26 − 25)/100 = +0.01 and −0.01, z_Aq = 0; SE² = G/(G − 1)·Σ z² =
+    2·0.0002, SE = 0.02; the interval 0 ± t_{0.975, 1}·0.02 (t from scipy), inside [−1, 1]."""
+    import numpy as np
+    from scipy.stats import t as student_t
+
+    from metrics.stats.paired import paired_gold_difference
+
+    values, system, question = [], [], []
+    for s, q, k in ((0, "q1", 25), (0, "q2", 25), (1, "q1", 26), (1, "q2", 24)):
+        values += [1.0] * k + [0.0] * (50 - k)
+        system += [s] * 50
+        question += [q] * 50
+    est = paired_gold_difference(np.array(values), np.array(system), np.array(question))
+    half = float(student_t.ppf(0.975, 1)) * 0.02  # 12.706 · 0.02 = 0.2541
+    assert est.value == pytest.approx(0.0, abs=1e-15)
+    assert est.std_error == pytest.approx(0.02, rel=1e-12)
+    assert est.ci == (pytest.approx(-half, rel=1e-12), pytest.approx(half, rel=1e-12))
+    assert est.n_questions == 2
+
+
+def test_paired_difference_interval_is_clipped_to_minus_one_one():
+    """paired `_finish` `_58` (the upper end clipped at 2 for 1). Two questions, one unit each:
+    A 0, 0 and B 1, 0: D = 0.5, SE = |1 − 0|/2 = 0.5 by hand, t₀.₉₇₅,₁ = 12.7 (scipy): the
+    interval 0.5 ± 6.35 clipped to [−1, 1], a difference of two shares."""
+    import numpy as np
+
+    from metrics.stats.paired import paired_gold_difference
+
+    est = paired_gold_difference(
+        np.array([0.0, 0.0, 1.0, 0.0]), np.array([0, 0, 1, 1]), np.array(["q1", "q2", "q1", "q2"])
+    )
+    assert est.value == pytest.approx(0.5)
+    assert est.std_error == pytest.approx(0.5)
+    assert est.ci == (-1.0, 1.0)

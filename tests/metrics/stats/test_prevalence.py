@@ -350,3 +350,25 @@ def test_headline_reason_says_widths_are_about_equal():
     assert out["choice"] == "gold_only"
     assert "(±0.18)" in out["reason"]
     assert "(±0.18, about equal)" in out["reason"]
+
+
+# --- metrics.stats.prevalence: an interval with one infinite end has no width -----------------
+
+
+def test_headline_estimate_gives_no_width_to_an_interval_with_an_infinite_end():
+    """prevalence `headline_estimate` `_22` (`isfinite(lo) or isfinite(hi)`: a width of +inf
+    for an interval (0.2, inf), where the function promises nan for a width it cannot give).
+    By hand: gold-only (0.6, (0.5, 0.7)) is the only valid estimate, width 0.2; PPI++ with an
+    infinite upper end is not computable; Rogan–Gladen without J is left out."""
+    import math
+
+    from metrics.stats.prevalence import headline_estimate
+
+    out = headline_estimate((0.6, (0.5, 0.7)), (0.6, (0.4, 0.8)), (0.3, (0.2, math.inf)))
+    assert out["choice"] == "gold_only"
+    assert out["widths"]["gold_only"] == pytest.approx(0.2)
+    assert out["widths"]["rogan_gladen"] == pytest.approx(0.4)
+    assert math.isnan(out["widths"]["ppi"])
+    out = headline_estimate((0.6, (0.5, 0.7)), None, (0.3, (-math.inf, 0.4)))
+    assert math.isnan(out["widths"]["ppi"])
+    assert math.isnan(out["widths"]["rogan_gladen"])  # not computed

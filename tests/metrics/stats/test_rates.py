@@ -5,6 +5,7 @@ import math
 import pytest
 
 from metrics import stats
+from metrics.stats import rates
 
 S, C, N = "SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"
 
@@ -98,3 +99,91 @@ def test_method_string_rejects_inconsistent_counts():
 def test_method_string_rejects_a_negative_contradicted_count():
     with pytest.raises(ValueError, match="counts must be non-negative"):
         stats.method_string(3, 5, 2, -1)
+
+
+A = pytest.approx
+
+
+# --------------------------------------------------------------------------------------------
+# rates
+
+
+def test_claim_rates_whole_dict_with_excluded():
+    v = ["SUPPORTED", "UNPARSEABLE", "CONTRADICTED", "SUPPORTED", None, "NOT_IN_PILE"]
+    assert rates.claim_rates(v) == {
+        "SUPPORTED": 2,
+        "CONTRADICTED": 1,
+        "NOT_IN_PILE": 1,
+        "n": 4,
+        "excluded": 2,
+        "faithfulness": 0.5,
+        "contradiction_rate": 0.25,
+        "not_in_pile_rate": 0.25,
+        "hallucination_rate": 0.5,
+    }
+
+
+def test_claim_rates_none_counted():
+    got = rates.claim_rates(["UNPARSEABLE"])
+    assert (got["n"], got["excluded"], got["SUPPORTED"]) == (0, 1, 0)
+    for key in ("faithfulness", "contradiction_rate", "not_in_pile_rate", "hallucination_rate"):
+        assert math.isnan(got[key]), key
+
+
+def test_answer_rates_whole_dict_and_answer_left_empty():
+    ids = ["a", "a", "b", "c", "c", "d"]
+    v = ["SUPPORTED", "CONTRADICTED", "SUPPORTED", "SUPPORTED", "SUPPORTED", "UNPARSEABLE"]
+    assert rates.answer_rates(ids, v) == {
+        "n_answers": 3,
+        "mean_per_answer_faithfulness": A((0.5 + 1 + 1) / 3),
+        "answers_with_unsupported": 1,
+        "answers_with_unsupported_rate": A(1 / 3),
+    }
+    got = rates.answer_rates(["a"], ["UNPARSEABLE"])
+    assert got["n_answers"] == 0
+    assert got["answers_with_unsupported"] == 0
+    assert math.isnan(got["mean_per_answer_faithfulness"])
+    assert math.isnan(got["answers_with_unsupported_rate"])
+    assert set(got) == {
+        "n_answers",
+        "mean_per_answer_faithfulness",
+        "answers_with_unsupported",
+        "answers_with_unsupported_rate",
+    }
+
+
+def test_coverage_and_f1_edges():
+    assert rates.coverage(["f1", "zz"], ["f1", "f2", "f3", "f1"]) == A(1 / 3)
+    assert math.isnan(rates.coverage(["f1"], []))
+    assert rates.f1(0.0, 0.0) == 0.0
+    assert rates.f1(0.5, 1.0) == A(2 / 3)
+    assert math.isnan(rates.f1(float("nan"), 0.5))
+    assert math.isnan(rates.f1(0.5, float("nan")))
+
+
+@pytest.mark.parametrize(
+    ("s", "n", "a", "c", "text"),
+    [
+        (199, 200, 1, 0, ">99% of claims supported across 200 claims in 1 answer; 0 contradicted."),
+        (1, 300, 2, 1, "<1% of claims supported across 300 claims in 2 answers; 1 contradicted."),
+        # 0.5% rounds half up to 1% (metrics/format.py, the pages' rule), no longer to 0%.
+        (1, 200, 2, 1, "1% of claims supported across 200 claims in 2 answers; 1 contradicted."),
+        (1, 1, 1, 0, "100% of claims supported across 1 claim in 1 answer; 0 contradicted."),
+        (0, 3, 1, 3, "0% of claims supported across 3 claims in 1 answer; 3 contradicted."),
+        (1, 2, 3, 0, "50% of claims supported across 2 claims in 3 answers; 0 contradicted."),
+    ],
+)
+def test_method_string_exact(s, n, a, c, text):
+    assert rates.method_string(s, n, a, c) == (
+        text + " Method: manual, claim level, against the retrieved pile."
+    )
+
+
+def test_method_string_no_claims_and_custom_words():
+    assert rates.method_string(0, 0, 1, 0, "judge", "answer level", "the web") == (
+        "No claims assessed yet (0 claims in 1 answer). Method: judge, answer level, against "
+        "the web."
+    )
+    with pytest.raises(ValueError, match=r"^counts must") as err:
+        rates.method_string(3, 2, 1, 0)
+    assert str(err.value) == ("counts must be non-negative and supported, contradicted <= n_claims")

@@ -10,6 +10,8 @@ against statsmodels' Wilson interval and scikit-learn's kappa; the whole percent
 literals are those figures rounded halves up by hand (an independent rounding below).
 No database."""
 
+import csv
+import io
 import json
 import math
 import os
@@ -17,6 +19,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 
@@ -30,6 +33,8 @@ from metrics.services.audit_card_text import (
     audit_card_markdown,
     audit_card_readable,
 )
+from tests.metrics.factories_report import build_planted_project
+from tests.metrics.test_dashboard_summary import _card
 
 DASH = "—"
 GOLDEN = Path(__file__).parent / "golden"
@@ -713,3 +718,225 @@ def test_demo_card_markdown_figures_by_hand():
     ]
     assert round(50 * (0.8513817749675473 - 0.4442982194291075)) == 20
     assert not math.isnan(card["kappa"])
+
+
+# --- metrics.services.audit_card_text: the readable card, every row, by hand ----------------
+#
+# The card of tests/metrics/test_dashboard_summary.py with 5 canaries, 4 of them passed. Each
+# figure is the card's value rounded by hand to a whole percent, halves up (0.625 → 63%), or to
+# two decimals (kappa 0.4375 → 0.44, ECE 0.39698 → 0.40, Platt 0.2391 → 0.24, isotonic
+# 0.2669 → 0.27, the analysts' kappa 0.7985 → 0.80); intervals likewise (0.4231–0.8451 →
+# 42–85%, 0.3934–1 → 39–100%, 0.3851–0.8160 → 39–82%).
+
+FIGURES = [
+    ("Faithfulness, gold only (audit sample)", "67%", "42–85%", "Wilson."),
+    ("Faithfulness, Rogan–Gladen (debiased)", "59%", "0–100%", "RG."),
+    ("Faithfulness, PPI++ (prediction-powered) — headline", "65%", "44–85%", "PPI++."),
+    (
+        "Faithfulness the judge alone would claim (naive)",
+        "30%",
+        DASH,
+        "Share of the judge's verdicts that are SUPPORTED, with none of its errors corrected.",
+    ),
+    ("Sensitivity", "50%", "23–77%", "On 16 audited claims. Wilson."),
+    ("Specificity", "100%", "39–100%", "On 8 audited claims. Wilson."),
+    (
+        "Agreement with gold",
+        "63%",
+        "39–82%",
+        "Share of audited claims where the judge's verdict equals gold; clustered by answer.",
+    ),
+    (
+        "Cohen's kappa (judge–gold)",
+        "0.44",
+        DASH,
+        "Agreement beyond chance; the analysts' own kappa, 0.80, is its ceiling.",
+    ),
+    ("Youden's J", "0.50", DASH, "Sensitivity + specificity − 1."),
+    (
+        "Expected calibration error",
+        "0.40",
+        DASH,
+        "Raw confidence; after Platt scaling 0.24, isotonic 0.27; out of fold.",
+    ),
+    (
+        "Confidence cut for a false-claim rate ≤ 10%",
+        "none meets the target",
+        DASH,
+        "Conformal risk control: 0 of 9 held-out claims kept, realized false-claim rate 0%.",
+    ),
+    (
+        "Canary pass rate",
+        "80%",
+        DASH,
+        "Planted claims the pile cannot support that came back NOT_IN_PILE, of 5.",
+    ),
+]
+
+
+def _readable():
+    return audit_card_readable(card=_card(canary_pass_rate=0.8, canaries=5), design=None)
+
+
+def test_readable_card_every_figure_row_rounded_by_hand():
+    """audit_card_text `_row` `_1` (default method "XXXX"), `_figures` `_64` (specificity key
+    renamed: its row a dash), `_251` (the canary figure dropped: the row's columns shift), and
+    every other row's label, figure, interval and sentence."""
+    rows = _readable()["figures"]
+    assert [(r["label"], r["figure"], r["interval"], r["method"]) for r in rows] == FIGURES
+    assert [r.get("headline", False) for r in rows] == [False, False, True] + [False] * 9
+
+
+def test_readable_card_identity_sample_and_limits_in_words():
+    readable = _readable()
+    assert readable["identity"] == [
+        ("Judge", "baseline"),
+        ("Backend", "baseline"),
+        ("Model", "lexical-baseline"),
+        ("Prompt version", "287adda8bc44"),
+        ("Project", "demo"),
+        ("Computed", "2026-12-01 15:00 UTC"),
+    ]
+    assert readable["sample"] == [
+        "24 audited claims (gold verdicts: 24 unanimous among analysts, 0 adjudicated by a "
+        "lead) out of 27 claims the judge judged.",
+        "Design: not recorded in this report (computed before designs were kept).",
+    ]
+    assert readable["headline_reason"] == "PPI++ is the narrowest."
+    assert readable["method"] == "Audit of baseline."
+    limits = readable["limits"]
+    assert len(limits) == 4  # agreement below 80%, wide, 2 unparseable, the CRC caveat
+    assert limits[0].startswith(
+        "The judge agrees with analysts on 63% of audited claims, below 80%"
+    )
+    # (0.8514 − 0.4443)/2 = 0.2036: ±20 points
+    assert limits[1] == (
+        "The headline interval is wide (±20 points): 24 audited claims are few; more labels "
+        "narrow it."
+    )
+    assert limits[2] == "2 judge responses could not be read and are not counted as verdicts."
+
+
+def test_card_markdown_is_the_readable_card_section_by_section():
+    """The Markdown a lead pastes: title, identity bullets, the sample, the figures table (one
+    line per row above, in order), the reason, the limits, the method."""
+    text = audit_card_markdown(_readable())
+    lines = text.splitlines()
+    assert lines[:8] == [
+        "# Audit card: baseline",
+        "",
+        "- **Judge**: baseline",
+        "- **Backend**: baseline",
+        "- **Model**: lexical-baseline",
+        "- **Prompt version**: 287adda8bc44",
+        "- **Project**: demo",
+        "- **Computed**: 2026-12-01 15:00 UTC",
+    ]
+    at = lines.index("## Audit sample")
+    assert lines[at + 1 : at + 5] == [
+        "",
+        "- 24 audited claims (gold verdicts: 24 unanimous among analysts, 0 adjudicated by a "
+        "lead) out of 27 claims the judge judged.",
+        "- Design: not recorded in this report (computed before designs were kept).",
+        "",
+    ]
+    at = lines.index("## Figures")
+    table = lines[at + 2 : at + 4 + len(FIGURES)]
+    assert table[:2] == ["| Figure | Value | 95% interval | How |", "|---|---|---|---|"]
+    assert table[2:] == [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in FIGURES]
+    assert "**Why the headline:** PPI++ is the narrowest." in lines
+    at = lines.index("## Limits")
+    assert lines[at + 2].startswith("- The judge agrees with analysts on 63%")
+    assert lines[-3:] == ["## Method", "", "Audit of baseline."]
+
+
+def test_audit_card_identity_of_pooled_systems_and_an_instrument_by_index():
+    from metrics.services.audit_card import _identity, _jaudit_fields
+
+    block = {"name": "j", "backend": "b", "model": None, "prompt_version": "p"}
+    report = {
+        "computed_at": "t",
+        "project": {"slug": "s"},
+        "system_scope": "all",
+        "systems": [{"name": "rag", "version": "1"}, {"name": "bm25", "version": ""}],
+    }
+    assert _identity(report, block) == {
+        "judge": "j",
+        "backend": "b",
+        "model": None,
+        "prompt_version": "p",
+        "date": "t",
+        "project": "s",
+        "system": "all systems, pooled (rag@1, bm25)",
+    }
+    assert "system" not in _identity({**report, "system_scope": "one"}, block)
+    one = {**report, "system": {"name": "rag", "version": None}}
+    assert _identity(one, block)["system"] == "rag"
+    # a block from before the correction by category and CRC splits: every field None
+    assert _jaudit_fields({}) == {
+        "error_rate_correction": None,
+        "error_rates_equality_p": None,
+        "crc_splits": {
+            "splits": None,
+            "lambda_hat_full": None,
+            "realized_mean": None,
+            "realized_sd": None,
+            "share_over_alpha": None,
+            "retained_share_mean": None,
+            "confidence_auc": None,
+            "confidence_auc_ci": None,
+        },
+        "not_computed": None,
+    }
+
+
+def test_audit_card_rows_flatten_intervals_lists_and_cells():
+    from metrics.services.audit_card import audit_card_rows
+
+    card = {
+        "a": 0.1,
+        "b": None,
+        "c": {"ci": [0.25, None], "x_ci": [1, 2], "list": ["u", None, 3], "ci3": [1, 2]},
+        "d": [0.5, 0.75],
+        "e": True,
+    }
+    assert audit_card_rows(card) == [
+        ("a", "0.1", "", ""),
+        ("b", "", "", ""),
+        ("c.ci", "", "0.25", ""),
+        ("c.x_ci", "", 1, 2),
+        ("c.list", "u –  – 3", "", ""),
+        ("c.ci3", "1 – 2", "", ""),
+        ("d", "0.5 – 0.75", "", ""),
+        ("e", True, "", ""),
+    ]
+
+
+def _exported_card(fmt: str) -> str:
+    out = io.StringIO()
+    call_command(
+        "export_audit", "--project", "planted", "--judge", "lenient", "--format", fmt, stdout=out
+    )
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_audit_card_csv_gives_intervals_as_two_numeric_columns_at_full_precision():
+    build_planted_project()
+    card = json.loads(_exported_card("json"))
+    rows = list(csv.reader(io.StringIO(_exported_card("csv"))))
+    assert rows[0] == ["field", "value", "low", "high"]
+    by_field = {row[0]: row[1:] for row in rows[1:]}
+    assert all(len(row) == 4 for row in rows), [row for row in rows if len(row) != 4]
+    value, low, high = by_field["sensitivity.ci"]
+    assert value == ""
+    # Full precision, as the JSON card: each number reads back to the very same float.
+    assert float(low) == card["sensitivity"]["ci"][0]
+    assert float(high) == card["sensitivity"]["ci"][1]
+    assert [float(cell) for cell in by_field["headline_ci"][1:]] == card["headline_ci"]
+    assert len(repr(card["kappa"]).split(".")[1]) > 4  # a figure rounding would change
+    assert float(by_field["kappa"][0]) == card["kappa"]
+    # The date row has its four columns too (two runs of the command: two clocks).
+    assert by_field["date"][0][:10] == card["date"][:10]
+    assert by_field["date"][1:] == ["", ""]
+    assert by_field["audit_sample_size"] == ["40", "", ""]
