@@ -235,7 +235,7 @@ def _active_block(monkeypatch, *, target=None, routed=(20, 21), judge=True, **fr
     data = FakeData(IDS, ANS, GOLD)
     project = Project(queue_design="active", target_half_width=target, selective_judging=True)
     judged = judged_for(data, JCODES, JCONF) if judge else None
-    return aa.active_audit_block(project=project, data=data, report=REPORT, judged=judged)
+    return aa.active_audit_block(project=project, data=data, figures=REPORT, judged=judged)
 
 
 HEADLINE_METHOD = (
@@ -454,7 +454,7 @@ def _plain_active(monkeypatch, labels, judged=False, **project):
     data = FakeData(IDS, ANS, GOLD)
     project = Project(queue_design="active", **project)
     judged = judged_for(data, JCODES, JCONF) if judged else None
-    return aa.active_audit_block(project=project, data=data, report=REPORT, judged=judged)
+    return aa.active_audit_block(project=project, data=data, figures=REPORT, judged=judged)
 
 
 def test_no_labelled_claim_under_the_active_design_is_not_estimated(monkeypatch):
@@ -589,7 +589,7 @@ def _stratified_block(monkeypatch, judge):
     data = FakeData(IDS, ANS, GOLD)
     project = Project(queue_design="uniform", target_half_width=0.3)
     judged = judged_for(data, JCODES, JCONF) if judge else None
-    return aa.active_audit_block(project=project, data=data, report=REPORT, judged=judged)
+    return aa.active_audit_block(project=project, data=data, figures=REPORT, judged=judged)
 
 
 def _stratified_expected(headline, uniform, confidence, selective):
@@ -677,7 +677,7 @@ def _uniform_block(monkeypatch, target, report=REPORT):
     monkeypatch.setattr(selectors, "active_claim_columns", no_columns)
     data = FakeData(IDS, ANS, GOLD)
     project = Project(queue_design="uniform", target_half_width=target)
-    return aa.active_audit_block(project=project, data=data, report=report, judged=None)
+    return aa.active_audit_block(project=project, data=data, figures=report, judged=None)
 
 
 def test_uniform_block_reached_exactly_at_the_target(monkeypatch):
