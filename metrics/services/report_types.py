@@ -9,11 +9,12 @@ block with its backend's extras) is a `Mapping[str, Any]` — typed no further t
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, TypedDict
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from typing_extensions import TypedDict
 
 from metrics.services.sections import flattened, omitted
 
@@ -245,7 +246,7 @@ class MethodStrings:
     coverage_by_tag: str
     citation_accuracy: str
     judge: Mapping[str, str] = flattened()
-    design: str = ""
+    design: str = field(kw_only=True)
 
 
 @dataclass(frozen=True)
