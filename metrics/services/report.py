@@ -5,7 +5,7 @@ report` prints). Each section's type is in `metrics.services.report_types`; the 
 Schema is made from them (`metrics.services.report_schema`)."""
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -75,9 +75,9 @@ def _header(*, project, computed_at, labels_at_compute, system, systems, all_sys
     )
     listed = tuple(_system_entry(other) for other in systems)
     if system is not None:
-        return t.Header(**{**vars(header), "system": _system_entry(system), "systems": listed})
+        return replace(header, system=_system_entry(system), systems=listed)
     if all_systems and len(systems) >= 2:
-        return t.Header(**{**vars(header), "system_scope": "all", "systems": listed})
+        return replace(header, system_scope="all", systems=listed)
     return header
 
 
