@@ -2,13 +2,14 @@
 is generated from them."""
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, WithJsonSchema
 
 from annotate.vocabulary import VERDICT_VALUES
 from judges.backends.registry import backend_names
+from metrics.services.report_schema import report_json_schema
 
 
 class ProblemItem(Schema):
@@ -74,6 +75,11 @@ class AnswersOut(Schema):
     judge_verdicts: int
 
 
+# A report passed through as computed (its keys and their order are the report's), described
+# by its own JSON Schema, made from its section dataclasses (metrics/services/report_types.py).
+ReportJson = Annotated[dict[str, Any], WithJsonSchema(report_json_schema())]
+
+
 class SnapshotOut(Schema):
     id: int
     status: str
@@ -83,7 +89,7 @@ class SnapshotOut(Schema):
     judge: str | None
     created_at: datetime
     computed_at: datetime | None
-    report: dict[str, Any] | None = Field(
+    report: ReportJson | None = Field(
         description="The report once done: the same JSON as GET …/report."
     )
 

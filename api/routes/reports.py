@@ -23,7 +23,7 @@ from metrics.services.gate import GateError, gate_check, gate_validate
 router = Router()
 
 
-@router.get("/projects/{slug}/report", response={200: dict, **ERRORS}, tags=["reports"])
+@router.get("/projects/{slug}/report", response={200: s.ReportJson, **ERRORS}, tags=["reports"])
 def report_read(request, slug: str, judge: str | None = None, system: str | None = None):
     """The report computed now: the same JSON as `manage.py report --format json` (with
     `judge`, as `--judge`; `system`, as `--system`: NAME@VERSION, NAME or all). Leads and

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -97,8 +98,10 @@ def _verdict_confidence(judge_codes: np.ndarray, p_supported: np.ndarray) -> np.
 # the headline under the design
 
 
-def _uniform_headline(report: dict) -> dict:
-    judge = report.get("judge")
+def _uniform_headline(figures: Mapping) -> dict:
+    """The uniform design's headline: the judge's headline estimate, else gold-only.
+    `figures`: the report's `judge` (if any), `faithfulness` and `method`."""
+    judge = figures.get("judge")
     if judge and judge.get("headline_estimate"):
         block = judge[judge["headline_estimate"]]
         return {
@@ -107,11 +110,11 @@ def _uniform_headline(report: dict) -> dict:
             "method": block["method"],
             "estimator": judge["headline_estimate"],
         }
-    pooled = report["faithfulness"]["pooled"]
+    pooled = figures["faithfulness"]["pooled"]
     return {
         "value": pooled["value"],
         "ci": pooled["ci"],
-        "method": report["method"]["faithfulness"],
+        "method": figures["method"]["faithfulness"],
         "estimator": "gold_only_faithfulness",
     }
 
@@ -442,11 +445,12 @@ def _prediction(data, judged) -> np.ndarray | None:
     return prediction
 
 
-def active_audit_block(*, project: Project, data, report: dict, judged=None) -> dict | None:
+def active_audit_block(*, project: Project, data, figures: Mapping, judged=None) -> dict | None:
     """The report's `active_audit` block, or None when the project has no gold.
 
     `data` is the report's `_Data`; `judged` the headline instrument's `_Judged` (None without
-    a judge). Keys other pages read: `design`, `forecast` ({"uniform": …, "<design>": …}, each
+    a judge); `figures` the report's sections the uniform headline reads (`judge`,
+    `faithfulness`, `method`: see `_uniform_headline`). Keys other pages read: `design`, `forecast` ({"uniform": …, "<design>": …}, each
     labels_total, labels_more, half_width_now, target_half_width), `progress`, `reached`.
     """
     gold_codes = data.claims["gold"].to_numpy()
@@ -460,7 +464,7 @@ def active_audit_block(*, project: Project, data, report: dict, judged=None) -> 
     y = (gold_codes == Verdict.SUPPORTED.code).astype(float)
     answer_ids = data.answer_ids()
     prediction = _prediction(data, judged)
-    uniform = _uniform_headline(report)
+    uniform = _uniform_headline(figures)
     labels_now = int(gold.sum())
     block: dict = {"design": design, "target_half_width": target, "target_set": target_set}
     active_inputs = None

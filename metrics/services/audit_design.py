@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -482,9 +483,11 @@ def _dig(block: dict, path: tuple) -> dict:
     return block
 
 
-def design_section(data, report: dict, estimator_effects: tuple = ()) -> dict:
+def design_section(data, figures: Mapping, estimator_effects: tuple = ()) -> dict:
     """Strata with N_h, gold n_h and weight; what the audit cannot see; labels left out; each
     headline's design effect (its variance over the independent-claims variance).
+    `figures`: the report's sections it reads (`faithfulness`, `hallucination_rate`,
+    `coverage`, and `judge` if any).
     `estimator_effects`: (report key, label) of each estimator of the true faithfulness, in
     the order shown, listed before the judge's other figures."""
     design: AuditDesign = data.design
@@ -506,10 +509,10 @@ def design_section(data, report: dict, estimator_effects: tuple = ()) -> dict:
         if big_n[code]
     ]
     effects = [
-        {"key": name, "figure": label, "design_effect": _dig(report, path).get("design_effect")}
+        {"key": name, "figure": label, "design_effect": _dig(figures, path).get("design_effect")}
         for name, path, label in HEADLINE_DESIGN_EFFECTS
     ]
-    judge = report.get("judge")
+    judge = figures.get("judge")
     if judge:
         headline = judge.get("headline_estimate")
         effects.extend(
@@ -523,7 +526,7 @@ def design_section(data, report: dict, estimator_effects: tuple = ()) -> dict:
             for key, label in (*estimator_effects, *JUDGE_DESIGN_EFFECTS)
         )
     answers = int(np.unique(data.answer_ids()[gold]).size)
-    pooled = report["faithfulness"]["pooled"]
+    pooled = figures["faithfulness"]["pooled"]
     return {
         "design": design.name,
         "weighted": design.weight is not None,

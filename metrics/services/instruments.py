@@ -10,7 +10,7 @@ from metrics.services import estimators
 from metrics.services.common import Progress
 from metrics.services.inputs import _Data
 from metrics.services.judge_audit import _instrument_block
-from metrics.services.judged import Judged
+from metrics.services.report_types import JudgeAudits, JudgeRun, LeftOutInstrument
 
 
 def _left_out_name(row: dict) -> str:
@@ -61,11 +61,11 @@ def _instrument_verdicts(
     return part, stale_counts.get((model, prompt_version), 0)
 
 
-def _judge_audits(
-    report: dict, *, data: _Data, judge: Judge, links: pd.DataFrame, progress: Progress
-) -> tuple[list[dict], Judged | None]:
-    """Add the audit of each of the judge's instruments to `report` (the newest is "judge");
-    return what travels beside the report, never in it: each instrument's compact CRC inputs
+def judge_run(
+    *, data: _Data, judge: Judge, links: pd.DataFrame, human_kappa: float, progress: Progress
+) -> JudgeRun:
+    """The audit of each of the judge's instruments (newest first: the report's "judge"),
+    with what travels beside the report, never in it: each instrument's compact CRC inputs
     (for the α form) and the headline instrument's per-claim arrays (for the active audit)."""
     progress(0.62, "reading the judge's verdicts")
     verdicts = selectors.judge_verify_columns(judge=judge)
@@ -89,24 +89,37 @@ def _judge_audits(
                 canaries=canaries,
                 grounded_links=links,
                 gold_sources=data.gold_sources,
-                human_kappa=report["analysts"]["human_human_kappa"],
+                human_kappa=human_kappa,
                 stale=stale,
             )
         )
-    blocks = [block for block, _, _ in instruments]
-    report["instruments_left_out"] = _instruments_left_out(keys, stale_counts)
-    report["judge"] = blocks[0]
-    report["instruments"] = [dict(block) for block in blocks]
-    _judge_method(report)
-    return [crc for _, crc, _ in instruments], instruments[0][2]
+    return JudgeRun(
+        blocks=tuple(block for block, _, _ in instruments),
+        left_out=tuple(_instruments_left_out(keys, stale_counts)),
+        crc_inputs=tuple(crc for _, crc, _ in instruments),
+        judged=instruments[0][2],
+    )
 
 
-def _judge_method(report: dict) -> None:
-    """The newest instrument's method strings, in the report's method section."""
-    for entry in estimators.registered():
-        report["method"][f"judge_{entry.key}"] = report["judge"][entry.key]["method"]
-    report["method"]["judge_audit"] = report["judge"]["method"]
-    if report["instruments_left_out"]:
-        report["method"]["judge_audit"] += " " + instruments_left_out_text(
-            report["instruments_left_out"]
-        )
+def judge_audits_section(judge_run: JudgeRun | None) -> JudgeAudits:
+    """The report's `instruments_left_out`, `judge` (the newest) and `instruments`; none of
+    them without a judge."""
+    if judge_run is None:
+        return JudgeAudits()
+    return JudgeAudits(
+        instruments_left_out=tuple(LeftOutInstrument(**row) for row in judge_run.left_out),
+        judge=judge_run.blocks[0],
+        instruments=judge_run.blocks,
+    )
+
+
+def judge_method_strings(run: JudgeRun | None) -> dict[str, str]:
+    """The newest instrument's method strings, for the report's method section."""
+    if run is None:
+        return {}
+    judge = run.blocks[0]
+    out = {f"judge_{entry.key}": judge[entry.key]["method"] for entry in estimators.registered()}
+    out["judge_audit"] = judge["method"]
+    if run.left_out:
+        out["judge_audit"] += " " + instruments_left_out_text(list(run.left_out))
+    return out

@@ -1,8 +1,19 @@
 """The report's method strings: how each figure was measured, with its counts, in words."""
 
+from collections.abc import Mapping
+
 from annotate.vocabulary import Verdict
 from metrics import stats
 from metrics.services.abstention_coverage import COVERAGE_BY_RISK_CATEGORY, COVERAGE_BY_TAG
+from metrics.services.report_types import (
+    Abstention,
+    Citation,
+    Coverage,
+    Design,
+    MethodStrings,
+    ProjectRates,
+)
+from metrics.services.sections import plain
 
 _BASE = (
     "Method: manual, claim level, against the retrieved pile; gold = unanimous analysts "
@@ -45,7 +56,10 @@ def _interval_words(rate: dict) -> str:
     return text + "."
 
 
-def _method_strings(report: dict) -> dict:
+def _method_strings(report: Mapping) -> dict:
+    """The gold figures' method strings, from `report`: a mapping holding the figures they
+    describe (claims, faithfulness, contradiction_rate, answers_with_unsupported_rate,
+    abstention, coverage, citation_accuracy)."""
     claims = report["claims"]
     answers = report["faithfulness"]["mean_per_answer"]["answers"]
     abst = report["abstention"]
@@ -74,3 +88,28 @@ def _method_strings(report: dict) -> dict:
         "coverage_by_tag": COVERAGE_BY_TAG,
         "citation_accuracy": _citation_method(report["citation_accuracy"]),
     }
+
+
+def method_section(
+    *,
+    rates: ProjectRates,
+    abstention: Abstention,
+    coverage: Coverage,
+    citation_accuracy: Citation,
+    judge_methods: Mapping[str, str],
+    design: Design,
+) -> MethodStrings:
+    """Every figure's method string, built after the sections it describes: the gold
+    figures', the judge's (`judge_methods`), the design's; the faithfulness sentence ends
+    with what the design says of labels outside the queue."""
+    base = _method_strings(
+        {
+            **plain(rates),
+            "abstention": plain(abstention),
+            "coverage": plain(coverage),
+            "citation_accuracy": plain(citation_accuracy),
+        }
+    )
+    if design.outside_queue.text:
+        base["faithfulness"] += " " + design.outside_queue.text
+    return MethodStrings(**base, judge=dict(judge_methods), design=design.method)

@@ -1,8 +1,11 @@
-"""The report's assembly: read the inputs once, then call each piece in the order its
-sections appear in the report JSON (that order is what `manage.py report` prints)."""
+"""The report's assembly: read the inputs once, then build its typed sections in their
+declared order (`SECTIONS`, each builder given exactly the inputs and earlier sections it
+`needs`) and serialise them once, in the report JSON's order (`LAYOUT`, what `manage.py
+report` prints). Each section's type is in `metrics.services.report_types`; the report's JSON
+Schema is made from them (`metrics.services.report_schema`)."""
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -13,14 +16,15 @@ from judges.backends.registry import backend_kind
 from judges.models import Judge
 from metrics import selectors
 from metrics.services import estimators
+from metrics.services import report_types as t
 from metrics.services.abstention_coverage import _abstention, _coverage, _fact_links
 from metrics.services.active_audit import active_audit_block
 from metrics.services.analysts import _analysts
 from metrics.services.audit_design import design_section
 from metrics.services.common import json_safe
 from metrics.services.inputs import _Data
-from metrics.services.instruments import _judge_audits
-from metrics.services.method import _method_strings
+from metrics.services.instruments import judge_audits_section, judge_method_strings, judge_run
+from metrics.services.method import method_section
 from metrics.services.rates import (
     _by_risk_category,
     _by_tag,
@@ -28,6 +32,7 @@ from metrics.services.rates import (
     _project_rates,
     _self_knowledge,
 )
+from metrics.services.sections import Section, sections_build, sections_serialise
 from metrics.services.truth import ground_truth_block
 
 
@@ -58,6 +63,270 @@ def report_compute(**kwargs) -> dict:
     return report_build(**kwargs).data
 
 
+# ------------------------------------------------------------------------------------------
+# the sections' builders: each takes its needs by name and returns its typed result
+
+
+def _header(*, project, computed_at, labels_at_compute, system, systems, all_systems) -> t.Header:
+    header = t.Header(
+        project=t.ProjectRef(slug=project.slug, name=project.name),
+        computed_at=computed_at,
+        labels_at_compute=labels_at_compute,
+    )
+    listed = tuple(_system_entry(other) for other in systems)
+    if system is not None:
+        return replace(header, system=_system_entry(system), systems=listed)
+    if all_systems and len(systems) >= 2:
+        return replace(header, system_scope="all", systems=listed)
+    return header
+
+
+def _rates(*, data) -> t.ProjectRates:
+    rates = _project_rates(data)
+    claims = t.ClaimCounts(**{str(key): value for key, value in rates.pop("claims").items()})
+    return t.ProjectRates(claims=claims, **rates)
+
+
+def _fact_links_section(*, data) -> t.FactLinks:
+    links = _fact_links(data)
+    return t.FactLinks(links=links, grounded=links["fact_id"].unique())
+
+
+def _coverage_section(*, data, fact_links, rates) -> t.Coverage:
+    faithfulness = rates.faithfulness["pooled"]["value"]
+    return t.Coverage(_coverage(data.facts, fact_links.grounded, faithfulness))
+
+
+def _all_claims(data) -> np.ndarray:
+    return np.ones(data.claim_ids.size, dtype=bool)
+
+
+def _analysts_section(*, data) -> t.Analysts:
+    out = _analysts(data)
+    per_analyst = tuple(t.AnalystVsGold(**row) for row in out.pop("per_analyst"))
+    pairwise = tuple(t.AnalystPair(**row) for row in out.pop("pairwise"))
+    return t.Analysts(**{**out, "per_analyst": per_analyst, "pairwise": pairwise})
+
+
+def _judge_run(*, data, judge, fact_links, analysts, progress) -> t.JudgeRun | None:
+    if judge is None:
+        return None
+    return judge_run(
+        data=data,
+        judge=judge,
+        links=fact_links.links,
+        human_kappa=analysts.human_human_kappa,
+        progress=progress,
+    )
+
+
+def _backend_blocks(*, data, judge, judge_run) -> t.BackendBlocks:
+    """What only a backend of its kind has (grounding bits: issue 18)."""
+    block = backend_report_block(judge.backend) if judge_run is not None else None
+    if block is None:
+        return t.BackendBlocks()
+    key, build = block
+    newest = judge_run.blocks[0]
+    built = build(
+        data=data, judge=judge, model=newest["model"], prompt_version=newest["prompt_version"]
+    )
+    return t.BackendBlocks({key: built})
+
+
+def _judged(run: t.JudgeRun | None):
+    return run.judged if run is not None else None
+
+
+def _ground_truth(*, project, data, judge_run) -> t.Block | None:
+    """Only where a claim has a ground truth: older reports unchanged."""
+    truth = ground_truth_block(project=project, data=data, judged=_judged(judge_run))
+    return t.Block(truth) if truth is not None else None
+
+
+def _design(*, data, rates, coverage, judge_audit) -> t.Design:
+    figures = {
+        "faithfulness": rates.faithfulness,
+        "hallucination_rate": rates.hallucination_rate,
+        "coverage": coverage.figure,
+        "judge": judge_audit.judge,
+    }
+    out = design_section(data, figures, estimators.design_labels())
+    return t.Design(
+        **{
+            **out,
+            "strata": tuple(out["strata"]),
+            "outside_queue": t.OutsideQueue(**out["outside_queue"]),
+            "design_effects": tuple(out["design_effects"]),
+        }
+    )
+
+
+def _method(*, rates, abstention, coverage, citation_accuracy, judge_run, design):
+    return method_section(
+        rates=rates,
+        abstention=abstention,
+        coverage=coverage,
+        citation_accuracy=citation_accuracy,
+        judge_methods=judge_method_strings(judge_run),
+        design=design,
+    )
+
+
+def _active_audit(*, project, data, rates, method, judge_audit, judge_run) -> t.Block | None:
+    figures = {
+        "judge": judge_audit.judge,
+        "faithfulness": rates.faithfulness,
+        "method": {"faithfulness": method.faithfulness},
+    }
+    block = active_audit_block(
+        project=project, data=data, figures=figures, judged=_judged(judge_run)
+    )
+    return t.Block(block) if block is not None else None
+
+
+# ------------------------------------------------------------------------------------------
+# the declaration: build order (needs before), then the JSON's order
+
+INPUTS = (
+    "project",
+    "judge",
+    "data",
+    "progress",
+    "computed_at",
+    "labels_at_compute",
+    "system",
+    "systems",
+    "all_systems",
+)
+_HEADER_NEEDS = ("project", "computed_at", "labels_at_compute", "system", "systems")
+SECTIONS: tuple[Section, ...] = (
+    Section("header", _header, (*_HEADER_NEEDS, "all_systems"), spread=True, type=t.Header),
+    Section(
+        "rates",
+        _rates,
+        ("data",),
+        spread=True,
+        stage=(0.4, "computing project rates"),
+        type=t.ProjectRates,
+    ),
+    Section(
+        "abstention",
+        lambda data: t.Abstention(**_abstention(data.answers)),
+        ("data",),
+        key="abstention",
+        type=t.Abstention,
+    ),
+    Section("fact_links", _fact_links_section, ("data",)),
+    Section(
+        "coverage",
+        _coverage_section,
+        ("data", "fact_links", "rates"),
+        key="coverage",
+        type=t.Coverage,
+    ),
+    Section(
+        "citations",
+        lambda project, judge: selectors.citation_columns(project=project, judge=judge),
+        ("project", "judge"),
+    ),
+    Section(
+        "citation_accuracy",
+        lambda data, citations: t.Citation(_citation(data, citations, _all_claims(data))),
+        ("data", "citations"),
+        key="citation_accuracy",
+        type=t.Citation,
+    ),
+    Section(
+        "self_knowledge",
+        lambda data: t.SelfKnowledgeSection(_self_knowledge(data, _all_claims(data))),
+        ("data",),
+        key="self_knowledge",
+        type=t.SelfKnowledgeSection,
+    ),
+    Section(
+        "by_risk_category",
+        lambda data, fact_links, citations: t.Groups(
+            _by_risk_category(data, fact_links.grounded, citations)
+        ),
+        ("data", "fact_links", "citations"),
+        key="by_risk_category",
+        stage=(0.5, "by risk category and claim tag"),
+        type=t.Groups,
+    ),
+    Section(
+        "by_tag",
+        lambda data, fact_links, citations: t.Groups(_by_tag(data, fact_links.grounded, citations)),
+        ("data", "fact_links", "citations"),
+        key="by_tag",
+        type=t.Groups,
+    ),
+    Section(
+        "analysts",
+        _analysts_section,
+        ("data",),
+        key="analysts",
+        stage=(0.58, "inter-analyst agreement"),
+        type=t.Analysts,
+    ),
+    Section("judge_run", _judge_run, ("data", "judge", "fact_links", "analysts", "progress")),
+    Section("judge_audit", judge_audits_section, ("judge_run",), spread=True, type=t.JudgeAudits),
+    Section(
+        "backend_blocks",
+        _backend_blocks,
+        ("data", "judge", "judge_run"),
+        spread=True,
+        type=t.BackendBlocks,
+    ),
+    Section(
+        "ground_truth",
+        _ground_truth,
+        ("project", "data", "judge_run"),
+        key="ground_truth",
+        optional=True,
+        type=t.Block,
+    ),
+    Section(
+        "design",
+        _design,
+        ("data", "rates", "coverage", "judge_audit"),
+        key="design",
+        type=t.Design,
+    ),
+    Section(
+        "method",
+        _method,
+        ("rates", "abstention", "coverage", "citation_accuracy", "judge_run", "design"),
+        key="method",
+        type=t.MethodStrings,
+    ),
+    Section(
+        "active_audit",
+        _active_audit,
+        ("project", "data", "rates", "method", "judge_audit", "judge_run"),
+        key="active_audit",
+        optional=True,
+        type=t.Block,
+    ),
+)
+LAYOUT = (
+    "header",
+    "rates",
+    "abstention",
+    "coverage",
+    "citation_accuracy",
+    "self_knowledge",
+    "by_risk_category",
+    "by_tag",
+    "analysts",
+    "method",
+    "judge_audit",
+    "backend_blocks",
+    "ground_truth",
+    "design",
+    "active_audit",
+)
+
+
 def report_build(
     *,
     project: Project,
@@ -77,60 +346,22 @@ def report_build(
     progress = progress or (lambda fraction, stage: None)
     labels_at_compute = selectors.label_history_max_id(project=project)
     system, systems = report_system(project=project, system=system, all_systems=all_systems)
-    data = _Data(project=project, progress=progress, system=system)
-    progress(0.4, "computing project rates")
-    report: dict[str, Any] = {
-        "project": {"slug": project.slug, "name": project.name},
+    inputs = {
+        "project": project,
+        "judge": judge,
+        "data": _Data(project=project, progress=progress, system=system),
+        "progress": progress,
         "computed_at": timezone.now().isoformat(),
         "labels_at_compute": labels_at_compute,
+        "system": system,
+        "systems": systems,
+        "all_systems": all_systems,
     }
-    if system is not None:
-        report["system"] = _system_entry(system)
-        report["systems"] = [_system_entry(other) for other in systems]
-    elif all_systems and len(systems) >= 2:
-        report["system_scope"] = "all"
-        report["systems"] = [_system_entry(other) for other in systems]
-    report.update(_project_rates(data))
-    report["abstention"] = _abstention(data.answers)
-    links = _fact_links(data)
-    grounded = links["fact_id"].unique()
-    report["coverage"] = _coverage(data.facts, grounded, report["faithfulness"]["pooled"]["value"])
-    citations = selectors.citation_columns(project=project, judge=judge)
-    all_claims = np.ones(data.claim_ids.size, dtype=bool)
-    report["citation_accuracy"] = _citation(data, citations, all_claims)
-    report["self_knowledge"] = _self_knowledge(data, all_claims)
-    progress(0.5, "by risk category and claim tag")
-    report["by_risk_category"] = _by_risk_category(data, grounded, citations)
-    report["by_tag"] = _by_tag(data, grounded, citations)
-    progress(0.58, "inter-analyst agreement")
-    report["analysts"] = _analysts(data)
-    report["method"] = _method_strings(report)
-    crc_inputs, judged = [], None
-    if judge is not None:
-        crc_inputs, judged = _judge_audits(
-            report, data=data, judge=judge, links=links, progress=progress
-        )
-        block = backend_report_block(judge.backend)
-        if block is not None:  # what only a backend of its kind has (grounding bits: issue 18)
-            key, build = block
-            report[key] = build(
-                data=data,
-                judge=judge,
-                model=report["judge"]["model"],
-                prompt_version=report["judge"]["prompt_version"],
-            )
-    truth = ground_truth_block(project=project, data=data, judged=judged)
-    if truth is not None:  # only where a claim has a ground truth: older reports unchanged
-        report["ground_truth"] = truth
-    report["design"] = design_section(data, report, estimators.design_labels())
-    report["method"]["design"] = report["design"]["method"]
-    if report["design"]["outside_queue"]["text"]:
-        report["method"]["faithfulness"] += " " + report["design"]["outside_queue"]["text"]
-    active = active_audit_block(project=project, data=data, report=report, judged=judged)
-    if active is not None:
-        report["active_audit"] = active
+    results = sections_build(SECTIONS, inputs)
     progress(0.98, "saving")
-    return Report(json_safe(report), json_safe(crc_inputs))
+    run = results["judge_run"]
+    crc_inputs = list(run.crc_inputs) if run is not None else []
+    return Report(sections_serialise(SECTIONS, LAYOUT, results), json_safe(crc_inputs))
 
 
 def report_system(
@@ -147,12 +378,8 @@ def report_system(
     return system, systems
 
 
-def _system_entry(system: System) -> dict:
-    return {
-        "name": system.name,
-        "version": system.version,
-        "metadata": system.metadata,
-    }
+def _system_entry(system: System) -> t.SystemEntry:
+    return t.SystemEntry(name=system.name, version=system.version, metadata=system.metadata)
 
 
 def report_public(report: dict) -> dict:
