@@ -229,7 +229,10 @@ def judge_version_create(
     if inherited:
         # The parent's examples must still be development gold (a split made later than them).
         few_shot_examples(project=project, claim_ids=[ex["claim_id"] for ex in inherited])
-    base = _EXAMPLES.sub("", verify_prompt if verify_prompt is not None else judge.verify_prompt)
+    from judges.prompts import DEFAULT_VERIFY_PROMPT
+
+    given = verify_prompt if verify_prompt is not None else judge.verify_prompt
+    base = _EXAMPLES.sub("", given or "").strip() or DEFAULT_VERIFY_PROMPT
     fields = {key: getattr(judge, key) for key in _COPIED}
     if model:
         fields["model"] = model
