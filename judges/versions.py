@@ -261,3 +261,54 @@ def _free_name(project: Project, name: str) -> str:
         n += 1
         candidate = f"{name}.{n}"
     return candidate
+
+
+# -- development disagreements ----------------------------------------------------------------
+
+
+def development_disagreements(*, judge: Judge, limit: int = 100) -> list[dict]:
+    """The development gold claims where the judge's newest parseable verify verdict differs
+    from gold: claim, pile excerpt, gold with its quote, the judge's verdict and reply. Empty
+    while the gold is not split (nothing is known to be development)."""
+    from annotate.vocabulary import VERDICT_VALUES
+    from judges.models import JudgeRun, JudgeVerdict
+
+    split = gold_split_get(project=judge.project)
+    if split is None:
+        return []
+    newest: dict[int, JudgeVerdict] = {}
+    verdicts = (
+        JudgeVerdict.objects.filter(
+            run__judge=judge,
+            run__kind=JudgeRun.Kind.VERIFY,
+            claim__isnull=False,
+            stale=False,
+            verdict__in=VERDICT_VALUES,
+            claim__gold__isnull=False,
+        )
+        .select_related("claim__gold", "claim__answer")
+        .order_by("pk")
+    )
+    for verdict in verdicts:
+        newest[verdict.claim_id] = verdict
+    rows = []
+    for verdict in newest.values():
+        claim = verdict.claim
+        if verdict.verdict == claim.gold.verdict or split.is_heldout(claim.answer_id):
+            continue
+        quote = _gold_quote(claim)
+        passage = claim.answer.passages.order_by("rank").first()
+        rows.append(
+            {
+                "claim": claim,
+                "answer": claim.answer,
+                "gold": claim.gold.verdict,
+                "quote": quote,
+                "excerpt": (passage.text[:300] if passage else ""),
+                "judge_verdict": verdict.verdict,
+                "reason": (verdict.raw_response or "")[:300],
+            }
+        )
+        if len(rows) >= limit:
+            break
+    return rows

@@ -15,7 +15,7 @@ from annotate.vocabulary import Verdict
 from judges import versions
 from judges.models import Judge
 from metrics import selectors
-from metrics.services.common import _pct
+from metrics.services.common import _pct, json_safe
 from metrics.services.inputs import _Data
 from metrics.services.judged import Judged, expansion, judged_of
 from metrics.stats import judge_compare as jc
@@ -211,24 +211,26 @@ def judge_compare(*, project: Project, a: Judge, b: Judge, data: _Data | None = 
         if split
         else "all gold (the project's gold is not split: no held-out share exists yet)"
     )
-    return {
-        "a": block_a,
-        "b": block_b,
-        "claims": claims,
-        "answers": int(np.unique(ca.answer_ids).size),
-        "scope": scope,
-        "split": split is not None,
-        "differences": diff,
-        **_groups(data, ca, cb),
-        "recommendation": _recommendation(block_a, block_b, diff),
-        "method": (
-            f"{b.name} − {a.name} on the {claims} claims of {scope} both versions judged; "
-            "per version: sensitivity, specificity and agreement clustered by answer and "
-            "stratified by the audit design, κ clustered by answer; paired differences "
-            "linearised on the same claims, clustered by answer within design strata (the "
-            "unpaired interval beside it treats the versions as audited apart); McNemar's exact "
-            "test on the discordant claims (claims taken as independent) and the clustered Wald "
-            "test; PPI break-even: the version's correlation with gold against 1/√(n − 2) "
-            "(Mani et al. 2025)."
-        ),
-    }
+    return json_safe(
+        {
+            "a": block_a,
+            "b": block_b,
+            "claims": claims,
+            "answers": int(np.unique(ca.answer_ids).size),
+            "scope": scope,
+            "split": split is not None,
+            "differences": diff,
+            **_groups(data, ca, cb),
+            "recommendation": _recommendation(block_a, block_b, diff),
+            "method": (
+                f"{b.name} − {a.name} on the {claims} claims of {scope} both versions judged; "
+                "per version: sensitivity, specificity and agreement clustered by answer and "
+                "stratified by the audit design, κ clustered by answer; paired differences "
+                "linearised on the same claims, clustered by answer within design strata (the "
+                "unpaired interval beside it treats the versions as audited apart); McNemar's exact "
+                "test on the discordant claims (claims taken as independent) and the clustered Wald "
+                "test; PPI break-even: the version's correlation with gold against 1/√(n − 2) "
+                "(Mani et al. 2025)."
+            ),
+        }
+    )
