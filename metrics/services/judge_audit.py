@@ -358,7 +358,7 @@ def _instrument_block(
     were left out, for the method string.
     """
     identity = _identity(judge, verdicts)
-    judged, heldout_note = heldout_audit(judge=judge, judged=judged_of(data, verdicts))
+    judged, version_fields = heldout_audit(judge=judge, judged=judged_of(data, verdicts))
     agreement, sesp = _agreement(judged, human_kappa)
     faithfulness = _faithfulness(judged, sesp)
     calibration, crc_inputs = _calibration_fields(data, judged, grounded_links)
@@ -371,6 +371,7 @@ def _instrument_block(
         "failures": _failures(data, judged),
         "canary": _canary(canaries, identity["model"], identity["prompt_version"]),
     }
-    block["method"] = _audit_method(block, stale) + heldout_note
+    block["method"] = _audit_method(block, stale) + version_fields.pop("method_note", "")
+    block.update(version_fields)
     category_correction(block, data=data, judged=judged)
     return block, crc_inputs, judged

@@ -8,7 +8,7 @@ from annotate.models import Gold
 from annotate.vocabulary import Verdict
 from judges import versions
 from judges.models import JudgeRun
-from metrics.services import report_compute
+from metrics.services import audit_card, report_compute
 from metrics.services.judge_compare import judge_compare
 from tests.factories import (
     AnswerFactory,
@@ -117,9 +117,17 @@ def test_tuned_version_is_audited_on_heldout_gold_only_and_says_so():
     dev, held = _dev_and_heldout(project, claims)
     version = versions.judge_version_create(judge=judge, few_shot_claim_ids=[c.pk for c in dev[:3]])
     _judge_run(version, claims, rng, accuracy=0.9)
-    block = report_compute(project=project, judge=version)["judge"]
+    report = report_compute(project=project, judge=version)
+    block = report["judge"]
     assert block["n_audited"] == len(held)
     assert "held-out gold only" in block["method"]
+    card = audit_card(report=report)
+    history = card["judge_history"]
+    assert [step["name"] for step in history["lineage"]] == [version.name, judge.name]
+    assert history["lineage"][0]["few_shot_claim_ids"] == [c.pk for c in dev[:3]]
+    assert history["heldout_only"] is True
+    assert "held-out gold only" in card["method"]
+    assert "judge_history" not in audit_card(report=report_compute(project=project, judge=judge))
 
 
 def test_tuning_on_heldout_would_inflate_and_the_split_removes_it():
