@@ -94,7 +94,7 @@ def judge_version_label(judge: Judge) -> str:
     chain = judge_lineage(judge)
     text = f"{judge.name} (prompt {judge.prompt_version}"
     if len(chain) > 1:
-        text += ", version " + str(len(chain)) + " of " + " ← ".join(j.name for j in chain)
+        text += f", version {len(chain)}: " + " ← ".join(j.name for j in chain)
     if judge.few_shot:
         text += f", {len(judge.few_shot)} few-shot examples"
     return text + ")"
@@ -179,10 +179,11 @@ def prompt_with_examples(base: str, examples: list[dict]) -> str:
     lines = [EXAMPLES_START]
     for ex in examples:
         word = not_in_pile if ex["gold"] == Verdict.NOT_IN_PILE else ex["gold"]
-        lines.append(f"Claim: {_safe(ex['claim'])}")
+        # Not "Claim:": the claim to judge is the prompt's one line that starts so.
+        lines.append(f"Example claim: {_safe(ex['claim'])}")
         if ex.get("quote"):
             lines.append(f'Deciding passage text: "{_safe(ex["quote"])}"')
-        lines.append(f"Verdict: {word}")
+        lines.append(f"Example verdict: {word}")
         lines.append("")
     lines.append(EXAMPLES_END)
     return "\n".join(lines) + "\n\n" + base

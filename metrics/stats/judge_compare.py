@@ -138,7 +138,7 @@ def ppi_break_even(score: Any, gold: Any) -> dict[str, Any]:
     score, gold = np.asarray(score, dtype=float), np.asarray(gold, dtype=float)
     n = int(score.size)
     threshold = 1 / math.sqrt(n - 2) if n > 2 else math.nan
-    if n <= 2 or np.std(score) == 0 or np.std(gold) == 0:
+    if n <= 2 or np.ptp(score) == 0 or np.ptp(gold) == 0:
         return {"correlation": math.nan, "threshold": threshold, "n": n, "narrows": None}
     corr = float(np.corrcoef(score, gold)[0, 1])
     return {"correlation": corr, "threshold": threshold, "n": n, "narrows": bool(corr > threshold)}

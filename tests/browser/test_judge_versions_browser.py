@@ -92,6 +92,9 @@ def test_lead_makes_a_version_from_disagreements_runs_it_and_compares(
     page.goto(f"{page.base_url}/p/{project.slug}/judges/{version.pk}/versions/")
     page.get_by_test_id("compare-parent").click()
     expect(page.get_by_test_id("recommendation")).to_contain_text("Use base v2")
+    # The version answered every held-out claim as gold (the loopback's script): its
+    # sensitivity and specificity are both 100%.
+    expect(page.get_by_test_id("versions-table").locator("tbody tr").nth(1)).to_contain_text("100%")
     expect(page.get_by_test_id("differences")).to_contain_text("sensitivity")
     expect(page.get_by_test_id("versions-table")).to_contain_text("3 few-shot examples")
     screenshot(page, "judge_compare.png")
