@@ -20,7 +20,7 @@ from metrics.services.by_category import category_correction
 from metrics.services.calibration import _calibration
 from metrics.services.common import _pct, _proportion
 from metrics.services.inputs import _Data
-from metrics.services.judge_compare import heldout_audit
+from metrics.services.judge_heldout import heldout_audit
 from metrics.services.judged import (
     Judged,
     expansion,
