@@ -159,3 +159,34 @@ class SplitBulkForm(SplitStartForm):
         del self.fields["answer"]
         self.fields["judge"].required = False
         self.fields["judge"].empty_label = "By rule (offline, deterministic)"
+
+
+class GoldSplitForm(forms.Form):
+    heldout_share = forms.FloatField(
+        min_value=0.05,
+        max_value=0.95,
+        initial=0.5,
+        label="Held-out share of answers",
+        help_text="Split once: the held-out share decides between versions and feeds the "
+        "headline of a tuned judge; never shown while improving one.",
+    )
+    seed = forms.IntegerField(required=False, min_value=0, help_text="Blank: drawn at random.")
+
+
+class JudgeVersionForm(forms.Form):
+    name = forms.CharField(max_length=100, required=False, help_text="Blank: “<judge> vN”.")
+    model = forms.CharField(max_length=200, required=False, help_text="Blank: the same model.")
+    verify_prompt = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        required=False,
+        help_text="Blank: the same prompt (the examples are added above it).",
+    )
+    few_shot = forms.TypedMultipleChoiceField(
+        coerce=int, required=False, choices=(), label="Few-shot examples (development gold)"
+    )
+
+    def __init__(self, *args, claim_ids=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        # Any id may be posted: the service refuses one that is not development gold, by name.
+        self.fields["few_shot"].choices = [(c, c) for c in claim_ids]
+        self.fields["few_shot"].valid_value = lambda value: str(value).isdigit()

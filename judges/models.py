@@ -70,6 +70,15 @@ class Judge(models.Model):
     verify_prompt = models.TextField(blank=True)
     decompose_prompt = models.TextField(blank=True)
     parameters = models.JSONField(default=dict, blank=True)
+    # A judge version (issue 28): the judge it was made from, and the few-shot examples its
+    # verify prompt carries — [{claim_id, answer_id, claim, gold, quote}], every one from the
+    # project's development gold (judges/versions.py refuses held-out gold).
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="versions"
+    )
+    few_shot = models.JSONField(
+        default=list, blank=True, help_text="Few-shot examples: development gold claims."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -99,6 +108,48 @@ class Judge(models.Model):
     def pairwise_prompt_version(self) -> str:
         """The version a pairwise run of this judge records: the hash of its pairwise prompt."""
         return prompt_version(self.pairwise_prompt)
+
+
+def _unit_interval(seed: int, answer_id: int) -> float:
+    digest = hashlib.sha256(f"{seed}:{answer_id}".encode()).hexdigest()
+    return int(digest[:15], 16) / 16**15
+
+
+class GoldSplit(models.Model):
+    """A project's gold split once, by answer, into development and held-out (issue 28).
+
+    Membership is not stored claim by claim but derived by a stored rule: an answer is held out
+    when u(seed, answer) < heldout_share, u a SHA-256 of seed and answer id mapped to [0, 1).
+    Claims of one answer never straddle; gold added later joins by the same rule; and since the
+    draw is an independent coin per answer whatever the stratum, the held-out answers are a
+    Poisson subsample of every design stratum at the same rate, so the design's weights (N_h/n_h,
+    1/π) stay the estimators' weights on the held-out part.
+    """
+
+    RULE = "sha256(seed:answer_id) < heldout_share"
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="gold_split")
+    seed = models.PositiveIntegerField()
+    heldout_share = models.FloatField()
+    rule = models.CharField(max_length=100, default=RULE)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(heldout_share__gt=0) & Q(heldout_share__lt=1),
+                name="goldsplit_share_0_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"gold split of project {self.project_id} (seed {self.seed}, {self.heldout_share:.0%} held out)"
+
+    def is_heldout(self, answer_id: int) -> bool:
+        return _unit_interval(self.seed, int(answer_id)) < self.heldout_share
 
 
 class JudgeRun(models.Model):

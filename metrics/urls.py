@@ -1,10 +1,30 @@
 from django.urls import path
 
-from metrics import views
+from metrics import views, views_judge_compare
 
 app_name = "metrics"
 
 urlpatterns = [
+    path(
+        "p/<slug:slug>/judges/<int:judge_id>/versions/",
+        views_judge_compare.judge_versions,
+        name="judge-versions",
+    ),
+    path(
+        "p/<slug:slug>/judges/<int:judge_id>/versions/split/",
+        views_judge_compare.gold_split,
+        name="gold-split",
+    ),
+    path(
+        "p/<slug:slug>/judges/<int:judge_id>/versions/new/",
+        views_judge_compare.version_create,
+        name="judge-version-create",
+    ),
+    path(
+        "p/<slug:slug>/judges/compare/",
+        views_judge_compare.judge_compare_page,
+        name="judge-compare",
+    ),
     path("p/<slug:slug>/dashboard/", views.dashboard, name="dashboard"),
     path("p/<slug:slug>/dashboard/recompute/", views.recompute, name="recompute"),
     path(

@@ -21,6 +21,7 @@ from api.routes import (
     answers,
     claims,
     exports,
+    judge_versions,
     judges,
     labels,
     preferences,
@@ -34,7 +35,19 @@ from api.tokens import token_authenticate
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 # The schema's paths in this order (a router's paths come after the previous router's).
-ROUTERS = (projects, answers, reports, preferences, judges, runs, claims, labels, exports, traces)
+ROUTERS = (
+    projects,
+    answers,
+    reports,
+    preferences,
+    judges,
+    judge_versions,
+    runs,
+    claims,
+    labels,
+    exports,
+    traces,
+)
 
 
 class TokenAuth(HttpBearer):

@@ -109,6 +109,9 @@ def audit_card(*, report: dict, instrument: int = 0) -> dict:
         **_checks(report, block),
         "method": block["method"] + " " + CRC_CAVEAT,
     }
+    if block.get("judge_history"):
+        # A judge version (issue 28): its lineage, few-shot sources and whether held out.
+        card["judge_history"] = block["judge_history"]
     return json_safe(card)
 
 

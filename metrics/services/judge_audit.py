@@ -20,6 +20,7 @@ from metrics.services.by_category import category_correction
 from metrics.services.calibration import _calibration
 from metrics.services.common import _pct, _proportion
 from metrics.services.inputs import _Data
+from metrics.services.judge_heldout import heldout_audit
 from metrics.services.judged import (
     Judged,
     expansion,
@@ -357,7 +358,7 @@ def _instrument_block(
     were left out, for the method string.
     """
     identity = _identity(judge, verdicts)
-    judged = judged_of(data, verdicts)
+    judged, version_fields = heldout_audit(judge=judge, judged=judged_of(data, verdicts))
     agreement, sesp = _agreement(judged, human_kappa)
     faithfulness = _faithfulness(judged, sesp)
     calibration, crc_inputs = _calibration_fields(data, judged, grounded_links)
@@ -370,6 +371,7 @@ def _instrument_block(
         "failures": _failures(data, judged),
         "canary": _canary(canaries, identity["model"], identity["prompt_version"]),
     }
-    block["method"] = _audit_method(block, stale)
+    block["method"] = _audit_method(block, stale) + version_fields.pop("method_note", "")
+    block.update(version_fields)
     category_correction(block, data=data, judged=judged)
     return block, crc_inputs, judged

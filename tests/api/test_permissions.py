@@ -70,6 +70,8 @@ ROUTES = {
     ("GET", "/api/v1/projects/{slug}/judges"): ("lead", None),
     ("POST", "/api/v1/projects/{slug}/judges"): ("lead", {"name": "new-judge"}),
     ("GET", "/api/v1/projects/{slug}/judges/{name}/runs"): ("lead", None),
+    ("POST", "/api/v1/projects/{slug}/judges/{name}/versions"): ("lead", {"name": "base v2"}),
+    ("GET", "/api/v1/projects/{slug}/judges/{name}/compare"): ("lead", None),
     ("POST", "/api/v1/projects/{slug}/judges/{name}/runs"): ("lead", {"scope": "all"}),
     ("GET", "/api/v1/projects/{slug}/runs/{run_id}"): ("lead", None),
     ("POST", "/api/v1/projects/{slug}/runs/{run_id}/cancel"): ("lead", None),
@@ -99,6 +101,7 @@ QUERY = {
     "/api/v1/projects/{slug}/audit-card": "?judge=base",
     "/api/v1/projects/{slug}/gate": "?min=0.5",
     "/api/v1/projects/{slug}/compare": "?a=rag@1&b=rag@2",
+    "/api/v1/projects/{slug}/judges/{name}/compare": "?against=base",
 }
 CALLERS = ("none", "revoked", "expired", "otherlead", "readonly", "analyst", "lead", "owner")
 RANK = {"analyst": 1, "lead": 2, "owner": 3}

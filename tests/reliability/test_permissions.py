@@ -89,6 +89,11 @@ EXPECTED_ROLE = {
     "metrics:audit-card": "lead",
     "metrics:audit-card-page": "lead",
     "metrics:compare": "lead",
+    # judge versions on development / held-out gold (issue 28)
+    "metrics:judge-versions": "lead",
+    "metrics:gold-split": "lead",
+    "metrics:judge-version-create": "lead",
+    "metrics:judge-compare": "lead",
     "metrics:queue-design": "lead",
     "metrics:selective-routing": "lead",
     # leads: test sets' files, publication, and runs of the system under test (issue 27)
