@@ -1,6 +1,7 @@
 from django.urls import path
 
-from metrics import views, views_judge_compare
+from metrics.views import judge_compare as views_judge_compare
+from metrics.views import compare, dashboard, design, downloads
 
 app_name = "metrics"
 
@@ -25,27 +26,31 @@ urlpatterns = [
         views_judge_compare.judge_compare_page,
         name="judge-compare",
     ),
-    path("p/<slug:slug>/dashboard/", views.dashboard, name="dashboard"),
-    path("p/<slug:slug>/dashboard/recompute/", views.recompute, name="recompute"),
+    path("p/<slug:slug>/dashboard/", dashboard.dashboard, name="dashboard"),
+    path("p/<slug:slug>/dashboard/recompute/", dashboard.recompute, name="recompute"),
     path(
         "p/<slug:slug>/dashboard/snapshots/<int:snapshot_id>/progress/",
-        views.snapshot_progress,
+        dashboard.snapshot_progress,
         name="snapshot-progress",
     ),
-    path("p/<slug:slug>/dashboard/report.json", views.report_download, name="report-download"),
-    path("p/<slug:slug>/dashboard/audit-card/", views.audit_card_download, name="audit-card"),
-    path("p/<slug:slug>/dashboard/audit-card/page/", views.audit_card_page, name="audit-card-page"),
-    path("glossary/", views.glossary, name="glossary"),
-    path("p/<slug:slug>/compare/", views.compare, name="compare"),
+    path("p/<slug:slug>/dashboard/report.json", downloads.report_download, name="report-download"),
+    path("p/<slug:slug>/dashboard/audit-card/", downloads.audit_card_download, name="audit-card"),
+    path(
+        "p/<slug:slug>/dashboard/audit-card/page/",
+        downloads.audit_card_page,
+        name="audit-card-page",
+    ),
+    path("glossary/", dashboard.glossary, name="glossary"),
+    path("p/<slug:slug>/compare/", compare.compare, name="compare"),
     path(
         "p/<slug:slug>/compare/pairwise-run/",
-        views.compare_pairwise_run,
+        compare.compare_pairwise_run,
         name="compare-pairwise-run",
     ),
     path(
         "p/<slug:slug>/dashboard/selective-routing/",
-        views.selective_routing,
+        design.selective_routing,
         name="selective-routing",
     ),
-    path("p/<slug:slug>/queue-design/", views.queue_design, name="queue-design"),
+    path("p/<slug:slug>/queue-design/", design.queue_design, name="queue-design"),
 ]

@@ -41,6 +41,7 @@ from metrics import selectors, stats
 from metrics.services.audit_design import fpc_on
 from metrics.services.common import _codes, _newest_per_claim
 from metrics.services.instruments import _instrument_keys
+from metrics.stats.active_forecast import forecast_within_claims
 
 DEFAULT_TARGET_HALF_WIDTH = 0.10
 DEFAULT_TARGET_AGREEMENT = 0.90
@@ -246,8 +247,12 @@ def _stratified_headline(y, gold, prediction, strata, answer_ids) -> dict:
 # forecast, stop rule, gain, confidence
 
 
-def _forecast_entry(result, target: float) -> dict:
-    """One design's forecast as the report keeps it (`result`: a `stats.Forecast`)."""
+def _forecast_entry(result, target: float, answer_ids: np.ndarray) -> dict:
+    """One design's forecast as the report keeps it (`result`: a `stats.Forecast`), held
+    against the claims and answers the report covers (`forecast_within_claims`)."""
+    bound = forecast_within_claims(
+        result, claims=answer_ids.size, answers=int(pd.unique(answer_ids).size)
+    )
     return {
         "labels_total": None if result.labels_total is None else int(result.labels_total),
         "labels_more": None if result.labels_more is None else int(result.labels_more),
@@ -255,6 +260,10 @@ def _forecast_entry(result, target: float) -> dict:
         "target_half_width": float(target),
         "estimator": result.design,
         "method": result.method,
+        "claims": bound.claims,
+        "claims_unlabelled": bound.unlabelled,
+        "within_claims": bound.reachable,
+        "answers_more": bound.answers_more,
     }
 
 
@@ -309,7 +318,7 @@ def _forecasts(*, design, target, y, answer_ids, strata, inputs) -> tuple[dict, 
         )
     elif design == "stratified":
         raw["stratified"] = stats.labels_needed(target, "stratified", strata=strata, **common)
-    entries = {name: _forecast_entry(raw[name], target) for name in ("uniform", design)}
+    entries = {name: _forecast_entry(raw[name], target, answer_ids) for name in ("uniform", design)}
     return entries, raw
 
 

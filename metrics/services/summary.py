@@ -85,6 +85,17 @@ def _next_step(report: dict) -> dict | None:
     more = uniform.get("labels_more")
     if more is None:
         return None
+    if uniform.get("answers_more"):  # more labels than claims exist (forecast_within_claims)
+        answers = uniform["answers_more"]
+        return {
+            "labels_more": more,
+            "answers_more": answers,
+            "target": points,
+            "text": f"Import about {answers} more answer{'s' if answers != 1 else ''} to reach "
+            f"±{points} points: these answers hold {uniform['claims']} claims, "
+            f"{uniform['claims_unlabelled']} not labelled yet, and the target needs about "
+            f"{uniform['labels_total']} labels.",
+        }
     return {
         "labels_more": more,
         "target": points,

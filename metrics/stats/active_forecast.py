@@ -364,6 +364,60 @@ def forecasts(
     return out
 
 
+@dataclass(frozen=True)
+class ClaimsBound:
+    """A forecast held against the claims that exist (`forecast_within_claims`)."""
+
+    claims: int
+    answers: int
+    unlabelled: int
+    reachable: bool
+    labels_more: int | None
+    answers_more: int | None
+    method: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def forecast_within_claims(forecast: Forecast, *, claims: int, answers: int) -> ClaimsBound:
+    """Whether the labels a forecast asks for exist: a claim is labelled once, so at most the
+    N claims present (those of the system, or systems, the forecast is over) can be labelled.
+
+    n* is the forecast's `labels_total`. With the finite-population correction (``fpc``) n* =
+    n₀/(1 + n₀/N) ≤ N, so the target is always within the claims present: label n* − n more.
+    Without it the estimate speaks for the system's answers beyond the ones imported, n* = n₀
+    may exceed N, and then the claims must number at least n*: import about
+    A_more = ⌈(n* − N)·A/N⌉ more answers (A answers hold the N claims, N/A claims each), and
+    label every new claim as well as the N − n left. n* None (labels alone cannot reach ±x, or
+    too few labels to forecast): not reachable, nothing to count.
+    Source: Cochran (1977) §4.4 (n₀/(1 + n₀/N) with the finite population of N units).
+    """
+    big_n, big_a = int(claims), int(answers)
+    if big_n < 1 or big_a < 1 or big_a > big_n:
+        raise ValueError(
+            f"claims and answers must be 1 ≤ answers ≤ claims, got {claims}, {answers}"
+        )
+    unlabelled = max(big_n - forecast.labelled, 0)
+    total = forecast.labels_total
+    if total is None:
+        return ClaimsBound(big_n, big_a, unlabelled, False, None, None, forecast.method)
+    more = max(total - forecast.labelled, 0)
+    if total <= big_n:
+        method = (
+            f"about {more} more labels ({total} in all) among the {big_n} claims present "
+            f"({unlabelled} not labelled yet)"
+        )
+        return ClaimsBound(big_n, big_a, unlabelled, True, more, 0, method)
+    answers_more = _whole_labels((total - big_n) * big_a / big_n)
+    method = (
+        f"{total} labels needed but only {big_n} claims exist ({unlabelled} not labelled yet): "
+        f"import about {answers_more} more answers (at {big_n / big_a:.1f} claims each) and "
+        f"label their claims, or accept a wider interval"
+    )
+    return ClaimsBound(big_n, big_a, unlabelled, False, more, answers_more, method)
+
+
 # --------------------------------------------------------------------------------------------
 # 6. honesty about gains
 

@@ -785,6 +785,20 @@ def active_frames(routed=(20, 21), claim_pi=CLAIM_PI, strata=""):
     return labels, claims
 
 
+def within_claims(entry: dict, labelled: int) -> dict:
+    """A forecast entry with what the 24 claims of 12 answers bound it to, by hand (issue 32
+    item 1): a forecast past 24 labels asks for ⌈(n* − 24)/2⌉ more answers (2 claims each)."""
+    total = entry["labels_total"]
+    more = None if total is None else (0 if total <= 24 else math.ceil((total - 24) / 2))
+    return {
+        **entry,
+        "claims": 24,
+        "claims_unlabelled": 24 - labelled,
+        "within_claims": total is not None and total <= 24,
+        "answers_more": more,
+    }
+
+
 def same(actual, expected, path="block"):
     """Whole-structure equality: same keys, same types of containers, exact strings, floats to
     rel 1e-9 (NaN equals NaN)."""
@@ -866,7 +880,7 @@ def _active_block(monkeypatch, *, target=None, routed=(20, 21), judge=True, **fr
     data = FakeData(IDS, ANS, GOLD_CODES)
     project = Project(queue_design="active", target_half_width=target, selective_judging=True)
     judged = judged_for(data, JCODES, JCONF) if judge else None
-    return aa.active_audit_block(project=project, data=data, report=REPORT, judged=judged)
+    return aa.active_audit_block(project=project, data=data, figures=REPORT, judged=judged)
 
 
 HEADLINE_METHOD = (
@@ -929,22 +943,28 @@ ACTIVE_BLOCK = {
     "headline": ACTIVE_HEADLINE,
     "labels_now": 14,
     "forecast": {
-        "active": {
-            "estimator": "active",
-            "half_width_now": 0.16329145492586572,
-            "labels_more": 27,
-            "labels_total": 41,
-            "method": ACTIVE_FORECAST_METHOD,
-            "target_half_width": 0.1,
-        },
-        "uniform": {
-            "estimator": "uniform_ppi",
-            "half_width_now": 0.18861792785859316,
-            "labels_more": 41,
-            "labels_total": 55,
-            "method": UNIFORM_FORECAST_METHOD,
-            "target_half_width": 0.1,
-        },
+        "active": within_claims(
+            {
+                "estimator": "active",
+                "half_width_now": 0.16329145492586572,
+                "labels_more": 27,
+                "labels_total": 41,
+                "method": ACTIVE_FORECAST_METHOD,
+                "target_half_width": 0.1,
+            },
+            14,
+        ),
+        "uniform": within_claims(
+            {
+                "estimator": "uniform_ppi",
+                "half_width_now": 0.18861792785859316,
+                "labels_more": 41,
+                "labels_total": 55,
+                "method": UNIFORM_FORECAST_METHOD,
+                "target_half_width": 0.1,
+            },
+            14,
+        ),
     },
     "reached": False,
     "progress": 14 / 41,
@@ -1058,7 +1078,10 @@ def _few_labels_block(labelled: int, left_out: int) -> dict:
     return {
         "confidence": None,
         "design": "active",
-        "forecast": {"active": NA_FORECAST_ACTIVE, "uniform": NA_FORECAST_UNIFORM},
+        "forecast": {
+            "active": within_claims(NA_FORECAST_ACTIVE, labelled),
+            "uniform": within_claims(NA_FORECAST_UNIFORM, labelled),
+        },
         "gain": {
             "caveat": "measured on this project's labels, not a promise",
             "design": "active",
@@ -1105,7 +1128,7 @@ def _plain_active(monkeypatch, labels, judged=False, **project):
     data = FakeData(IDS, ANS, GOLD_CODES)
     project = Project(queue_design="active", **project)
     judged = judged_for(data, JCODES, JCONF) if judged else None
-    return aa.active_audit_block(project=project, data=data, report=REPORT, judged=judged)
+    return aa.active_audit_block(project=project, data=data, figures=REPORT, judged=judged)
 
 
 def test_no_labelled_claim_under_the_active_design_is_not_estimated(monkeypatch):
@@ -1248,14 +1271,17 @@ def _stratified_block(monkeypatch, judge):
     data = FakeData(IDS, ANS, GOLD_CODES)
     project = Project(queue_design="uniform", target_half_width=0.3)
     judged = judged_for(data, JCODES, JCONF) if judge else None
-    return aa.active_audit_block(project=project, data=data, report=REPORT, judged=judged)
+    return aa.active_audit_block(project=project, data=data, figures=REPORT, judged=judged)
 
 
 def _stratified_expected(headline, uniform, confidence, selective):
     return {
         "confidence": confidence,
         "design": "stratified",
-        "forecast": {"stratified": STRATIFIED_FORECAST, "uniform": uniform},
+        "forecast": {
+            "stratified": within_claims(STRATIFIED_FORECAST, 15),
+            "uniform": within_claims(uniform, 15),
+        },
         "gain": STRATIFIED_GAIN,
         "headline": headline,
         "labels_now": 15,
@@ -1336,7 +1362,7 @@ def _uniform_block(monkeypatch, target, report=REPORT):
     monkeypatch.setattr(selectors, "active_claim_columns", no_columns)
     data = FakeData(IDS, ANS, GOLD_CODES)
     project = Project(queue_design="uniform", target_half_width=target)
-    return aa.active_audit_block(project=project, data=data, report=report, judged=None)
+    return aa.active_audit_block(project=project, data=data, figures=report, judged=None)
 
 
 def test_uniform_block_reached_exactly_at_the_target(monkeypatch):
@@ -1368,7 +1394,7 @@ def test_uniform_block_reached_exactly_at_the_target(monkeypatch):
     expected = {
         "confidence": None,
         "design": "uniform",
-        "forecast": {"uniform": uniform},
+        "forecast": {"uniform": within_claims(uniform, 15)},
         "gain": None,
         "headline": {
             "value": 0.5,

@@ -296,7 +296,7 @@ def test_dashboard_reads_the_snapshot_and_never_recounts(client, planted, comput
     assert len(queries.captured_queries) <= 12
 
 
-def test_services_stay_default_alpha_in_step_with_the_view():
-    from metrics import services, views
+def test_services_stay_default_alpha_in_step_with_the_pages():
+    from metrics import scope, services
 
-    assert views.DEFAULT_ALPHA == services.DEFAULT_ALPHA
+    assert scope.DEFAULT_ALPHA == services.DEFAULT_ALPHA

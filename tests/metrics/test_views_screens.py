@@ -69,6 +69,10 @@ def test_dashboard_answers_first_with_the_judges_agreement_counted_by_hand(clien
     points = round(100 * forecast["target_half_width"])
     if active["reached"]:
         assert f"The audit has reached ±{points} points" in text
+    elif forecast["answers_more"]:  # more labels than the claims present: import answers
+        answers = forecast["answers_more"]
+        assert f"Import about {answers} more answer{'s' if answers != 1 else ''} to reach" in text
+        assert f"these answers hold {forecast['claims']} claims" in text
     else:
         more = forecast["labels_more"]
         assert (

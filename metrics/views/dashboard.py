@@ -1,0 +1,203 @@
+"""The dashboard: reads the stored report snapshot, never recounts on page load; the glossary;
+the recompute button and its progress."""
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from annotate.access import project_view
+from annotate.models import Role
+from metrics import charts, selectors
+from metrics.models import ReportSnapshot
+from metrics.scope import DEFAULT_ALPHA, Scope, judge_from, judge_param
+from metrics.services import estimators
+
+# metrics.services pulls in scikit-learn, SciPy and statsmodels through metrics.stats; the
+# URLconf imports this module on any page's first request, so the services are imported where
+# used and a labeller's first page does not pay for them.
+
+
+class DashboardForm(forms.Form):
+    judge = forms.CharField(required=False)
+    system = forms.CharField(required=False)
+    alpha = forms.FloatField(required=False, min_value=0.001, max_value=0.999)
+    instrument = forms.IntegerField(required=False, min_value=0)
+    open = forms.ChoiceField(choices=[("all", "every section")], required=False)
+
+
+def _dashboard_context(
+    project, judge, alpha: float | None, instrument: int, scope: Scope | None = None
+) -> dict:
+    scope = scope or Scope(project, "")
+    kwargs = scope.selectors_kwargs()
+    snapshot = selectors.snapshot_latest_done(project=project, judge=judge, **kwargs)
+    report = snapshot.data if snapshot else None
+    context = {
+        "snapshot": snapshot,
+        "report": report,
+        "scope": scope,
+        "system_qs": scope.query,
+        "pending": selectors.snapshot_unfinished(project=project, judge=judge, **kwargs),
+        "failed": selectors.snapshot_latest_failed_after(
+            project=project, judge=judge, after=snapshot, **kwargs
+        ),
+        "labels_since": selectors.labels_since_count(
+            project=project, since_id=snapshot.labels_at_compute
+        )
+        if snapshot
+        else 0,
+        "alpha": alpha if alpha is not None else DEFAULT_ALPHA,
+    }
+    if report and report.get("judge"):
+        instruments = report.get("instruments") or [report["judge"]]
+        instrument = min(instrument, len(instruments) - 1)
+        block = instruments[instrument]
+        crc = block["crc"]
+        if alpha is not None and abs(alpha - crc["alpha"]) > 1e-12:
+            from metrics.services import crc_from_inputs
+
+            inputs = (snapshot.crc_inputs or [{}] * len(instruments))[instrument]
+            crc = crc_from_inputs(inputs, alpha=alpha)
+        from metrics.services import instruments_left_out_text
+
+        context.update(
+            {
+                "instruments": instruments,
+                "instrument_index": instrument,
+                "audit": block,
+                "instruments_left_out_text": (
+                    instruments_left_out_text(report["instruments_left_out"])
+                    if report.get("instruments_left_out")
+                    else ""
+                ),
+                "crc": crc,
+                "confusion_svg": charts.confusion_heatmap(block["confusion"]),
+                "confusion_rows": list(
+                    zip(block["confusion"]["labels"], block["confusion"]["matrix"], strict=True)
+                ),
+                "reliability_svg": charts.reliability_diagram(block["calibration"]["bins"]),
+                "frontier_svg": charts.frontier_chart(block["frontier"], crc["lambda_hat"]),
+                "estimates": [
+                    {
+                        "key": e.key,
+                        "label": e.label,
+                        "term": e.term,
+                        "estimate": block[e.key],
+                        "detail": e.detail(block[e.key]),
+                    }
+                    for e in estimators.shown()
+                    if e.key in block
+                ],
+            }
+        )
+    return context
+
+
+def _dashboard_summary(context: dict) -> dict | None:
+    """The answer first (metrics.services.summary), or None before any report."""
+    if not context.get("report"):
+        return None
+    from metrics.services.summary import dashboard_summary
+
+    return dashboard_summary(report=context["report"], audit=context.get("audit"))
+
+
+@require_GET
+@login_required
+def glossary(request):
+    """Every term the dashboard and the audit card use, in plain words (metrics.glossary)."""
+    from metrics.glossary import GLOSSARY
+
+    entries = [(key, name, text) for key, (name, text) in GLOSSARY.items()]
+    return render(request, "metrics/glossary.html", {"entries": entries})
+
+
+@require_GET
+@project_view(Role.LEAD)
+def dashboard(request, project, membership):
+    form = DashboardForm(request.GET)
+    if not form.is_valid():
+        raise Http404("Bad dashboard parameters.")
+    judge = judge_from(project, form.cleaned_data["judge"])
+    scope = Scope(project, form.cleaned_data["system"])
+    context = {
+        "project": project,
+        "membership": membership,
+        "judge": judge,
+        "judge_param": judge_param(judge),
+        "judges": selectors.judges_for_project(project=project),
+        "form": form,
+        **_dashboard_context(
+            project,
+            judge,
+            form.cleaned_data["alpha"],
+            form.cleaned_data["instrument"] or 0,
+            scope,
+        ),
+    }
+    context["summary"] = _dashboard_summary(context)
+    context["open_all"] = form.cleaned_data["open"] == "all"
+    template = "metrics/dashboard.html"
+    if request.htmx and request.htmx.target == "crc":
+        template += "#crc"
+    elif request.htmx:
+        template += "#report"
+    return render(request, template, context)
+
+
+@require_POST
+@project_view(Role.LEAD)
+def recompute(request, project, membership):
+    from metrics.services import snapshot_request
+
+    judge = judge_from(project, request.POST.get("judge"))
+    scope = Scope(project, request.POST.get("system"))
+    snapshot = snapshot_request(
+        project=project, judge=judge, system=scope.system, all_systems=scope.all_systems
+    )
+    if request.htmx:
+        snapshot.refresh_from_db()
+        response = render(
+            request,
+            "metrics/dashboard.html#progress",
+            {
+                "project": project,
+                "pending": snapshot,
+                "judge_param": judge_param(judge),
+                "system_qs": scope.query,
+            },
+        )
+        if snapshot.status == ReportSnapshot.Status.DONE:
+            response["HX-Refresh"] = "true"  # computed in-process already: show it
+        return response
+    return redirect(
+        f"{reverse('metrics:dashboard', args=[project.slug])}?judge={judge_param(judge)}"
+        f"{scope.query}"
+    )
+
+
+@require_GET
+@project_view(Role.LEAD)
+def snapshot_progress(request, project, membership, snapshot_id: int):
+    snapshot = selectors.snapshot_get_for_project(project=project, snapshot_id=snapshot_id)
+    context = {
+        "project": project,
+        "membership": membership,
+        "pending": snapshot,
+        "judge_param": judge_param(snapshot.judge),
+        "system_qs": Scope.of_snapshot(project, snapshot).query,
+    }
+    if not request.htmx:
+        return render(request, "metrics/snapshot_progress.html", context)
+    finished = snapshot.status in (ReportSnapshot.Status.DONE, ReportSnapshot.Status.FAILED)
+    response = render(request, "metrics/dashboard.html#progress", context)
+    if not finished:
+        return response
+    stop = HttpResponseStopPolling(response.content)
+    if snapshot.status == ReportSnapshot.Status.DONE:
+        stop["HX-Refresh"] = "true"  # reload the page to show the new report
+    return stop
