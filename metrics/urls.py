@@ -1,7 +1,7 @@
 from django.urls import path
 
-from metrics.views import judge_compare as views_judge_compare
 from metrics.views import compare, dashboard, design, downloads
+from metrics.views import judge_compare as views_judge_compare
 
 app_name = "metrics"
 
