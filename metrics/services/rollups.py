@@ -13,9 +13,9 @@ through the ORM and computes the same statistics in numpy (`stats.design_ppi_sum
 
 What it covers today: a claim's design stratum is the file's (`Claim.stratum`) or the project's
 single default stratum, and the judge's scores come from one run; the report's strata from
-queue labels and active designs' 1/π weights are not read here yet (docs/SCALE.md says what is
-left). Incremental: `rollup_stale` tells whether a label, gold or verdict written since a
-rollup was read touches it (one indexed look-up), so a dashboard recomputes only then.
+queue labels and active designs' 1/π weights are not read here yet, and nothing is
+incremental yet: every read aggregates the project's claims again (docs/SCALE.md says what is
+left).
 """
 
 from __future__ import annotations
