@@ -330,3 +330,34 @@ def measure_judge(
         "verdicts": tally,
         "run_id": run.pk,
     }
+
+
+# --- 3b. the headline from rollups (issue 30) --------------------------------------------------
+
+
+def measure_report_rollups(*, slug: str, workers: int | None = None) -> dict:
+    """`metrics.services.rollups`: read the rollups of the project's judge run and compute the
+    headline (faithfulness pooled and by stratum, design PPI++); `workers` sets PostgreSQL's
+    max_parallel_workers_per_gather for the session (None: the server's)."""
+    from judges.models import JudgeRun
+    from metrics.services.rollups import headline_from_rollups, rollups_read
+
+    project = Project.objects.get(slug=slug)
+    run = JudgeRun.objects.filter(project=project).order_by("id").first()
+    if workers is not None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET max_parallel_workers_per_gather = {int(workers)}")
+    started, cpu = time.perf_counter(), time.process_time()
+    rollups = rollups_read(project=project, run=run)
+    read = time.perf_counter() - started
+    head = headline_from_rollups(rollups)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {
+        "seconds": seconds,
+        "read_seconds": read,
+        "cpu_seconds": cpu,
+        "rows_read": rollups.rows_read,
+        "faithfulness": head["faithfulness"]["pooled"]["value"],
+        "ppi": head["ppi_faithfulness"]["value"],
+        "ppi_ci": list(head["ppi_faithfulness"]["ci"]),
+    }

@@ -5,7 +5,11 @@ the query, only the way its rows come back is hand-made. (The SQLite read of the
 went back to the ORM's `values_list`: one query either way, no figure bought.)
 """
 
-from django.db import connection
+from django.db import connection, transaction
+
+from annotate.vocabulary import VERDICT_VALUES
+
+ROLLUP_WORK_MEM = "256MB"
 
 
 def rows_as_csv_text(sql: str, params, *, names: list[str], quoted) -> str | None:
@@ -28,3 +32,116 @@ def rows_as_csv_text(sql: str, params, *, names: list[str], quoted) -> str | Non
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         return cursor.fetchone()[0]
+
+
+# --- Rollups (issue 30): the report's sufficient statistics, aggregated by PostgreSQL ---------
+#
+# Written to run unchanged on Citus with claims, verdicts and gold distributed by answer: the
+# inner GROUP BY is on the answer first (pushed down whole to every worker), the outer ones
+# are sums and counts (partial aggregates), no window function runs across answers, and the
+# cross-products join each answer's cells to the same answer's cells only (co-located).
+
+ROLLUP_CELLS = """
+WITH cells AS (
+    SELECT c.answer_id,
+           CASE WHEN c.stratum <> '' THEN c.stratum ELSE %(default)s END AS stratum,
+           count(*) AS claims,
+           count(v.f) FILTER (WHERE g.claim_id IS NULL) AS m,
+           coalesce(sum(v.f) FILTER (WHERE g.claim_id IS NULL), 0) AS s,
+           coalesce(sum(v.f * v.f) FILTER (WHERE g.claim_id IS NULL), 0) AS s2,
+           min(c.id) FILTER (WHERE g.claim_id IS NULL AND v.f IS NOT NULL) AS first_id,
+           bool_or(g.claim_id IS NOT NULL) AS has_gold
+    FROM annotate_claim c
+    JOIN annotate_answer a ON a.id = c.answer_id
+    LEFT JOIN annotate_gold g ON g.claim_id = c.id
+    LEFT JOIN (
+        SELECT claim_id,
+               CASE WHEN confidence IS NULL THEN (verdict = 'SUPPORTED')::int::float8
+                    ELSE confidence END AS f
+        FROM judges_judgeverdict
+        WHERE run_id = %(run)s AND claim_id IS NOT NULL AND NOT stale
+              AND verdict = ANY(%(parsed)s)
+    ) v ON v.claim_id = c.id
+    WHERE c.project_id = %(project)s AND NOT a.abstention {system}
+    GROUP BY c.answer_id, 2
+), gold_answers AS (
+    SELECT DISTINCT answer_id FROM cells WHERE has_gold
+)
+SELECT 'stratum', stratum, NULL::text, sum(claims), sum(m), sum(s), sum(s2),
+       count(*) FILTER (WHERE m > 0), min(first_id)
+FROM cells GROUP BY stratum
+UNION ALL
+SELECT 'cross', x.stratum, y.stratum, sum(x.m * y.m), sum(x.m * y.s), sum(x.s * y.m),
+       sum(x.s * y.s), NULL, NULL
+FROM cells x JOIN cells y ON y.answer_id = x.answer_id
+WHERE x.m > 0 AND y.m > 0
+GROUP BY x.stratum, y.stratum
+UNION ALL
+SELECT 'answers', NULL, NULL, count(*) FILTER (WHERE m > 0), count(*), NULL, NULL, NULL, NULL
+FROM (SELECT answer_id, sum(m) AS m FROM cells GROUP BY answer_id) per_answer
+UNION ALL
+SELECT 'touched', cells.stratum, cells.answer_id::text, m, s, NULL, NULL, NULL, NULL
+FROM cells JOIN gold_answers USING (answer_id)
+WHERE m > 0
+"""
+
+ROLLUP_GOLD = """
+SELECT c.id, c.answer_id,
+       CASE WHEN c.stratum <> '' THEN c.stratum ELSE %(default)s END,
+       g.verdict,
+       (SELECT CASE WHEN v.confidence IS NULL THEN (v.verdict = 'SUPPORTED')::int::float8
+                    ELSE v.confidence END
+        FROM judges_judgeverdict v
+        WHERE v.run_id = %(run)s AND v.claim_id = c.id AND NOT v.stale
+              AND v.verdict = ANY(%(parsed)s))
+FROM annotate_gold g
+JOIN annotate_claim c ON c.id = g.claim_id
+JOIN annotate_answer a ON a.id = c.answer_id
+WHERE c.project_id = %(project)s AND NOT a.abstention {system}
+ORDER BY c.id
+"""
+
+
+def _rollup_params(project_id: int, run_id: int | None, system_id: int | None, default: str):
+    system = "AND a.system_id = %(system)s" if system_id is not None else ""
+
+    params = {
+        "project": project_id,
+        "run": run_id if run_id is not None else -1,
+        "system": system_id,
+        "default": default,
+        "parsed": list(VERDICT_VALUES),
+    }
+    return system, params
+
+
+def rollup_cells(
+    *, project_id: int, run_id: int | None, system_id: int | None, default: str
+) -> list[tuple]:
+    """The unaudited judged claims' sufficient statistics in one statement, one scan of the
+    project's claims (rows: ("stratum", name, −, N_h, r_h, Σf, Σf², g_h, first claim id),
+    ("cross", h, h', Σmm', Σms', Σsm', Σss'), ("answers", −, −, answers judged, all answers),
+    ("touched", h, answer, m, S) for the answers holding gold).
+
+    Why raw: a GROUP BY per answer then per stratum that PostgreSQL (or Citus, pushed down
+    per answer) aggregates, so the report reads strata-sized rows, not every claim: docs/SCALE.md
+    and the "report from rollups" rows of bench/RESULTS.md."""
+    system, params = _rollup_params(project_id, run_id, system_id, default)
+    with transaction.atomic(), connection.cursor() as cursor:
+        # The per-answer cells sort and hash in memory rather than spill to disk (the plan in
+        # docs/SCALE.md); LOCAL: for this statement's transaction only.
+        cursor.execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
+        cursor.execute(ROLLUP_CELLS.format(system=system), params)
+        return cursor.fetchall()
+
+
+def rollup_gold(
+    *, project_id: int, run_id: int | None, system_id: int | None, default: str
+) -> list[tuple]:
+    """Every gold claim's row: (claim id, answer id, stratum, gold verdict, judge score or
+    None). Why raw: the same stratum expression and judge score as `rollup_cells`, so the two
+    halves of the report's inputs cannot disagree; a few thousand rows through the gold index."""
+    system, params = _rollup_params(project_id, run_id, system_id, default)
+    with connection.cursor() as cursor:
+        cursor.execute(ROLLUP_GOLD.format(system=system), params)
+        return cursor.fetchall()

@@ -43,6 +43,11 @@ SIZES: dict[str, dict] = {
         "stats_claims": 1_000_000,
         "page_requests": 20,
     },
+    # Issue 30: the report from rollups at 1M, 3M and 10M claims (`--only report`).
+    "large": {
+        "rollup_claims": [1_000_000, 3_000_000, 10_000_000],
+        "rollup_gold": 5_000,
+    },
     "full": {
         "queue_claims": 100_000,
         "one_saves": 300,
@@ -81,6 +86,7 @@ BUDGETS: dict[str, dict[str, float]] = {
         "export": 150,
         "pages": 60,
     },
+    "large": {"report": 120},
     "full": {
         "save_next": 600,
         "import": 900,

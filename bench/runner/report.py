@@ -8,6 +8,10 @@ from bench.runner.processes import child_run
 
 
 def bench_report(ctx: Context) -> list[Row]:
+    if "rollup_claims" in ctx.cfg:
+        from bench.runner.report_rollups import bench_report_rollups
+
+        return bench_report_rollups(ctx)
     claims = ctx.cfg["big_claims"]
     size = f"{human(claims)} claims, gold + judge"
     total = Row(

@@ -57,7 +57,8 @@ from .design_core import (
     _wilson_eff,
 )
 from .design_kappa import cluster_bootstrap, design_kappa
-from .design_ppi import _answers_span_cells, _mean_var, _rectifier_floor, design_ppi_mean
+from .design_ppi import _answers_span_cells, _rectifier_floor, design_ppi_mean
+from .design_ppi_sums import _mean_var
 from .design_rates import (
     _se_sp_cov,
     design_proportion,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._common import NAN, as_binary, as_label_array, check_confidence, check_count, z_value
+from .design_ppi_sums import ppi_independent, stratum_totals
 
 _RG_METHODS = ("lang-reiczigel", "delta", "bootstrap")
 
@@ -224,18 +225,13 @@ def ppi_mean_interval(
     n, big_n = y.size, fr.size
     if n == 0:
         return {"value": NAN, "ci": (NAN, NAN), "lambda": NAN, "n": 0, "N": int(big_n)}
-    lam = _ppi_lambda(y, fg, fr)
-    value = lam * fr.mean() + np.mean(y - lam * fg) if big_n else float(np.mean(y))
-    var = np.var(y - lam * fg) / n
-    if big_n:
-        var += lam**2 * np.var(fr) / big_n
-    half = z_value(confidence) * float(np.sqrt(var))
-    lo, hi = value - half, value + half
-    clip = lambda v: float(min(max(v, 0.0), 1.0))  # noqa: E731
+    # The same sums and the same code as the design PPI++ mean's (`design_ppi_sums`).
+    _, sf, m2 = stratum_totals(fr, np.zeros(big_n, np.int64), 1)
+    out = ppi_independent(y, fg, big_n, float(sf[0]), float(m2[0]), confidence)
     return {
-        "value": clip(value),
-        "ci": (clip(lo), clip(hi)),
-        "lambda": float(lam),
+        "value": out["value"],
+        "ci": out["ci"],
+        "lambda": float(out["lambda"]),
         "n": int(n),
         "N": int(big_n),
     }
