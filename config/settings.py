@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "judges",
     "testsets",
     "metrics",
+    "monitor",
     "interchange",
     "ninja",
     "api",
@@ -283,6 +284,8 @@ CELERY_TASK_IGNORE_RESULT = True
 # None declared: only the offline baseline judges.
 FAITHAUDIT_LLM_ENDPOINTS = os.environ.get("FAITHAUDIT_LLM_ENDPOINTS", "")
 FAITHAUDIT_LLM_ENDPOINTS_FILE = os.environ.get("FAITHAUDIT_LLM_ENDPOINTS_FILE", "")
+# Monitoring alerts' webhooks (monitor/webhooks.py): JSON {"name": "https://…"}, the operator's.
+FAITHAUDIT_MONITOR_WEBHOOKS = os.environ.get("FAITHAUDIT_MONITOR_WEBHOOKS", "")
 # Caps of an endpoint that declares none of its own; a judge may ask for less, never more.
 FAITHAUDIT_LLM_TIMEOUT_SECONDS = float(os.environ.get("FAITHAUDIT_LLM_TIMEOUT_SECONDS", "60"))
 FAITHAUDIT_LLM_MAX_RETRIES = int(os.environ.get("FAITHAUDIT_LLM_MAX_RETRIES", "5"))
