@@ -70,6 +70,9 @@ class SampledClaim(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"claim {self.claim_id} (π = {self.pi:g})"
+
 
 class Alert(models.Model):
     class Kind(models.TextChoices):
@@ -107,6 +110,9 @@ class AnchorSet(models.Model):
     calibration_days = models.PositiveIntegerField(default=14)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"anchors of stream {self.stream_id}"
+
 
 class AnchorJudgement(models.Model):
     """One re-judging of an anchor: the judge's verdict beside its gold label."""
@@ -116,3 +122,6 @@ class AnchorJudgement(models.Model):
     gold_supported = models.BooleanField()
     judge_supported = models.BooleanField()
     judged_on = models.DateField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"anchor {self.claim_id} on {self.judged_on}"

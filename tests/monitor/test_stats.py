@@ -24,16 +24,15 @@ from monitor.stats import (
 
 def test_ipw_and_ppi_values_by_hand():
     z, lo, hi = ipw_values(np.array([1, 1, 0]), np.array([1, 0, 1]), np.array([0.25, 0.5, 0.5]))
-    assert (
-        z.tolist() == [4.0, 0.0, 0.0]
-        and hi.tolist() == [4.0, 2.0, 2.0]
-        and lo.tolist() == [0, 0, 0]
-    )
+    assert z.tolist() == [4.0, 0.0, 0.0]
+    assert hi.tolist() == [4.0, 2.0, 2.0]
+    assert lo.tolist() == [0, 0, 0]
     # judge says 1, gold 0, sampled at π = 0.25: 1 + (0 − 1)/0.25 = −3
     z, lo, hi = ppi_values(
         np.array([1, 1]), np.array([0, 0]), np.array([1, 0]), np.array([0.25, 0.25])
     )
-    assert z.tolist() == [-3.0, 1.0] and lo.tolist() == [-3.0, -3.0]
+    assert z.tolist() == [-3.0, 1.0]
+    assert lo.tolist() == [-3.0, -3.0]
 
 
 def test_days_group_counts_by_hand():
@@ -92,7 +91,8 @@ def test_cs_narrows_to_the_truth():
     cs = betting_cs(days_group(day, z, lo, hi, 60))
     assert cs.lower[-1] < 0.9 < cs.upper[-1]
     assert cs.upper[-1] - cs.lower[-1] < 0.02
-    assert np.all(np.diff(cs.upper) <= 1e-12) and np.all(np.diff(cs.lower) >= -1e-12)
+    assert np.all(np.diff(cs.upper) <= 1e-12)
+    assert np.all(np.diff(cs.lower) >= -1e-12)
 
 
 def test_edetector_threshold_is_horizon_over_alpha():
