@@ -23,6 +23,7 @@ from django.utils import timezone
 from annotate.models import Claim
 from annotate.vocabulary import Verdict
 from judges.models import JudgeVerdict
+from judges.services import judge_run_start
 
 from .models import Alert, MonitoredStream, SampledClaim
 from .stats import Days, Sequence, betting_cs, days_group, edetector, ipw_values, ppi_values
@@ -215,3 +216,28 @@ def alert_notify(*, alert_id: int) -> None:
             )
             alert.email_sent_at = timezone.now()
         alert.save(update_fields=["webhook_sent_at", "email_sent_at"])
+
+
+def answers_arrived(*, project_id: int) -> None:
+    """The ingestion hook (interchange's import end): once the import commits, the project's
+    monitored streams take their new claims (a task; nothing here when none is monitored)."""
+    transaction.on_commit(lambda: task("ingest_streams").delay(project_id))
+
+
+def streams_ingest(*, project_id: int, at: dt.datetime | None = None) -> int:
+    """Each active stream of the project samples its claims not seen yet and has them judged
+    by its judge through the ordinary run machinery (queued runs: the endpoint's caps hold,
+    nothing is dropped). Returns the claims taken."""
+    taken = 0
+    for stream in MonitoredStream.objects.filter(project_id=project_id, active=True):
+        new = Claim.objects.filter(project_id=project_id, monitor_sample__isnull=True)
+        if stream.system_id:
+            new = new.filter(answer__system_id=stream.system_id)
+        ids = list(new.values_list("id", flat=True))
+        if not ids:
+            continue
+        answer_ids = sorted(set(new.values_list("answer_id", flat=True)))
+        claims_sample(stream=stream, claim_ids=ids, at=at)
+        judge_run_start(judge=stream.judge, among=answer_ids, among_described="monitored stream")
+        taken += len(ids)
+    return taken
