@@ -91,6 +91,7 @@ EXPECTED_ROLE = {
     "metrics:compare": "lead",
     "metrics:queue-design": "lead",
     "metrics:selective-routing": "lead",
+    "monitor:streams": "lead",
     # leads: test sets' files, publication, and runs of the system under test (issue 27)
     "testsets:import": "lead",
     "testsets:export": "lead",
