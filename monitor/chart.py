@@ -35,7 +35,9 @@ def band_chart(lower, upper, *, target: float, alert_days: list[int]) -> SafeStr
     if days:
         top = " ".join(f"{x(d):.1f},{_y(upper[d]):.1f}" for d in days)
         bottom = " ".join(f"{x(d):.1f},{_y(lower[d]):.1f}" for d in reversed(days))
-        parts.append(f'<polygon points="{top} {bottom}" class="chart-band" fill="#3b6ea5" fill-opacity="0.3"/>')
+        parts.append(
+            f'<polygon points="{top} {bottom}" class="chart-band" fill="#3b6ea5" fill-opacity="0.3"/>'
+        )
     parts.append(
         f'<line x1="{LEFT}" y1="{_y(target):.1f}" x2="{WIDTH - RIGHT}" y2="{_y(target):.1f}" '
         'class="chart-target" stroke="#b00020" stroke-dasharray="4 3"/>'
