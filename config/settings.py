@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "judges",
     "testsets",
     "metrics",
+    "monitor",
     "interchange",
     "ninja",
     "api",
@@ -276,6 +277,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_IGNORE_RESULT = True
+# Monitored streams (issue 29) are evaluated once a day: alerts, webhooks, email.
+CELERY_BEAT_SCHEDULE = {
+    "monitor-evaluate-streams": {"task": "monitor.tasks.evaluate_streams", "schedule": 86400.0}
+}
 
 # LLM endpoints judges may call: the operator's to declare, never a user's (judges/endpoints.py
 # has the JSON shape). Each names the environment variable holding its key; keys stay in the
@@ -283,6 +288,8 @@ CELERY_TASK_IGNORE_RESULT = True
 # None declared: only the offline baseline judges.
 FAITHAUDIT_LLM_ENDPOINTS = os.environ.get("FAITHAUDIT_LLM_ENDPOINTS", "")
 FAITHAUDIT_LLM_ENDPOINTS_FILE = os.environ.get("FAITHAUDIT_LLM_ENDPOINTS_FILE", "")
+# Monitoring alerts' webhooks (monitor/webhooks.py): JSON {"name": "https://…"}, the operator's.
+FAITHAUDIT_MONITOR_WEBHOOKS = os.environ.get("FAITHAUDIT_MONITOR_WEBHOOKS", "")
 # Caps of an endpoint that declares none of its own; a judge may ask for less, never more.
 FAITHAUDIT_LLM_TIMEOUT_SECONDS = float(os.environ.get("FAITHAUDIT_LLM_TIMEOUT_SECONDS", "60"))
 FAITHAUDIT_LLM_MAX_RETRIES = int(os.environ.get("FAITHAUDIT_LLM_MAX_RETRIES", "5"))

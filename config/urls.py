@@ -74,6 +74,7 @@ urlpatterns = [
     path("", include(([*annotate_urls.urlpatterns, *interchange_urls.urlpatterns], "annotate"))),
     path("", include("judges.urls")),
     path("", include("metrics.urls")),
+    path("", include("monitor.urls")),
     path("", include("testsets.urls")),
     path("", include("api.urls")),
     path("api/v1/", json_api.urls),

@@ -15,6 +15,7 @@ from bench.runner.common import SIZES, Context, Row, _why
 from bench.runner.export import bench_export
 from bench.runner.importing import bench_import
 from bench.runner.judge import bench_judge
+from bench.runner.monitor import bench_monitor
 from bench.runner.pages import bench_pages
 from bench.runner.report import bench_report
 from bench.runner.save_next import bench_save_next
@@ -34,10 +35,11 @@ MEASUREMENTS = (
     "testset",
     "sut",
     "generation",
+    "monitor",
 )
 TESTSET_PARTS = ("sut", "generation")
 # Measurements that need no database: with only these chosen, Django is not set up.
-NO_DJANGO = ("audit_efficiency", "testset")
+NO_DJANGO = ("audit_efficiency", "testset", "monitor")
 
 # Each measurement's function (ctx) -> rows, by its `--only` name; stats and audit_efficiency
 # also take `write` (each maintains its own section of bench/RESULTS.md).
@@ -52,6 +54,7 @@ MEASURE: dict[str, Callable[[Context], list[Row]]] = {
     "testset": bench_testset,
     "sut": bench_sut,
     "generation": bench_generation,
+    "monitor": bench_monitor,
 }
 
 

@@ -37,6 +37,7 @@ from interchange.services.import_existing import answers_not_stored
 from interchange.services.import_judges import ImportedJudges
 from interchange.services.import_systems import Systems
 from interchange.sql import project_import_lock, statistics_refresh
+from monitor.services import answers_arrived
 
 BATCH_ANSWERS = 1000
 # From this many answers on, an import refreshes the planner statistics of what it wrote.
@@ -294,6 +295,7 @@ def _import_finish(*, project: Project, result: ImportResult) -> None:
     statistics, the labelling counters and unanimous gold."""
     # The project page paginates by this stored total instead of counting answers.
     Project.objects.filter(pk=project.pk).update(answers_count=F("answers_count") + result.answers)
+    answers_arrived(project_id=project.pk)  # monitored streams (issue 29) take the new claims
     if result.labels:
         statistics_refresh(Answer, Passage, Claim, Label, Gold)
         _labels_imported(project=project, result=result)

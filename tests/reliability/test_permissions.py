@@ -96,6 +96,7 @@ EXPECTED_ROLE = {
     "metrics:judge-compare": "lead",
     "metrics:queue-design": "lead",
     "metrics:selective-routing": "lead",
+    "monitor:streams": "lead",
     # leads: test sets' files, publication, and runs of the system under test (issue 27)
     "testsets:import": "lead",
     "testsets:export": "lead",

@@ -1,0 +1,243 @@
+"""A monitored stream's writes and its evaluation: select → arrays → monitor.stats → alerts.
+
+Sampling (Poisson, issue 29): each claim the stream sees is drawn to the analysts' queue with
+the stream's π in force, stored on its SampledClaim and on the claim (`inclusion_probability`,
+which every weighted estimate reads); a claim not drawn is routed to the judge (the queue
+leaves it out). A day enters the figures once every claim drawn on it has gold, so the
+weighting is never applied to a half-labelled sample.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import urllib.request
+from dataclasses import dataclass
+
+import numpy as np
+from celery import current_app
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotate.models import Claim
+from annotate.vocabulary import Verdict
+from judges.models import JudgeVerdict
+from judges.services import judge_run_start
+
+from .models import Alert, MonitoredStream, SampledClaim
+from .stats import Days, Sequence, betting_cs, days_group, edetector, ipw_values, ppi_values
+from .webhooks import webhooks_declared
+
+
+def task(name: str):
+    """A task of monitor/tasks.py by its registered name (services never import tasks)."""
+    return current_app.tasks[f"monitor.tasks.{name}"]
+
+
+@transaction.atomic
+def stream_rate_set(*, stream: MonitoredStream, rate: float, at: dt.datetime | None = None):
+    if not 0 < rate <= 1:
+        raise ValueError(f"sampling_rate: {rate} is not in (0, 1]")
+    stream.sampling_rate = rate
+    stream.rate_history = [*stream.rate_history, [(at or timezone.now()).isoformat(), rate]]
+    stream.save(update_fields=["sampling_rate", "rate_history"])
+
+
+@transaction.atomic
+def claims_sample(
+    *,
+    stream: MonitoredStream,
+    claim_ids: list[int],
+    at: dt.datetime | None = None,
+    rng: np.random.Generator | None = None,
+) -> int:
+    """Poisson-sample claims into the queue with the stream's π; returns how many were drawn."""
+    at = at or timezone.now()
+    rng = rng or np.random.default_rng()
+    pi = float(stream.sampling_rate)
+    drawn = rng.random(len(claim_ids)) < pi
+    SampledClaim.objects.bulk_create(
+        [
+            SampledClaim(stream=stream, claim_id=c, pi=pi, sampled=bool(d), drawn_at=at)
+            for c, d in zip(claim_ids, drawn, strict=True)
+        ],
+        ignore_conflicts=True,
+    )
+    chosen = [c for c, d in zip(claim_ids, drawn, strict=True) if d]
+    Claim.objects.filter(id__in=chosen).update(inclusion_probability=pi, routed_to_judge=False)
+    Claim.objects.filter(id__in=set(claim_ids) - set(chosen)).update(routed_to_judge=True)
+    return len(chosen)
+
+
+@dataclass(frozen=True)
+class StreamFigures:
+    start: dt.date
+    n_days: int
+    claims: int
+    labelled: int
+    debiased: Sequence
+    gold_only: Sequence
+    alarm_day: int | None
+    since_day: int | None
+
+
+def _stream_arrays(stream: MonitoredStream) -> dict[str, np.ndarray]:
+    rows = list(
+        SampledClaim.objects.filter(stream=stream).values_list(
+            "claim_id", "pi", "sampled", "drawn_at", "claim__gold__verdict"
+        )
+    )
+    verdicts = dict(
+        JudgeVerdict.objects.filter(run__judge=stream.judge, claim__monitor_sample__stream=stream)
+        .order_by("claim_id", "id")
+        .values_list("claim_id", "verdict")
+    )
+    start = stream.started_at.date()
+    return {
+        "day": np.array([(r[3].date() - start).days for r in rows], np.int64),
+        "pi": np.array([r[1] for r in rows], float),
+        "s": np.array([r[2] for r in rows], bool),
+        "has_gold": np.array([r[4] is not None for r in rows], bool),
+        "y": np.array([r[4] == Verdict.SUPPORTED for r in rows], float),
+        "f": np.array([verdicts.get(r[0]) == Verdict.SUPPORTED for r in rows], float),
+    }
+
+
+def stream_figures(stream: MonitoredStream, today: dt.date | None = None) -> StreamFigures:
+    """Both confidence sequences and the change detector over the days that are complete."""
+    a = _stream_arrays(stream)
+    start = stream.started_at.date()
+    n_days = max(
+        ((today or timezone.localdate()) - start).days + 1, int(a["day"].max(initial=0)) + 1
+    )
+    pending = np.zeros(n_days, bool)
+    pending[a["day"][a["s"] & ~a["has_gold"]]] = True
+    keep = ~pending[a["day"]] if len(a["day"]) else np.zeros(0, bool)
+    a = {k: v[keep] for k, v in a.items()}
+    z, lo, hi = ppi_values(a["f"], a["y"], a["s"], a["pi"])
+    debiased: Days = days_group(a["day"], z, lo, hi, n_days)
+    z, lo, hi = ipw_values(a["y"], a["s"], a["pi"])
+    gold = days_group(a["day"], z, lo, hi, n_days)
+    detection = edetector(debiased, stream.target, alpha=stream.alpha, horizon=stream.horizon_days)
+    return StreamFigures(
+        start,
+        n_days,
+        int(keep.sum()),
+        int(a["s"].sum()),
+        betting_cs(debiased, stream.alpha),
+        betting_cs(gold, stream.alpha),
+        detection.alarm_day,
+        detection.since_day,
+    )
+
+
+def _json_safe(value):
+    """JSON a database accepts: numpy numbers as floats, NaN (undefined) as null."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float | np.floating):
+        return None if not np.isfinite(value) else float(value)
+    return value
+
+
+def stream_evaluate(*, stream: MonitoredStream, today: dt.date | None = None) -> Alert | None:
+    """Raise the faithfulness alert once when the detector crosses; idempotent."""
+    fig = stream_figures(stream, today)
+    if fig.alarm_day is None:
+        return None
+    day = fig.start + dt.timedelta(days=fig.alarm_day)
+    since = fig.start + dt.timedelta(days=fig.since_day or 0)
+    raised = timezone.make_aware(dt.datetime.combine(day, dt.time(23, 59)))
+    sentence = (
+        f"Faithfulness since {since:%d %b %Y} is below the target {stream.target:.0%} with "
+        f"{1 - stream.alpha:.0%} confidence valid however often it is looked at "
+        f"(detected on {day:%d %b %Y})."
+    )
+    evidence = {
+        "since": since.isoformat(),
+        "detected_on": day.isoformat(),
+        "target": stream.target,
+        "alpha": stream.alpha,
+        "cumulative_debiased": [
+            fig.debiased.lower[fig.alarm_day],
+            fig.debiased.upper[fig.alarm_day],
+        ],
+        "claims": fig.claims,
+        "labelled": fig.labelled,
+    }
+    try:
+        with transaction.atomic():
+            alert = Alert.objects.create(
+                stream=stream,
+                kind=Alert.Kind.FAITHFULNESS,
+                raised_at=raised,
+                evidence=_json_safe(evidence),
+                sentence=sentence,
+            )
+    except IntegrityError:
+        return Alert.objects.get(stream=stream, kind=Alert.Kind.FAITHFULNESS, raised_at=raised)
+    transaction.on_commit(lambda: task("notify_alert").delay(alert.id))
+    return alert
+
+
+def alert_notify(*, alert_id: int) -> None:
+    """POST the alert's JSON once to the stream's declared webhook; email once if configured."""
+    with transaction.atomic():
+        alert = Alert.objects.select_for_update().select_related("stream").get(id=alert_id)
+        stream = alert.stream
+        body = {
+            "alert": alert.id,
+            "kind": alert.kind,
+            "stream": stream.id,
+            "project": stream.project.slug,
+            "raised_at": alert.raised_at.isoformat(),
+            "sentence": alert.sentence,
+            "evidence": alert.evidence,
+        }
+        if stream.webhook and alert.webhook_sent_at is None:
+            url = webhooks_declared()[stream.webhook]
+            request = urllib.request.Request(
+                url,
+                json.dumps(body).encode(),
+                {
+                    "Content-Type": "application/json",
+                    "Idempotency-Key": f"faithaudit-alert-{alert.id}",
+                },
+            )
+            with urllib.request.urlopen(request, timeout=10):  # noqa: S310 (operator-declared)
+                pass
+            alert.webhook_sent_at = timezone.now()
+        if stream.email and alert.email_sent_at is None:
+            send_mail(
+                f"FaithAudit alert: {stream.project.name}", alert.sentence, None, [stream.email]
+            )
+            alert.email_sent_at = timezone.now()
+        alert.save(update_fields=["webhook_sent_at", "email_sent_at"])
+
+
+def answers_arrived(*, project_id: int) -> None:
+    """The ingestion hook (interchange's import end): once the import commits, the project's
+    monitored streams take their new claims (a task; nothing here when none is monitored)."""
+    transaction.on_commit(lambda: task("ingest_streams").delay(project_id))
+
+
+def streams_ingest(*, project_id: int, at: dt.datetime | None = None) -> int:
+    """Each active stream of the project samples its claims not seen yet and has them judged
+    by its judge through the ordinary run machinery (queued runs: the endpoint's caps hold,
+    nothing is dropped). Returns the claims taken."""
+    taken = 0
+    for stream in MonitoredStream.objects.filter(project_id=project_id, active=True):
+        new = Claim.objects.filter(project_id=project_id, monitor_sample__isnull=True)
+        if stream.system_id:
+            new = new.filter(answer__system_id=stream.system_id)
+        ids = list(new.values_list("id", flat=True))
+        if not ids:
+            continue
+        answer_ids = sorted(set(new.values_list("answer_id", flat=True)))
+        claims_sample(stream=stream, claim_ids=ids, at=at)
+        judge_run_start(judge=stream.judge, among=answer_ids, among_described="monitored stream")
+        taken += len(ids)
+    return taken

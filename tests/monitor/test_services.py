@@ -1,0 +1,137 @@
+"""A monitored stream in the database: Poisson sampling with π stored, the alert raised once
+when the faithfulness drops below target, and exactly one webhook POST on loopback."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import numpy as np
+import pytest
+from django.utils import timezone
+
+from annotate.models import Claim, Gold
+from annotate.vocabulary import Verdict
+from judges.models import JudgeVerdict
+from monitor.models import Alert, MonitoredStream, SampledClaim
+from monitor.services import alert_notify, claims_sample, stream_evaluate, stream_rate_set
+from tests.factories import AnswerFactory, JudgeFactory, JudgeRunFactory
+
+pytestmark = pytest.mark.django_db
+
+
+class _Listener:
+    def __init__(self):
+        self.bodies: list[dict] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers["Content-Length"])
+                owner.bodies.append(json.loads(self.rfile.read(length)))
+                self.send_response(204)
+                self.end_headers()
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server.server_port}/hook"
+
+
+@pytest.fixture
+def listener():
+    one = _Listener()
+    yield one
+    one.server.shutdown()
+
+
+def _day_of_claims(stream, answer, run, when, n, share_supported, rng):
+    claims = Claim.objects.bulk_create(
+        [Claim(project=stream.project, answer=answer, text=f"c{i}", position=i) for i in range(n)]
+    )
+    supported = rng.random(n) < share_supported
+    JudgeVerdict.objects.bulk_create(
+        [
+            JudgeVerdict(run=run, claim=c, verdict=Verdict.SUPPORTED if s else Verdict.NOT_IN_PILE)
+            for c, s in zip(claims, supported, strict=True)
+        ]
+    )
+    claims_sample(stream=stream, claim_ids=[c.id for c in claims], at=when, rng=rng)
+    drawn = SampledClaim.objects.filter(claim__in=claims, sampled=True).values_list(
+        "claim_id", flat=True
+    )
+    truth = dict(zip([c.id for c in claims], supported, strict=True))
+    Gold.objects.bulk_create(
+        [
+            Gold(
+                claim_id=c,
+                verdict=Verdict.SUPPORTED if truth[c] else Verdict.NOT_IN_PILE,
+                source=Gold.Source.UNANIMOUS,
+            )
+            for c in drawn
+        ]
+    )
+
+
+def test_a_drop_raises_one_alert_and_one_webhook(settings, listener):
+    settings.FAITHAUDIT_MONITOR_WEBHOOKS = json.dumps({"ops": listener.url})
+    judge = JudgeFactory()
+    run = JudgeRunFactory(judge=judge)
+    answer = AnswerFactory(project=judge.project)
+    stream = MonitoredStream.objects.create(
+        project=judge.project, judge=judge, sampling_rate=0.5, target=0.9, webhook="ops"
+    )
+    start = timezone.now().replace(hour=12) - dt.timedelta(days=12)
+    MonitoredStream.objects.filter(id=stream.id).update(started_at=start)
+    stream.refresh_from_db()
+    rng = np.random.default_rng(29)
+    for d in range(12):
+        when = start + dt.timedelta(days=d)
+        if d == 3:
+            stream_rate_set(stream=stream, rate=0.25, at=when)
+        _day_of_claims(stream, answer, run, when, 300, 0.97 if d < 4 else 0.6, rng)
+
+    early = SampledClaim.objects.filter(stream=stream, drawn_at__lt=start + dt.timedelta(days=3))
+    late = SampledClaim.objects.filter(stream=stream, drawn_at__gte=start + dt.timedelta(days=3))
+    assert set(early.values_list("pi", flat=True)) == {0.5}
+    assert set(late.values_list("pi", flat=True)) == {0.25}
+    drawn = Claim.objects.filter(monitor_sample__sampled=True, monitor_sample__pi=0.25)
+    assert set(drawn.values_list("inclusion_probability", flat=True)) == {0.25}
+    assert not drawn.filter(routed_to_judge=True).exists()
+    # Poisson sampling: about a quarter of the later days' 2,400 claims, not exactly
+    assert 500 < late.filter(sampled=True).count() < 700
+
+    alert = stream_evaluate(stream=stream, today=(start + dt.timedelta(days=11)).date())
+    again = stream_evaluate(stream=stream, today=(start + dt.timedelta(days=11)).date())
+    assert alert is not None
+    assert again.id == alert.id
+    assert Alert.objects.filter(stream=stream).count() == 1
+    assert "below the target 90%" in alert.sentence
+    assert alert.evidence["detected_on"] > (start + dt.timedelta(days=4)).date().isoformat()
+
+    alert_notify(alert_id=alert.id)
+    alert_notify(alert_id=alert.id)
+    assert len(listener.bodies) == 1
+    assert listener.bodies[0]["alert"] == alert.id
+    assert listener.bodies[0]["sentence"] == alert.sentence
+
+
+def test_a_steady_stream_raises_nothing():
+    judge = JudgeFactory()
+    run = JudgeRunFactory(judge=judge)
+    answer = AnswerFactory(project=judge.project)
+    stream = MonitoredStream.objects.create(project=judge.project, judge=judge, sampling_rate=0.3)
+    start = timezone.now().replace(hour=12) - dt.timedelta(days=6)
+    MonitoredStream.objects.filter(id=stream.id).update(started_at=start)
+    stream.refresh_from_db()
+    rng = np.random.default_rng(3)
+    for d in range(6):
+        _day_of_claims(stream, answer, run, start + dt.timedelta(days=d), 200, 0.95, rng)
+    assert stream_evaluate(stream=stream, today=(start + dt.timedelta(days=5)).date()) is None
