@@ -15,7 +15,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "api", "annotate", "judges", "testsets", "metrics", "interchange")
+PACKAGES = ("config", "api", "annotate", "judges", "testsets", "metrics", "interchange", "monitor")
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
@@ -67,7 +67,7 @@ def test_annotate_importing_judges_breaks_the_floors(tree):
     result = _lint(tree)
     assert result.returncode == 1
     assert (
-        "Floors, top to bottom: config > api > interchange > metrics > testsets > judges > annotate BROKEN"
+        "Floors, top to bottom: config > api > interchange > monitor > metrics > testsets > judges > annotate BROKEN"
         in (" ".join(result.stdout.split()))
     )
     assert "annotate is not allowed to import judges" in result.stdout

@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("annotate", "judges", "metrics", "interchange", "api", "config", "testsets")
+APPS = ("annotate", "judges", "metrics", "interchange", "api", "config", "testsets", "monitor")
 FILE_LINES_MAX = 600
 FUNCTION_LINES_MAX = 80
 

@@ -15,7 +15,7 @@ from annotate.vocabulary import NO_CODE, VERDICT_VALUES, VERDICTS, Verdict
 from judges.models import JudgeVerdictChoice
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("annotate", "judges", "metrics", "interchange", "api", "config", "testsets")
+PRODUCT = ("annotate", "judges", "metrics", "interchange", "api", "config", "testsets", "monitor")
 HOME = ROOT / "annotate" / "vocabulary.py"
 WORDS = ("SUPPORTED", "CONTRADICTED", "NOT_IN_PILE", "UNPARSEABLE")
 
