@@ -15,6 +15,7 @@ from django.db import transaction
 from annotate.models import Claim, Label, Project
 from annotate.vocabulary import Verdict
 from judges.models import GoldSplit, Judge
+from judges.services import JUDGE_FIELDS
 
 EXAMPLES_START = "### Examples judged by this project's reviewers (development gold)"
 EXAMPLES_END = "### End of examples"
@@ -191,15 +192,10 @@ def prompt_with_examples(base: str, examples: list[dict]) -> str:
 
 # -- versions ---------------------------------------------------------------------------------
 
+# What a new version copies from its parent: every judge field but its name and the verify
+# prompt it is given (the pairwise prompt travels inside `parameters`).
 _COPIED = (
-    "backend",
-    "model",
-    "endpoint",
-    "temperature",
-    "max_concurrency",
-    "timeout_seconds",
-    "max_retries",
-    "decompose_prompt",
+    *(key for key in JUDGE_FIELDS if key not in ("name", "verify_prompt", "pairwise_prompt")),
     "parameters",
 )
 
