@@ -1,11 +1,12 @@
 """The active audit in the report (issue 14): the headline under the design the queue actually
 used, the forecast "about N more labels to reach ±x (95%)" for that design and for uniform
 sampling, the stop rule, the honest gain, whether the judge's confidence is informative, and
-selective judging (which claims the judge may decide alone, with a guarantee).
+selective judging (which claims the judge may decide alone, with a guarantee); the lead's
+routing write is `metrics.services.active_routing`.
 
 The arithmetic is `metrics.stats.active` (and `metrics.stats.design` for the stratified
 design); this module turns the project's rows into its inputs and its results into the report's
-`active_audit` block, and holds the lead's routing write (`selective_routing_apply`).
+`active_audit` block.
 
 The design actually used:
 - "active": the queue drew claims by sequential Poisson sampling with inclusion probability π_i
@@ -31,16 +32,12 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from django.db import transaction
 
-from annotate.models import Claim, Project
+from annotate.models import Project
 from annotate.vocabulary import Verdict
-from judges.models import Judge
 from metrics import format as fmt
 from metrics import selectors, stats
 from metrics.services.audit_design import fpc_on
-from metrics.services.common import _codes, _newest_per_claim
-from metrics.services.instruments import _instrument_keys
 from metrics.stats.active_forecast import forecast_within_claims
 
 DEFAULT_TARGET_HALF_WIDTH = 0.10
@@ -177,7 +174,7 @@ def _active_headline(
 
 def _phased_headline(y, gold, prediction, design, answer_ids) -> dict:
     """The headline of a project whose labels were drawn first under another design, then by
-    the active queue (`audit_design.design_phases`): the earlier labels' claims a stratum known
+    the active queue (`design_phases.design_phases`): the earlier labels' claims a stratum known
     exactly, the active labels (1/π) estimating the rest."""
     census = design.census
     drawn = gold & ~census
@@ -592,102 +589,3 @@ def _block_method(block: dict) -> str:
     if routing["routed_claims"]:
         text += " " + routing["text"]
     return text
-
-
-# ------------------------------------------------------------------------------------------
-# the lead's action: route claims to the judge, or stop routing
-
-
-class RoutingError(ValueError):
-    """Routing refused; the message names the field or the reason, nothing was written."""
-
-
-ROUTE_BATCH = 10_000
-
-
-def selective_judged_columns(*, project: Project, judge: Judge) -> dict:
-    """The judge's newest instrument (as the report's "judge"): per judged claim its id, its
-    confidence in its own verdict, and for gold claims whether it agrees with gold.
-
-    Read now from the tables (the routing acts on today's verdicts and gold, not on a stored
-    report): every gold claim counts as audited here, where the report leaves out gold made
-    only outside the queue and claims of abstentions, so with such gold the threshold applied
-    can differ slightly from the report's."""
-    verdicts = selectors.judge_verify_columns(judge=judge)
-    keys = _instrument_keys(verdicts)
-    if keys:
-        model, prompt_version = keys[0]
-        verdicts = verdicts[
-            (verdicts["model"] == model) & (verdicts["prompt_version"] == prompt_version)
-        ]
-    newest = _newest_per_claim(verdicts)
-    gold = selectors.gold_columns(project=project).set_index("claim_id")["verdict"]
-    claim_ids = newest["claim_id"].to_numpy(dtype=np.int64)
-    codes = _codes(newest["verdict"])
-    confidence = _verdict_confidence(codes, newest["confidence"].to_numpy(dtype=float))
-    gold_codes = _codes(gold.reindex(claim_ids))
-    return {
-        "claim_ids": claim_ids,
-        "confidence": confidence,
-        "audited": gold_codes >= 0,
-        "agree": gold_codes == codes,
-    }
-
-
-@transaction.atomic
-def selective_routing_apply(
-    *,
-    project: Project,
-    judge: Judge,
-    target: float = DEFAULT_TARGET_AGREEMENT,
-    delta: float = DEFAULT_DELTA,
-) -> dict:
-    """Route to the judge every claim whose newest verdict's confidence is at or above the
-    threshold certified on the audited claims (`stats.selective_threshold`), clear the others,
-    and turn the project's selective judging on: one transaction, bulk updates.
-
-    Raises `RoutingError` (nothing written) when the judge gives no confidences or no
-    threshold reaches the target agreement at level δ."""
-    if not 0.0 < target < 1.0:
-        raise RoutingError("target agreement must be between 0 and 1")
-    if not 0.0 < delta < 1.0:
-        raise RoutingError("delta must be between 0 and 1")
-    cols = selective_judged_columns(project=project, judge=judge)
-    audited = cols["audited"] & np.isfinite(cols["confidence"])
-    if not audited.any():
-        raise RoutingError(
-            "selective judging needs audited claims with the judge's confidence: this judge "
-            "gives no confidences or has no verdict on a gold claim"
-        )
-    result = stats.selective_threshold(
-        cols["confidence"][audited], cols["agree"][audited], target=target, delta=delta
-    )
-    threshold = _finite(result.threshold)
-    if threshold is None:
-        raise RoutingError(
-            f"no confidence threshold certifies {fmt.percent(target)} agreement with gold at "
-            f"δ = {delta:g} on the {int(audited.sum())} audited claims: nothing routed"
-        )
-    chosen = cols["claim_ids"][np.isfinite(cols["confidence"]) & (cols["confidence"] >= threshold)]
-    locked = Project.objects.select_for_update().get(pk=project.pk)
-    Claim.objects.filter(project=locked, routed_to_judge=True).update(routed_to_judge=False)
-    ids = chosen.tolist()
-    for start in range(0, len(ids), ROUTE_BATCH):
-        Claim.objects.filter(project=locked, pk__in=ids[start : start + ROUTE_BATCH]).update(
-            routed_to_judge=True
-        )
-    Project.objects.filter(pk=locked.pk).update(selective_judging=True)
-    project.selective_judging = True
-    return {"threshold": threshold, "routed": len(ids), "method": result.method}
-
-
-@transaction.atomic
-def selective_routing_clear(*, project: Project) -> int:
-    """Stop routing: every claim back to the analysts' queue, selective judging off."""
-    locked = Project.objects.select_for_update().get(pk=project.pk)
-    cleared = Claim.objects.filter(project=locked, routed_to_judge=True).update(
-        routed_to_judge=False
-    )
-    Project.objects.filter(pk=locked.pk).update(selective_judging=False)
-    project.selective_judging = False
-    return cleared

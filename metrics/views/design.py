@@ -28,9 +28,8 @@ class SelectiveRoutingForm(forms.Form):
 @project_view(Role.LEAD)
 def selective_routing(request, project, membership):
     """Route claims the judge may decide alone (certified threshold) or stop routing."""
-    from metrics.services.active_audit import (
-        DEFAULT_DELTA,
-        DEFAULT_TARGET_AGREEMENT,
+    from metrics.services.active_audit import DEFAULT_DELTA, DEFAULT_TARGET_AGREEMENT
+    from metrics.services.active_routing import (
         RoutingError,
         selective_routing_apply,
         selective_routing_clear,

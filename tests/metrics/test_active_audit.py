@@ -18,6 +18,7 @@ from annotate.models import Answer, Claim, Gold, Label, Project
 from judges.models import JudgeVerdict
 from metrics import selectors
 from metrics.services import active_audit as aa
+from metrics.services import active_routing as routing
 from metrics.services import audit_design as ds
 from metrics.services import report_compute
 from metrics.services.judged import Judged
@@ -521,7 +522,7 @@ def test_selective_routing_routes_exactly_the_claims_at_or_above_the_threshold()
     test_active_audit.py's routing tests: the claims routed are those whose verdict confidence
     (as the test wrote it) is at or above the returned threshold."""
     from annotate.models import Claim
-    from metrics.services.active_audit import selective_routing_apply
+    from metrics.services.active_routing import selective_routing_apply
 
     project, judge, rows = build_confident_judge_project()
     out = selective_routing_apply(project=project, judge=judge)
@@ -1717,7 +1718,7 @@ def test_selective_judged_columns_newest_instrument_newest_verdict(monkeypatch):
     """The newest instrument (m2, p2) only; each claim's newest parseable verdict; the
     confidence in its own verdict (1 − P(SUPPORTED) for the others); audited = has gold."""
     _plant_verdicts(monkeypatch)
-    out = aa.selective_judged_columns(project=None, judge=None)
+    out = routing.selective_judged_columns(project=None, judge=None)
     assert set(out) == {"claim_ids", "confidence", "audited", "agree"}
     assert out["claim_ids"].tolist() == [1, 2, 4]
     assert out["claim_ids"].dtype == np.int64
@@ -1727,13 +1728,15 @@ def test_selective_judged_columns_newest_instrument_newest_verdict(monkeypatch):
 
 
 def test_routing_refusals_say_exactly_why(monkeypatch):
-    apply = aa.selective_routing_apply.__wrapped__  # the checks, before the transaction's writes
+    apply = (
+        routing.selective_routing_apply.__wrapped__
+    )  # the checks, before the transaction's writes
     for target in (0.0, 1.0):
-        with pytest.raises(aa.RoutingError) as err:
+        with pytest.raises(routing.RoutingError) as err:
             apply(project=None, judge=None, target=target)
         assert str(err.value) == "target agreement must be between 0 and 1"
     for delta in (0.0, 1.0):
-        with pytest.raises(aa.RoutingError) as err:
+        with pytest.raises(routing.RoutingError) as err:
             apply(project=None, judge=None, delta=delta)
         assert str(err.value) == "delta must be between 0 and 1"
     no_conf = {
@@ -1742,8 +1745,8 @@ def test_routing_refusals_say_exactly_why(monkeypatch):
         "audited": np.array([True]),
         "agree": np.array([True]),
     }
-    monkeypatch.setattr(aa, "selective_judged_columns", lambda project, judge: no_conf)
-    with pytest.raises(aa.RoutingError) as err:
+    monkeypatch.setattr(routing, "selective_judged_columns", lambda project, judge: no_conf)
+    with pytest.raises(routing.RoutingError) as err:
         apply(project=None, judge=None)
     assert str(err.value) == (
         "selective judging needs audited claims with the judge's confidence: this judge gives "
@@ -1755,8 +1758,8 @@ def test_routing_refusals_say_exactly_why(monkeypatch):
         "audited": np.array([True, True, False]),
         "agree": np.array([True, False, True]),
     }
-    monkeypatch.setattr(aa, "selective_judged_columns", lambda project, judge: few)
-    with pytest.raises(aa.RoutingError) as err:
+    monkeypatch.setattr(routing, "selective_judged_columns", lambda project, judge: few)
+    with pytest.raises(routing.RoutingError) as err:
         apply(project=None, judge=None, target=0.85, delta=0.05)
     assert str(err.value) == (
         "no confidence threshold certifies 85% agreement with gold at δ = 0.05 on the 2 "

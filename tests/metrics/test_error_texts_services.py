@@ -13,12 +13,12 @@ from annotate.models import Claim, Gold, Project, System
 from annotate.services.design import DesignError
 from judges.models import Judge, JudgeRun, JudgeVerdict
 from metrics.models import ReportSnapshot
-from metrics.services.active_audit import RoutingError, selective_routing_apply
 from metrics.services.active_design import (
     active_design_apply,
     design_request_check,
     design_run_get,
 )
+from metrics.services.active_routing import RoutingError, selective_routing_apply
 from metrics.services.compare import SystemNotFound, system_resolve, systems_compare
 from metrics.services.gate import GateError, gate_check
 from metrics.services.snapshots import snapshot_request

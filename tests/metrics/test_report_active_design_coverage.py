@@ -31,12 +31,8 @@ from sklearn.metrics import roc_auc_score
 
 from metrics import stats
 from metrics.services.active_design import active_probabilities
-from metrics.services.audit_design import (
-    DEFAULT_STRATUM,
-    assemble_design,
-    design_phases,
-    no_phases,
-)
+from metrics.services.audit_design import DEFAULT_STRATUM, assemble_design
+from metrics.services.design_phases import design_phases, no_phases
 from metrics.services.judge_audit import _agreement, _faithfulness
 from metrics.services.judged import Judged
 from metrics.services.rates import _verdict_rates
