@@ -101,7 +101,7 @@ def _labels_flag(*, claim: Claim) -> int:
     labels = list(claim.labels.select_for_update().order_by("id"))
     if not labels:
         return 0
-    from annotate.services.labels import more_spans_record
+    from annotate.services.label_history import more_spans_record
 
     more = {}
     for span in EvidenceSpan.objects.filter(label__in=labels).order_by("label_id", "number"):

@@ -11,37 +11,26 @@ from django.utils import timezone
 
 from annotate import sql
 from annotate.models import (
-    EVIDENCE_SPANS_MAX,
     Claim,
-    ClaimSkip,
-    EvidenceSpan,
     Label,
     LabelHistory,
     Membership,
     Passage,
     Project,
-    Reveal,
     Verdict,
 )
-from annotate.quotes import QuoteError, quote_locate, quote_verify, utf16_to_codepoint_offset
+from annotate.services.label_checks import (
+    LabelError,
+    _label_check,
+    label_evidence_from_browser,
+)
+from annotate.services.label_history import (
+    HISTORY_STATE_COLUMNS,
+    LABEL_STATE_COLUMNS,
+    _changed_after_reveal,
+    more_spans_record,
+)
 from annotate.sql import StatementBatch
-
-# A label's own state, in the order every writer of labels and their history uses (the
-# history row names the passage `evidence_passage_id_at_time`).
-LABEL_STATE_COLUMNS = (
-    "verdict",
-    "evidence_passage_id",
-    "evidence_start",
-    "evidence_end",
-    "evidence_quote",
-    "note",
-    "correct",
-)
-HISTORY_STATE_COLUMNS = tuple(
-    "evidence_passage_id_at_time" if column == "evidence_passage_id" else column
-    for column in LABEL_STATE_COLUMNS
-)
-
 
 logger = logging.getLogger(__name__)
 
@@ -50,10 +39,6 @@ logger = logging.getLogger(__name__)
 RETRIED_SQLSTATES = frozenset({"40P01", "40001"})
 SAVE_TRIES = 3
 SAVE_BACKOFF_SECONDS = 0.02  # times the try number, jittered ×0.5–1.5
-
-
-class LabelError(ValueError):
-    """A label that cannot be saved as given; the message is for the analyst."""
 
 
 class ClaimHeld(LabelError):
@@ -72,235 +57,6 @@ def transaction_conflict(error: BaseException) -> bool:
     """Whether `error` is a deadlock or serialisation failure, after which a retry is safe."""
     cause = error.__cause__ if isinstance(error, OperationalError) else error
     return getattr(cause, "sqlstate", None) in RETRIED_SQLSTATES
-
-
-def more_spans_record(spans) -> list[dict] | None:
-    """A label's spans after the first as its history row keeps them (`LabelHistory.more_spans`):
-    from `EvidenceSpan` rows or the spans `label_save` takes (dicts with a `passage`)."""
-    rows = []
-    for span in spans:
-        if isinstance(span, EvidenceSpan):
-            passage_id, start, end, quote = span.passage_id, span.start, span.end, span.quote
-        else:
-            passage_id = span["passage"].pk
-            start, end, quote = span["start"], span["end"], span["quote"]
-        rows.append({"passage_id": passage_id, "start": start, "end": end, "quote": quote})
-    return rows or None
-
-
-def _history_row(label: Label, action: str, more: list[dict] | None = None) -> LabelHistory:
-    return LabelHistory(
-        label_id_at_time=label.pk,
-        claim_id=label.claim_id,
-        annotator_id=label.annotator_id,
-        imported_annotator_id=label.imported_annotator_id,
-        action=action,
-        verdict=label.verdict,
-        evidence_passage_id_at_time=label.evidence_passage_id,
-        evidence_start=label.evidence_start,
-        evidence_end=label.evidence_end,
-        evidence_quote=label.evidence_quote,
-        more_spans=more,
-        note=label.note,
-        correct=label.correct,
-        changed_after_reveal=label.changed_after_reveal,
-    )
-
-
-def reveal_record(*, claim_id: int, user, verdict: str) -> None:
-    """Record that the judge's or colleagues' verdicts on claim `claim_id` were shown to
-    `user`, whose own label then said `verdict`. Only the first reveal is kept: its verdict is
-    their blind judgement, against which a later change is `changed_after_reveal`. One
-    statement, INSERT … ON CONFLICT DO NOTHING, for a screen that just rendered a reveal."""
-    Reveal.objects.bulk_create(
-        [Reveal(claim_id=claim_id, user=user, verdict=verdict)], ignore_conflicts=True
-    )
-
-
-def _changed_after_reveal(*, revealed: str | None, verdict: str) -> bool:
-    """A label is changed after reveal when a reveal was shown and its verdict is no longer
-    the one the analyst had then (changing back to it clears the flag)."""
-    return revealed is not None and verdict != revealed
-
-
-def label_evidence_check(
-    *, claim: Claim, passage: Passage | None, start: int | None, end: int | None, quote: str
-) -> None:
-    """Raise LabelError unless the evidence is absent or verified in the claim's own pile."""
-    if passage is None:
-        if start is not None or end is not None or quote:
-            raise LabelError("A quote needs the passage it comes from.")
-        return
-    if passage.answer_id != claim.answer_id:
-        raise LabelError("The quoted passage is not in this answer's pile.")
-    if start is None or end is None:
-        raise LabelError("A quote needs its start and end in the passage.")
-    try:
-        quote_verify(passage_text=passage.text, start=start, end=end, quote=quote)
-    except QuoteError as error:
-        raise LabelError(str(error)) from error
-
-
-def _span_name(number: int, spans: int) -> str:
-    """ "Span 2: " before a message about one span of a label with several; nothing with one."""
-    return f"Span {number}: " if spans > 1 else ""
-
-
-def label_evidence_from_browser(
-    *,
-    claim: Claim,
-    passage_id: int | None,
-    start_utf16: int | None,
-    end_utf16: int | None,
-    quote: str,
-    more: list[dict] | tuple = (),
-) -> dict:
-    """Turn a browser selection into `label_save`'s evidence arguments (code points).
-
-    The browser sends UTF-16 offsets (JavaScript strings); they are converted against the
-    passage text. Without offsets (a quote typed or pasted with JavaScript off) the quote is
-    looked up in the passage; without a passage, in the whole pile in rank order. No passage
-    and no quote: no evidence. `more`: the spans after the first, each a dict with the same
-    four keys (`passage_id`, `start_utf16`, `end_utf16`, `quote`); they come back as `more`,
-    a list of `label_save`'s span dicts. When the first span is empty the second takes its
-    place. The passages are read in one query (two when a quote came without its passage).
-    """
-    sent = [
-        {"passage_id": passage_id, "start_utf16": start_utf16, "end_utf16": end_utf16,
-         "quote": quote},
-        *more,
-    ]  # fmt: skip
-    if len(sent) > 1 and sent[0]["passage_id"] is None and not sent[0]["quote"]:
-        sent = sent[1:]  # the first span was cleared: the next one is the first now
-    if len(sent) > EVIDENCE_SPANS_MAX:
-        raise LabelError(
-            f"A label quotes at most {EVIDENCE_SPANS_MAX} spans; this one has {len(sent)}: "
-            "remove one."
-        )
-    if sent[0]["passage_id"] is None and not sent[0]["quote"]:
-        return {"passage": None, "start": None, "end": None, "quote": "", "more": []}
-    ids = {span["passage_id"] for span in sent if span["passage_id"] is not None}
-    passages = {
-        passage.pk: passage
-        for passage in Passage.objects.filter(pk__in=ids, answer_id=claim.answer_id)
-    }
-    # A quote typed without its passage (the pile's other page, JavaScript off) is looked up
-    # in the whole pile, in rank order.
-    pile = []
-    if any(span["passage_id"] is None and span["quote"] for span in sent):
-        pile = list(Passage.objects.filter(answer_id=claim.answer_id).order_by("rank", "pk"))
-    spans = [
-        _span_from_browser(passages, pile, **span, name=_span_name(number, len(sent)))
-        for number, span in enumerate(sent, start=1)
-    ]
-    return {**spans[0], "more": spans[1:]}
-
-
-def _span_from_browser(
-    passages: dict,
-    pile: list,
-    *,
-    passage_id: int | None,
-    start_utf16: int | None,
-    end_utf16: int | None,
-    quote: str,
-    name: str,
-) -> dict:
-    if passage_id is None:
-        if not quote:
-            raise LabelError(f"{name}Which passage is the quote from? Select it in the pile.")
-        passage = next(
-            (p for p in pile if quote_locate(passage_text=p.text, quote=quote) is not None), None
-        )
-        if passage is None:
-            raise LabelError(f"{name}The quote {quote!r} is not found in any passage of the pile.")
-        passage_id, start_utf16, end_utf16 = passage.pk, None, None
-        passages = {passage.pk: passage}
-    passage = passages.get(passage_id)
-    if passage is None:
-        raise LabelError(f"{name}The quoted passage is not in this answer's pile.")
-    if not quote:
-        raise LabelError(f"{name}The quote is empty: select the sentence that decides the claim.")
-    if start_utf16 is None or end_utf16 is None:
-        span = quote_locate(passage_text=passage.text, quote=quote)
-        if span is None:
-            raise LabelError(f"{name}Passage #{passage.rank} does not contain the quote {quote!r}.")
-        start, end = span
-    else:
-        try:
-            start = utf16_to_codepoint_offset(passage.text, start_utf16)
-            end = utf16_to_codepoint_offset(passage.text, end_utf16)
-        except QuoteError as error:
-            raise LabelError(f"{name}{error}") from error
-    return {"passage": passage, "start": start, "end": end, "quote": quote}
-
-
-def label_spans_check(*, claim: Claim, first: dict, more: list[dict] | tuple) -> None:
-    """Raise LabelError, naming the span, unless every span of a label with several is verified
-    in the claim's pile (`label_evidence_check`), there are at most `EVIDENCE_SPANS_MAX`, and no
-    two overlap in one passage. `first` and each of `more`: `label_save`'s span dict."""
-    if not more:
-        return
-    if first["passage"] is None:
-        raise LabelError("Span 2 needs a first span: select the first quote in the pile.")
-    spans = [first, *more]
-    if len(spans) > EVIDENCE_SPANS_MAX:
-        raise LabelError(
-            f"A label quotes at most {EVIDENCE_SPANS_MAX} spans; this one has {len(spans)}: "
-            "remove one."
-        )
-    for number, span in enumerate(spans, start=1):
-        if span.get("passage") is None:
-            raise LabelError(f"Span {number}: a quote needs the passage it comes from.")
-        try:
-            label_evidence_check(claim=claim, **span)
-        except LabelError as error:
-            raise LabelError(f"Span {number}: {error}") from error
-    for later, span in enumerate(spans[1:], start=2):
-        for earlier, other in enumerate(spans[: later - 1], start=1):
-            if (
-                span["passage"].pk == other["passage"].pk
-                and span["start"] < other["end"]
-                and other["start"] < span["end"]
-            ):
-                raise LabelError(
-                    f"Span {later} overlaps span {earlier} in passage #{span['passage'].rank} "
-                    f"(characters {span['start']}–{span['end']} and "
-                    f"{other['start']}–{other['end']}): remove one, or quote each place once."
-                )
-
-
-def _label_check(
-    *,
-    claim: Claim,
-    verdict: str,
-    passage: Passage | None,
-    start: int | None,
-    end: int | None,
-    quote: str,
-    require_quote: bool | None,
-    more: list[dict] | tuple = (),
-) -> None:
-    if verdict not in Verdict.values:
-        raise LabelError(
-            f"Unknown verdict {verdict!r}: use SUPPORTED, CONTRADICTED or NOT_IN_PILE."
-        )
-    if verdict == Verdict.NOT_IN_PILE and (passage is not None or quote or more):
-        raise LabelError(
-            "A NOT_IN_PILE label says no passage of the pile decides the claim, so it takes no "
-            "quote: clear the quote, or choose SUPPORTED or CONTRADICTED if the quote decides it."
-        )
-    if require_quote is None:
-        require_quote = claim.project.quote_required
-    if require_quote and verdict != Verdict.NOT_IN_PILE and passage is None:
-        raise LabelError(
-            f"A {verdict} label needs a quote: select the sentence in the pile that decides it."
-        )
-    first = {"passage": passage, "start": start, "end": end, "quote": quote}
-    if more:
-        label_spans_check(claim=claim, first=first, more=more)
-    else:
-        label_evidence_check(claim=claim, **first)
 
 
 @dataclass
@@ -791,141 +547,3 @@ def _stratum_counts_move(
         supported=supported,
     )
     return name, labelled, supported
-
-
-_SAVES = (LabelHistory.Action.CREATED, LabelHistory.Action.UPDATED)
-
-
-def _last_save(*, user, project: Project) -> LabelHistory | None:
-    """The user's latest save in the project not yet undone (undo works as a stack)."""
-    pending_undos = 0
-    rows = (
-        LabelHistory.objects.filter(annotator=user, claim__project=project)
-        .exclude(action=LabelHistory.Action.FLAGGED)
-        .order_by("-id")
-    )
-    for row in rows.iterator(chunk_size=50):
-        if row.action == LabelHistory.Action.UNDONE:
-            pending_undos += 1
-        elif pending_undos:
-            pending_undos -= 1
-        else:
-            return row
-    return None
-
-
-def label_last_save(*, user, project: Project) -> LabelHistory | None:
-    """The save `label_undo` would revert now (the label's state after it), or None."""
-    return _last_save(user=user, project=project)
-
-
-def undo_target(*, user, project: Project) -> LabelHistory | ClaimSkip | None:
-    """What undo takes back now: `user`'s most recent action in `project` not yet undone,
-    their last save (`label_undo`) or their last standing skip (`claim_skip_undo`),
-    whichever came later; None when there is neither."""
-    save = _last_save(user=user, project=project)
-    skip = (
-        ClaimSkip.objects.filter(user=user, claim__project=project)
-        .select_related("claim")
-        .order_by("-created_at", "-id")
-        .first()
-    )
-    if skip is not None and (save is None or skip.created_at > save.changed_at):
-        return skip
-    return save
-
-
-@transaction.atomic
-def label_undo(*, user, project: Project) -> Claim | None:
-    """Revert `user`'s last save in `project`; return its claim, or None if nothing to undo.
-
-    A save that created the label deletes it; one that changed it restores the state before.
-    An UNDONE history row records the state after the undo (empty verdict: no label), so the
-    history stays complete and in order; undoing again reverts the save before that one.
-    """
-    from annotate.services.review import gold_recompute_locked
-
-    target = _last_save(user=user, project=project)
-    if target is None:
-        return None
-    claim = Claim.objects.select_for_update().get(pk=target.claim_id)
-    label = Label.objects.filter(claim=claim, annotator=user).first()
-    if label is None:
-        raise LabelError("That label is already gone; there is nothing to undo.")
-    undone = LabelHistory(
-        label_id_at_time=label.pk, claim=claim, annotator=user, action=LabelHistory.Action.UNDONE
-    )
-    if target.action == LabelHistory.Action.CREATED:
-        only_label = claim.label_count == 1
-        label.delete()
-        counters = StatementBatch()
-        complete_delta = _counters_add(counters, claim=claim, annotator=user, step=-1)
-        counters.run()
-        undone.save()
-        gold_recompute_locked(claim=claim)
-        last = StatementBatch()
-        if claim.active_stratum and only_label:
-            sql.active_stratum_move(
-                last,
-                project_id=claim.project_id,
-                name=claim.active_stratum,
-                labelled=-1,
-                supported=-1 if label.verdict == Verdict.SUPPORTED else 0,
-            )
-        sql.project_claims_complete_move(last, project_id=claim.project_id, delta=complete_delta)
-        last.run()
-        return claim
-    before = (
-        LabelHistory.objects.filter(claim=claim, annotator=user, id__lt=target.id)
-        .order_by("-id")
-        .first()
-    )
-    if before is None or not before.verdict:
-        raise LabelError("The label's earlier state is not in its history; it cannot be undone.")
-    passage = Passage.objects.filter(
-        pk=before.evidence_passage_id_at_time, answer_id=claim.answer_id
-    ).first()
-    label.verdict = before.verdict
-    label.evidence_passage = passage
-    label.evidence_start = before.evidence_start if passage else None
-    label.evidence_end = before.evidence_end if passage else None
-    label.evidence_quote = before.evidence_quote if passage else ""
-    label.note = before.note
-    label.correct = before.correct
-    label.changed_after_reveal = _changed_after_reveal(
-        revealed=Reveal.objects.filter(claim=claim, user=user)
-        .values_list("verdict", flat=True)
-        .first(),
-        verdict=label.verdict,
-    )
-    label.save()
-    restored = _more_spans_restore(label, before.more_spans if passage else None)
-    _history_row(label, LabelHistory.Action.UNDONE, more_spans_record(restored)).save()
-    gold_recompute_locked(claim=claim)
-    return claim
-
-
-def _more_spans_restore(label: Label, recorded: list[dict] | None) -> list[EvidenceSpan]:
-    """Put back the spans after the first that a history row recorded (`more_spans`), those
-    whose passage is still in the claim's pile, numbered 2, 3 … again."""
-    EvidenceSpan.objects.filter(label=label).delete()
-    recorded = recorded or []
-    present = set(
-        Passage.objects.filter(
-            pk__in=[span["passage_id"] for span in recorded], answer_id=label.claim.answer_id
-        ).values_list("pk", flat=True)
-    )
-    spans = [
-        EvidenceSpan(
-            label=label,
-            number=number,
-            passage_id=span["passage_id"],
-            start=span["start"],
-            end=span["end"],
-            quote=span["quote"],
-        )
-        for number, span in enumerate(
-            (span for span in recorded if span["passage_id"] in present), start=2
-        )
-    ]
-    return EvidenceSpan.objects.bulk_create(spans)

@@ -36,15 +36,9 @@ from annotate.selectors import (
     label_screen_get,
     labelling_progress,
 )
-from annotate.services.labels import (
-    ClaimHeld,
-    LabelError,
-    LabelSaveConflict,
-    label_save_and_next,
-    label_undo,
-    reveal_record,
-    undo_target,
-)
+from annotate.services.label_history import reveal_record
+from annotate.services.label_undo import label_undo, undo_target
+from annotate.services.labels import ClaimHeld, LabelError, LabelSaveConflict, label_save_and_next
 from annotate.services.queue import (
     QueueError,
     claim_next_for_user,

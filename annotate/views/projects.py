@@ -22,7 +22,7 @@ from annotate.selectors import (
     pile_page_get,
     project_list_for_user,
 )
-from annotate.services.labels import reveal_record
+from annotate.services.label_history import reveal_record
 from annotate.services.projects import (
     MembershipError,
     member_set_notice,

@@ -9,13 +9,8 @@ from ninja import Query, Router, Status
 
 from annotate.models import Label, Membership, Project, Role
 from annotate.selectors import claim_get_for_project, claim_reveal_for_user
-from annotate.services.labels import (
-    ClaimHeld,
-    LabelError,
-    LabelSaveConflict,
-    label_save_and_next,
-    reveal_record,
-)
+from annotate.services.label_history import reveal_record
+from annotate.services.labels import ClaimHeld, LabelError, LabelSaveConflict, label_save_and_next
 from annotate.services.queue import QueueError, claim_next_for_user
 from annotate.services.review import ReviewError, gold_adjudicate
 from annotate.vocabulary import Verdict

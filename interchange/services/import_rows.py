@@ -20,13 +20,9 @@ from annotate.models import (
     Verdict,
 )
 from annotate.queue_order import claim_queue_fields
-from annotate.services.labels import (
-    HISTORY_STATE_COLUMNS,
-    LABEL_STATE_COLUMNS,
-    LabelError,
-    label_evidence_check,
-    label_spans_check,
-)
+from annotate.services.label_checks import label_evidence_check, label_spans_check
+from annotate.services.label_history import HISTORY_STATE_COLUMNS, LABEL_STATE_COLUMNS
+from annotate.services.labels import LabelError
 from interchange.importers import AnswerIn
 from interchange.importers.issues import IssueLog
 from interchange.services.import_judges import ImportedJudges

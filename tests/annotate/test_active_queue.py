@@ -15,7 +15,8 @@ from annotate.services.design import (
     neyman_next_stratum,
     strata_ranked,
 )
-from annotate.services.labels import label_save_and_next, label_undo
+from annotate.services.label_undo import label_undo
+from annotate.services.labels import label_save_and_next
 from annotate.services.projects import project_settings_update
 from annotate.services.queue import claim_next_for_user
 from tests.factories import MembershipFactory, ProjectFactory

@@ -11,7 +11,8 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from annotate.models import EvidenceSpan, Fact, Label, LabelHistory, Role, Verdict
-from annotate.services.labels import LabelError, label_save, label_undo
+from annotate.services.label_undo import label_undo
+from annotate.services.labels import LabelError, label_save
 from annotate.services.review import facts_grounded_for_project
 from interchange.importers.issues import ImportFailed
 from interchange.services.exports import claims_export

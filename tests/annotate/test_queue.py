@@ -17,7 +17,8 @@ from annotate.models import (
 )
 from annotate.queue_order import claim_labels_required, claim_queue_key
 from annotate.selectors import labelling_progress
-from annotate.services.labels import LabelError, label_save, label_undo
+from annotate.services.label_undo import label_undo
+from annotate.services.labels import LabelError, label_save
 from annotate.services.queue import (
     QueueError,
     claim_next_for_user,
