@@ -20,8 +20,7 @@ FILE_LINES_MAX = 600
 FUNCTION_LINES_MAX = 80
 
 # path: why it is still over FILE_LINES_MAX
-FILE_EXCEPTIONS = {
-}
+FILE_EXCEPTIONS = {}
 
 # path::qualified name: why it is still over FUNCTION_LINES_MAX lines of code
 FUNCTION_EXCEPTIONS = {

@@ -65,6 +65,6 @@ def test_analysts_read_the_forecast_without_formulas_or_design_effects(client, d
     client.force_login(demo["ana"])
     ana = _text(client, url)
     assert "How many more labels" in ana
-    assert "about 90 more" in ana
+    assert "import about 26 more answers" in ana  # 114 labels needed, 27 claims (issue 32 item 1)
     for word in ("V₁", "variance formula", "design effect", "±0.2", "Why two half-widths"):
         assert word not in ana, word
