@@ -199,8 +199,8 @@ def _limits(card: dict, design: dict | None) -> list[str]:
 
 
 def audit_card_readable(*, card: dict, design: dict | None) -> dict:
-    """{identity, sample, figures, headline_reason, limits}: what the page and the Markdown
-    show. `design` is the report's `design` block (None for reports without one)."""
+    """{identity, sample, figures, headline_reason, limits, history}: what the page and the
+    Markdown show. `design` is the report's `design` block (None for reports without one)."""
     return {
         "identity": _identity(card),
         "sample": _sample(card, design),
@@ -208,7 +208,41 @@ def audit_card_readable(*, card: dict, design: dict | None) -> dict:
         "headline_reason": card.get("headline_reason") or "",
         "limits": _limits(card, design),
         "method": card.get("method") or "",
+        "history": _judge_history(card),
     }
+
+
+def _judge_history(card: dict) -> list[str]:
+    """The judge version's history (issue 28) as sentences: the version audited, each version
+    of its lineage with its few-shot examples' source claims, and which gold audits it. Empty
+    for a judge that is no version of another and has no examples."""
+    history = card.get("judge_history")
+    if not history:
+        return []
+    lines = [f"Audited version: {history['version']}."]
+    for version in history["lineage"]:
+        examples = version["few_shot"]
+        line = (
+            f"{version['name']}: prompt {version['prompt_version']}, model {version['model']}, "
+            f"{examples} few-shot example{'' if examples == 1 else 's'}"
+        )
+        if version["few_shot_claim_ids"]:
+            line += " from claims " + ", ".join(f"#{i}" for i in version["few_shot_claim_ids"])
+        lines.append(line + ".")
+    split = history.get("gold_split")
+    if split and history["heldout_only"]:
+        lines.append(
+            f"Audited on held-out gold only: the gold is split by answer (seed {split['seed']}, "
+            f"{fmt.percent(split['heldout_share'])} held out) and the examples came from the "
+            "development share."
+        )
+    elif split:
+        lines.append(
+            f"The gold is split by answer (seed {split['seed']}, "
+            f"{fmt.percent(split['heldout_share'])} held out); this version was not tuned on it, "
+            "so all gold audits it."
+        )
+    return lines
 
 
 def _cell(text: str) -> str:
@@ -230,5 +264,7 @@ def audit_card_markdown(readable: dict) -> str:
     if readable["headline_reason"]:
         out += ["", f"**Why the headline:** {readable['headline_reason']}"]
     out += ["", "## Limits", ""] + [f"- {line}" for line in readable["limits"]]
+    if readable.get("history"):
+        out += ["", "## Judge history", ""] + [f"- {_cell(line)}" for line in readable["history"]]
     out += ["", "## Method", "", readable["method"], ""]
     return "\n".join(out)

@@ -346,6 +346,7 @@ def test_full_card_readable_whole():
         "headline_reason": "Rogan–Gladen is the only valid one.",
         "limits": FULL_LIMITS,
         "method": "Audit of strict-judge.",
+        "history": [],
     }
     assert list(readable) == [
         "identity",
@@ -354,6 +355,7 @@ def test_full_card_readable_whole():
         "headline_reason",
         "limits",
         "method",
+        "history",
     ]
     for row in readable["figures"]:
         assert list(row)[:4] == ["label", "figure", "interval", "method"]
@@ -480,6 +482,7 @@ def test_bare_card_readable_and_markdown_whole():
         "headline_reason": "",
         "limits": [NO_CANARY, CAVEAT],
         "method": "",
+        "history": [],
     }
     table = "".join(
         f"| {r['label']} | {r['figure']} | {r['interval']} | {r['method']} |\n"
@@ -940,3 +943,44 @@ def test_audit_card_csv_gives_intervals_as_two_numeric_columns_at_full_precision
     assert by_field["date"][0][:10] == card["date"][:10]
     assert by_field["date"][1:] == ["", ""]
     assert by_field["audit_sample_size"] == ["40", "", ""]
+
+
+def test_a_judge_versions_history_reads_on_the_card_and_its_markdown():
+    """A tuned version (issue 28): the card names the version audited, each version of its
+    lineage with its examples' source claims, and that only held-out gold audits it; a judge
+    with no history adds nothing (the cases above)."""
+    card = _bare_card() | {
+        "judge_history": {
+            "version": "j-v2 (prompt p2, version 2: j-v2 ← j, 2 few-shot examples)",
+            "lineage": [
+                {
+                    "name": "j-v2",
+                    "prompt_version": "p2",
+                    "model": "m",
+                    "few_shot": 2,
+                    "few_shot_claim_ids": [12, 15],
+                },
+                {
+                    "name": "j",
+                    "prompt_version": "p1",
+                    "model": "m",
+                    "few_shot": 0,
+                    "few_shot_claim_ids": [],
+                },
+            ],
+            "heldout_only": True,
+            "gold_split": {"seed": 7, "heldout_share": 0.5, "rule": "answer-hash"},
+        }
+    }
+    readable = audit_card_readable(card=card, design=None)
+    history = [
+        "Audited version: j-v2 (prompt p2, version 2: j-v2 ← j, 2 few-shot examples).",
+        "j-v2: prompt p2, model m, 2 few-shot examples from claims #12, #15.",
+        "j: prompt p1, model m, 0 few-shot examples.",
+        "Audited on held-out gold only: the gold is split by answer (seed 7, 50% held out) and "
+        "the examples came from the development share.",
+    ]
+    assert readable["history"] == history
+    markdown = audit_card_markdown(readable)
+    assert "\n## Judge history\n\n" + "".join(f"- {line}\n" for line in history) in markdown
+    assert markdown.index("## Judge history") < markdown.index("## Method")
