@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import connection
 
-from annotate.models import Claim, Gold
+from annotate.models import Claim, Gold, Label
 from annotate.vocabulary import VERDICT_VALUES, Verdict
 from judges.models import JudgeVerdict
 from metrics import sql
@@ -132,7 +132,22 @@ def _scores(run_id, ids: np.ndarray) -> np.ndarray:
 
 
 def rollups_read(*, project, run=None, system=None) -> Rollups:
-    """The project's (or one system's) rollups, with the scores of judge run `run`."""
+    """The project's (or one system's) rollups, with the scores of judge run `run`.
+
+    Refused (ValueError) when any label was drawn by the active or stratified queue: their
+    gold must be weighted by the design they were drawn under (1/π, the queue's strata), which
+    the rollups do not read yet, and raw gold would give a biased figure."""
+    drawn = set(
+        Label.objects.filter(claim__project=project, design__in=("active", "stratified"))
+        .values_list("design", flat=True)
+        .distinct()
+    )
+    if drawn:
+        raise ValueError(
+            "the rollups do not weight gold drawn by the "
+            + " or ".join(sorted(drawn))
+            + " queue yet: use the report (metrics.services.report_build), which does"
+        )
     run_id = None if run is None else run.pk
     system_id = None if system is None else system.pk
     if _postgres():

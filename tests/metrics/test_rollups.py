@@ -9,7 +9,7 @@ Run on SQLite (the ORM fallback) and on PostgreSQL (`metrics.sql.rollup_cells`).
 import numpy as np
 import pytest
 
-from annotate.models import Gold
+from annotate.models import Claim, Gold
 from judges.models import JudgeVerdict
 from metrics.services import report_compute
 from metrics.services.rollups import headline_from_rollups, rollups_read
@@ -18,6 +18,7 @@ from tests.factories import (
     ClaimFactory,
     JudgeFactory,
     JudgeRunFactory,
+    LabelFactory,
     ProjectFactory,
 )
 
@@ -77,10 +78,8 @@ def test_headline_from_rollups_equals_the_report():
 
 @pytest.mark.postgres
 def test_rollups_read_few_rows_on_postgresql():
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL (DATABASE_URL)")
+    """The `postgres` marker runs it on PostgreSQL only (and fails under REQUIRE_SERVICES=1
+    when PostgreSQL is missing, as in CI)."""
     rollups, _ = _check(*_project(seed=4))
     # Strata, their cross-products, gold answers' cells and gold rows: not every claim.
     assert rollups.rows_read < 1 + 4 + 16 + 2 * len(rollups.gold_answer) + 1
@@ -89,7 +88,15 @@ def test_rollups_read_few_rows_on_postgresql():
 def test_abstentions_are_left_out_of_every_stratum_size():
     project, judge, run = _project(seed=5)
     rollups = rollups_read(project=project, run=run)
-    from annotate.models import Claim
-
     counted = Claim.objects.filter(project=project, answer__abstention=False).count()
     assert sum(rollups.sizes.values()) == counted
+
+
+def test_gold_drawn_by_the_active_queue_is_refused_not_summed_raw():
+    """Gold the active queue drew must be weighted by 1/π; the rollups do not read π yet, so
+    they refuse rather than give the raw (biased) share."""
+    project, judge, run = _project(seed=6)
+    claim = Claim.objects.filter(project=project).first()
+    LabelFactory(claim=claim, design="active", inclusion_probability=0.5)
+    with pytest.raises(ValueError, match="active queue"):
+        rollups_read(project=project, run=run)
