@@ -142,7 +142,7 @@ class World:
                 est = stats.design_proportion(y[lab], ids[lab])
             else:
                 est = stats.design_ppi_mean(y[lab], f[lab], f[~lab], ids[lab], ids[~lab])
-        return est.low, est.high
+        return est.lower, est.upper
 
     def half_width(self, design: str, n: int, seed: int) -> float:
         lo, hi = self.interval(design, n, seed)

@@ -39,7 +39,7 @@ def version_key(version: str) -> tuple:
 
 
 def _estimate(block) -> dict:
-    return {"value": block.value, "ci": [block.low, block.high], "method": block.method}
+    return {"value": block.value, "ci": [block.lower, block.upper], "method": block.method}
 
 
 def systems_trend(*, project: Project, judge: Judge | None = None) -> list[dict[str, Any]]:

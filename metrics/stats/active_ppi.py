@@ -192,13 +192,13 @@ def active_ppi_mean(
         )
     return DesignEstimate(
         value=float(value),
-        low=float(lo),
-        high=float(hi),
+        lower=float(lo),
+        upper=float(hi),
         method=method,
         design_effect=deff,
         n_clusters=g_lab,
         n=n,
-        std_error=float(np.sqrt(var)),
+        se=float(np.sqrt(var)),
         df=df,
         extra=extra,
     )
@@ -239,8 +239,8 @@ def _too_few_labels(yl, f, n: int, big_n: int) -> DesignEstimate:
     zero-width one)."""
     return DesignEstimate(
         value=float(yl[0]) if n == 1 and f is None else NAN,
-        low=NAN,
-        high=NAN,
+        lower=NAN,
+        upper=NAN,
         method=(
             "No labelled claim yet: nothing to estimate from."
             if n == 0
@@ -340,8 +340,8 @@ def stratified_active_ppi_mean(
     if not parts:
         return DesignEstimate(
             value=NAN,
-            low=NAN,
-            high=NAN,
+            lower=NAN,
+            upper=NAN,
             method="Fewer than 2 labelled claims in every stratum: not estimated.",
             design_effect=NAN,
             n_clusters=0,
@@ -387,13 +387,13 @@ def stratified_active_ppi_mean(
     clip = lambda v: float(min(max(v, 0.0), 1.0))  # noqa: E731
     return DesignEstimate(
         value=clip(theta),
-        low=clip(theta - half),
-        high=clip(theta + half),
+        lower=clip(theta - half),
+        upper=clip(theta + half),
         method=method + ".",
         design_effect=deff,
         n_clusters=g_total,
         n=int(lab.sum()),
-        std_error=float(np.sqrt(max(var, 0.0))),
+        se=float(np.sqrt(max(var, 0.0))),
         df=df,
         n_strata=h,
         unseen_share=float(unseen_share),
@@ -456,7 +456,7 @@ def _stratum_part(m, lab, w, y_arr, f, ids, cen, confidence):
         cluster=ids[m],
         confidence=confidence,
     )
-    v_h = est.std_error**2
+    v_h = est.se**2
     deff_h = est.design_effect
     v0_h = v_h / deff_h if np.isfinite(deff_h) and deff_h > 0 else v_h
     return est.value, v_h, v0_h, est.n_clusters, float(est.extra.get("lambda", 0.0))
@@ -470,8 +470,8 @@ def _uniform_today(yl, lab, f, n, big_n, confidence) -> DesignEstimate:
         v = k / n
         return DesignEstimate(
             value=v,
-            low=float(lo),
-            high=float(hi),
+            lower=float(lo),
+            upper=float(hi),
             method=(
                 f"Wilson interval on the {n} labels (uniform inclusion, one claim per answer: a "
                 "simple random sample)."
@@ -479,7 +479,7 @@ def _uniform_today(yl, lab, f, n, big_n, confidence) -> DesignEstimate:
             design_effect=1.0,
             n_clusters=n,
             n=n,
-            std_error=float(np.sqrt(v * (1 - v) / n)),
+            se=float(np.sqrt(v * (1 - v) / n)),
             df=float("inf"),
             extra={"lambda": 0.0, "labelled": n, "N": big_n, "independent": True},
         )
@@ -490,8 +490,8 @@ def _uniform_today(yl, lab, f, n, big_n, confidence) -> DesignEstimate:
     var = float(np.var(rect)) / n + (lam**2 * float(np.var(fr)) / fr.size if fr.size else 0.0)
     return DesignEstimate(
         value=out["value"],
-        low=out["ci"][0],
-        high=out["ci"][1],
+        lower=out["ci"][0],
+        upper=out["ci"][1],
         method=(
             f"PPI++ (uniform inclusion, one claim per answer: a simple random sample), "
             f"power-tuned λ={lam:.2f}, {n} labels of {big_n} claims, normal interval."
@@ -499,7 +499,7 @@ def _uniform_today(yl, lab, f, n, big_n, confidence) -> DesignEstimate:
         design_effect=1.0,
         n_clusters=n,
         n=n,
-        std_error=float(np.sqrt(var)),
+        se=float(np.sqrt(var)),
         df=float("inf"),
         extra={"lambda": lam, "labelled": n, "N": big_n, "independent": True, "tuned": True},
     )

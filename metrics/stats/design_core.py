@@ -5,7 +5,8 @@ means, the ratio estimator and the Wilson-type interval at the effective sample 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from copy import deepcopy
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from scipy.stats import t as student_t
 from metrics.format import percent
 
 from ._common import NAN, as_label_array, z_value
+from .estimate import Estimate
 
 #: effective size of a census (the judge's verdict on every claim): no sampling error
 _CENSUS = 1e15
@@ -27,36 +29,41 @@ FPC_MIN_FRACTION = 0.05
 
 
 @dataclass(frozen=True)
-class DesignEstimate:
-    """One figure with its design-based interval, ready for the report.
+class DesignEstimate(Estimate):
+    """One figure with its design-based interval, ready for the report: an `Estimate` (value,
+    lower, upper, se, n, method, design_effect) with what a design adds.
 
     ``design_effect`` is V_design / V_independent: the estimator's variance under the real design
     divided by its variance were every claim its own answer (same strata and weights); 1.0 means
-    clustering costs nothing, 2.0 that the audit is worth half its claims. ``unseen_share`` is the
-    share of the population in strata with no gold, which the estimate does not cover.
+    clustering costs nothing, 2.0 that the audit is worth half its claims. ``n_clusters`` the
+    answers it used, ``df`` the t's degrees of freedom, ``n_strata`` the strata with gold.
+    ``unseen_share`` is the share of the population in strata with no gold, which the estimate
+    does not cover.
     """
 
-    value: float
-    low: float
-    high: float
-    method: str
-    design_effect: float
-    n_clusters: int
-    n: int
-    std_error: float = NAN
+    n_clusters: int = 0
     df: float = NAN
     n_strata: int = 1
     unseen_share: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def ci(self) -> tuple[float, float]:
-        return (self.low, self.high)
-
     def as_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["ci"] = self.ci
-        return out
+        """The published form (keys as the report has always written them)."""
+        return {
+            "value": self.value,
+            "low": self.lower,
+            "high": self.upper,
+            "method": self.method,
+            "design_effect": self.design_effect,
+            "n_clusters": self.n_clusters,
+            "n": self.n,
+            "std_error": self.se,
+            "df": self.df,
+            "n_strata": self.n_strata,
+            "unseen_share": self.unseen_share,
+            "extra": deepcopy(self.extra),
+            "ci": self.ci,
+        }
 
 
 # --------------------------------------------------------------------------------------------
@@ -364,8 +371,8 @@ def _deff_text(deff: float, floored: bool = False) -> str:
 def _nan_estimate(method: str, d: _Design | None = None, n: int = 0) -> DesignEstimate:
     return DesignEstimate(
         value=NAN,
-        low=NAN,
-        high=NAN,
+        lower=NAN,
+        upper=NAN,
         method=method,
         design_effect=NAN,
         n_clusters=0 if d is None else d.n_clusters,
@@ -380,8 +387,8 @@ def _undefined(method: str, like: DesignEstimate) -> DesignEstimate:
     audit's (from `like`, an input estimate), never the 1.0 of "nothing audited"."""
     return DesignEstimate(
         value=NAN,
-        low=NAN,
-        high=NAN,
+        lower=NAN,
+        upper=NAN,
         method=method[0].upper() + method[1:],
         design_effect=NAN,
         n_clusters=like.n_clusters,
@@ -435,13 +442,13 @@ def _ratio(
         )
     return DesignEstimate(
         value=theta,
-        low=lo,
-        high=hi,
+        lower=lo,
+        upper=hi,
         method=_method(base, d),
         design_effect=deff,
         n_clusters=g_dom,
         n=n_claims,
-        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
+        se=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         df=df,
         n_strata=int(d.weights.size),
         unseen_share=d.unseen_share,
@@ -459,13 +466,13 @@ def _simple(value: float, ci: tuple[float, float], n: int, base: str) -> DesignE
     v = float(value)
     return DesignEstimate(
         value=v,
-        low=float(ci[0]),
-        high=float(ci[1]),
+        lower=float(ci[0]),
+        upper=float(ci[1]),
         method=base[0].upper() + base[1:] + ".",
         design_effect=1.0,
         n_clusters=n,
         n=n,
-        std_error=float(np.sqrt(v * (1.0 - v) / n)) if n else NAN,
+        se=float(np.sqrt(v * (1.0 - v) / n)) if n else NAN,
         df=float("inf"),
         extra={"independent": True},
     )

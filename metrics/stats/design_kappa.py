@@ -75,8 +75,8 @@ def design_kappa(
     deff = var / var0 if var0 > 0 else NAN
     return DesignEstimate(
         value=float(kappa),
-        low=float(max(kappa - half, -1.0)),
-        high=float(min(kappa + half, 1.0)),
+        lower=float(max(kappa - half, -1.0)),
+        upper=float(min(kappa + half, 1.0)),
         method=(
             f"Cohen's kappa, linearised variance clustered by answer ({g} answers, "
             f"{_deff_text(deff)}), t with {df:.0f} df"
@@ -86,7 +86,7 @@ def design_kappa(
         design_effect=deff,
         n_clusters=int(g),
         n=int(n),
-        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
+        se=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         df=df,
     )
 
@@ -152,8 +152,8 @@ def cluster_bootstrap(
     deff = var / var0 if var0 > 0 else NAN
     return DesignEstimate(
         value=theta,
-        low=min(lo, theta),
-        high=max(hi, theta),
+        lower=min(lo, theta),
+        upper=max(hi, theta),
         method=(
             f"Answer-level bootstrap, {n_boot} resamples of {g} answers, percentile interval "
             f"({_deff_text(deff)})."
@@ -161,6 +161,6 @@ def cluster_bootstrap(
         design_effect=deff,
         n_clusters=int(g),
         n=int(n),
-        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
+        se=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         n_strata=1,
     )

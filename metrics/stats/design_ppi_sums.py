@@ -204,8 +204,8 @@ def _independent(y, fg, rest: RestSums, confidence: float) -> DesignEstimate:
     out = ppi_independent(y, fg, r, sf, m2, confidence)
     return DesignEstimate(
         value=out["value"],
-        low=out["ci"][0],
-        high=out["ci"][1],
+        lower=out["ci"][0],
+        upper=out["ci"][1],
         method="PPI++, normal interval, one claim per answer.",
         design_effect=1.0,
         n_clusters=n,
@@ -350,13 +350,13 @@ def design_ppi_from_sums(
         )
     return DesignEstimate(
         value=clip(theta),
-        low=clip(theta - half),
-        high=clip(theta + half),
+        lower=clip(theta - half),
+        upper=clip(theta + half),
         method=_method(base, _strata_design(h, unseen, unseen_share, g_total)),
         design_effect=deff,
         n_clusters=g_total,
         n=n,
-        std_error=float(np.sqrt(max(var, 0.0))),
+        se=float(np.sqrt(max(var, 0.0))),
         df=df,
         n_strata=h,
         unseen_share=unseen_share,

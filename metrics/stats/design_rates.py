@@ -236,13 +236,13 @@ def design_rogan_gladen(
     )
     return DesignEstimate(
         value=point,
-        low=min(lo, point),
-        high=max(hi, point),
+        lower=min(lo, point),
+        upper=max(hi, point),
         method=_method(base, _rg_design_of(se)),
         design_effect=deff,
         n_clusters=se.n_clusters,
         n=se.n + sp.n,
-        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
+        se=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         df=df,
         n_strata=se.n_strata,
         unseen_share=se.unseen_share,
@@ -258,8 +258,8 @@ def _rg_independent(ja, pa, se, sp, point, confidence) -> DesignEstimate:
     lo, hi = rogan_gladen_interval(k, m, ks, ms, kp, mp, confidence, "lang-reiczigel")
     return DesignEstimate(
         value=point,
-        low=lo,
-        high=hi,
+        lower=lo,
+        upper=hi,
         method="Rogan–Gladen, Lang–Reiczigel interval, one claim per answer.",
         design_effect=1.0,
         n_clusters=pa.n_clusters,
@@ -292,19 +292,19 @@ def _rg_effective_sizes(pa, se, sp, judge_is_census):
     return effs, (min(dfs) if dfs else np.inf)
 
 
-def _rg_variances(point, pa, se, sp, cov, j, judge_is_census) -> tuple[float, float]:
+def _rg_variances(point, pa, sens, spec, cov, j, judge_is_census) -> tuple[float, float]:
     """The delta-method variance of π̂ with the se/sp covariance, and the same as if independent."""
-    v_p = 0.0 if judge_is_census else pa.std_error**2
+    v_p = 0.0 if judge_is_census else pa.se**2
     var = (
         v_p
-        + point**2 * se.std_error**2
-        + (1 - point) ** 2 * sp.std_error**2
+        + point**2 * sens.se**2
+        + (1 - point) ** 2 * spec.se**2
         - 2.0 * point * (1.0 - point) * cov
     ) / j**2
     var0 = (
         (v_p / pa.design_effect if v_p > 0 and pa.design_effect > 0 else 0.0)
-        + point**2 * se.std_error**2 / se.design_effect
-        + (1 - point) ** 2 * sp.std_error**2 / sp.design_effect
+        + point**2 * sens.se**2 / sens.design_effect
+        + (1 - point) ** 2 * spec.se**2 / spec.design_effect
     ) / j**2
     return var, var0
 

@@ -29,6 +29,7 @@ from scipy.stats import t as student_t
 from metrics.format import percent
 
 from ._common import NAN, check_confidence
+from .estimate import Estimate
 
 __all__ = [
     "PairedEstimate",
@@ -39,30 +40,24 @@ __all__ = [
 ]
 
 
-@dataclass
-class PairedEstimate:
-    """B − A with its interval. `std_error_unpaired` is what the two systems' rates, each with
-    its own interval clustered by question, would give if their covariance were ignored (the
-    comparison of two separate reports); `n_questions` are the questions the estimate uses."""
+@dataclass(frozen=True)
+class PairedEstimate(Estimate):
+    """B − A with its interval: an `Estimate` whose `n` is the questions it uses. `se_unpaired`
+    is what the two systems' rates, each with its own interval clustered by question, would give
+    if their covariance were ignored (the comparison of two separate reports)."""
 
-    value: float
-    low: float
-    high: float
-    std_error: float
-    std_error_unpaired: float
-    n_questions: int
-    n_units: tuple[int, int]  # units of A, units of B
-    rates: tuple[float, float]  # θ_A, θ_B
-    method: str
+    se_unpaired: float = NAN
+    n_units: tuple[int, int] = (0, 0)  # units of A, units of B
+    rates: tuple[float, float] = (NAN, NAN)  # θ_A, θ_B
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def ci(self) -> tuple[float, float]:
-        return (self.low, self.high)
+    def n_questions(self) -> int:
+        return self.n
 
     @property
     def width_unpaired(self) -> float:
-        return 2 * self._t * self.std_error_unpaired
+        return 2 * self._t * self.se_unpaired
 
     @property
     def _t(self) -> float:
@@ -71,14 +66,14 @@ class PairedEstimate:
     def as_dict(self) -> dict[str, Any]:
         return {
             "value": self.value,
-            "ci": [self.low, self.high],
-            "std_error": self.std_error,
-            "std_error_unpaired": self.std_error_unpaired,
+            "ci": [self.lower, self.upper],
+            "std_error": self.se,
+            "std_error_unpaired": self.se_unpaired,
             "ci_unpaired": [
-                self.value - self._t * self.std_error_unpaired,
-                self.value + self._t * self.std_error_unpaired,
+                self.value - self._t * self.se_unpaired,
+                self.value + self._t * self.se_unpaired,
             ],
-            "n_questions": self.n_questions,
+            "n_questions": self.n,
             "n_units": list(self.n_units),
             "rate_a": self.rates[0],
             "rate_b": self.rates[1],
@@ -88,7 +83,7 @@ class PairedEstimate:
 
 
 def _nan(method: str, n_questions: int = 0) -> PairedEstimate:
-    return PairedEstimate(NAN, NAN, NAN, NAN, NAN, n_questions, (0, 0), (NAN, NAN), method)
+    return PairedEstimate(NAN, method=method, n=n_questions)
 
 
 def _inputs(values: Any, system: Any, question: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -180,11 +175,11 @@ def paired_gold_difference(
         return _nan(method, g)
     return PairedEstimate(
         value=value,
-        low=low,
-        high=high,
-        std_error=se,
-        std_error_unpaired=se_unpaired,
-        n_questions=g,
+        lower=low,
+        upper=high,
+        se=se,
+        se_unpaired=se_unpaired,
+        n=g,
         n_units=n_units,
         rates=(theta_a, theta_b),
         method=f"{method}, {g} shared questions with gold on both systems",
@@ -271,11 +266,11 @@ def paired_ppi_difference(
         return _nan(method, g)
     return PairedEstimate(
         value=value,
-        low=low,
-        high=high,
-        std_error=se,
-        std_error_unpaired=se_unpaired,
-        n_questions=g,
+        lower=low,
+        upper=high,
+        se=se,
+        se_unpaired=se_unpaired,
+        n=g,
         n_units=(int((s == 0).sum()), int((s == 1).sum())),
         rates=(theta_a, theta_b),
         method=(
@@ -395,11 +390,11 @@ def paired_design_difference(
         extra["lambda"] = float(lam)
     return PairedEstimate(
         value=value,
-        low=low,
-        high=high,
-        std_error=se,
-        std_error_unpaired=se_unpaired,
-        n_questions=g_var,
+        lower=low,
+        upper=high,
+        se=se,
+        se_unpaired=se_unpaired,
+        n=g_var,
         # units the estimate reads: gold ones (gold only), every unit (PPI++), as today's
         n_units=tuple(extra["gold_units"])
         if f is None

@@ -259,7 +259,7 @@ def test_without_a_design_the_figures_are_todays_estimators_exactly():
     faith = result["rates"]["faithfulness"]
     assert result["design"]["kind"] == "simple"
     assert faith["gold_only"]["value"] == today_gold.value
-    assert faith["gold_only"]["ci"] == [today_gold.low, today_gold.high]
+    assert faith["gold_only"]["ci"] == [today_gold.lower, today_gold.upper]
     assert faith["ppi"]["value"] == today_ppi.value
-    assert faith["ppi"]["ci"] == [today_ppi.low, today_ppi.high]
+    assert faith["ppi"]["ci"] == [today_ppi.lower, today_ppi.upper]
     assert faith["ppi"]["lambda"] == today_ppi.extra["lambda"]

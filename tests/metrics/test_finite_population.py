@@ -28,7 +28,7 @@ def _enumerate(y, n):
         ids = np.array(chosen)
         fpc = stats.design_proportion(sample, ids, np.zeros(n, int), {0: float(big_n)}, fpc=True)
         raw = stats.design_proportion(sample, ids, np.zeros(n, int), {0: float(big_n)})
-        rows.append((fpc.value, fpc.std_error**2, raw.std_error**2))
+        rows.append((fpc.value, fpc.se**2, raw.se**2))
     return np.array(rows)
 
 
@@ -54,7 +54,7 @@ def test_stratified_correction_against_enumeration():
             ids = np.array([f"a{i}" for i in a] + [f"b{i}" for i in b])
             est = stats.design_proportion(sample, ids, strata, {"A": 6.0, "B": 4.0}, fpc=True)
             values.append(est.value)
-            variances.append(est.std_error**2)
+            variances.append(est.se**2)
     values = np.array(values)
     # the stratified mean is unbiased for the project's rate, and its variance estimate for
     # its exact variance Σ W_h² (1 − f_h) S_h²/n_h

@@ -1,5 +1,6 @@
 """The design PPI++ mean as it was before the sufficient-statistics refactoring (commit 31ae434),
-kept verbatim as the reference tests/metrics/stats/test_sufficient_exact.py compares against."""
+kept verbatim as the reference tests/metrics/stats/test_sufficient_exact.py compares against
+(but for the result's field names, now the `Estimate` family's: lower, upper, se)."""
 
 from __future__ import annotations
 
@@ -56,8 +57,8 @@ def design_ppi_mean(
         out = ppi_mean_interval(y, fg, fr, confidence)
         return DesignEstimate(
             value=out["value"],
-            low=out["ci"][0],
-            high=out["ci"][1],
+            lower=out["ci"][0],
+            upper=out["ci"][1],
             method="PPI++, normal interval, one claim per answer.",
             design_effect=1.0,
             n_clusters=n,
@@ -94,13 +95,13 @@ def design_ppi_mean(
         )
     return DesignEstimate(
         value=clip(theta),
-        low=clip(theta - half),
-        high=clip(theta + half),
+        lower=clip(theta - half),
+        upper=clip(theta + half),
         method=_method(base, _strata_design(h, unseen, unseen_share, g_total)),
         design_effect=deff,
         n_clusters=g_total,
         n=n,
-        std_error=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
+        se=float(np.sqrt(max(var, 0.0))),  # rounding may leave -1e-18
         df=df,
         n_strata=h,
         unseen_share=unseen_share,

@@ -152,8 +152,8 @@ def test_uniform_pi_no_cluster_equals_ppi_mean_interval_and_ppi_py(seed):
     lo, hi = ppi_mean_ci(y[lab], f[lab], f[~lab], alpha=0.05)
     point = ppi_mean_pointestimate(y[lab], f[lab], f[~lab])
     assert out.value == pytest.approx(float(np.ravel(point)[0]), abs=1e-12)
-    assert out.low == pytest.approx(float(np.ravel(lo)[0]), abs=1e-12)
-    assert out.high == pytest.approx(float(np.ravel(hi)[0]), abs=1e-12)
+    assert out.lower == pytest.approx(float(np.ravel(lo)[0]), abs=1e-12)
+    assert out.upper == pytest.approx(float(np.ravel(hi)[0]), abs=1e-12)
     assert "PPI++" in out.method
 
 
@@ -165,8 +165,8 @@ def test_uniform_pi_gold_only_equals_wilson():
     k, n = int(y[lab].sum()), int(lab.sum())
     lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
     assert out.value == k / n
-    assert out.low == pytest.approx(lo, abs=1e-12)
-    assert out.high == pytest.approx(hi, abs=1e-12)
+    assert out.lower == pytest.approx(lo, abs=1e-12)
+    assert out.upper == pytest.approx(hi, abs=1e-12)
 
 
 def test_uniform_pi_clustered_gold_only_equals_design_proportion():
@@ -176,9 +176,9 @@ def test_uniform_pi_clustered_gold_only_equals_design_proportion():
     out = stats.active_ppi_mean(y, lab, None, np.full(2000, 0.15), cluster=ids)
     ref = stats.design_proportion(y[lab], ids[lab])
     assert out.value == pytest.approx(ref.value, abs=1e-12)
-    assert out.low == pytest.approx(ref.low, abs=1e-12)
-    assert out.high == pytest.approx(ref.high, abs=1e-12)
-    assert out.std_error == pytest.approx(ref.std_error, rel=1e-9)
+    assert out.lower == pytest.approx(ref.lower, abs=1e-12)
+    assert out.upper == pytest.approx(ref.upper, abs=1e-12)
+    assert out.se == pytest.approx(ref.se, rel=1e-9)
     assert out.df == ref.df
 
 
@@ -194,8 +194,8 @@ def test_hajek_ipw_matches_weighted_least_squares_with_cluster_robust_errors():
         cov_type="cluster", cov_kwds={"groups": ids[lab]}
     )
     # statsmodels' CR1: G/(G − 1)·(n − 1)/(n − k) with k = 1, the same factor
-    assert out.std_error == pytest.approx(float(fit.bse[0]), rel=1e-9)
-    assert out.low < out.value < out.high
+    assert out.se == pytest.approx(float(fit.bse[0]), rel=1e-9)
+    assert out.lower < out.value < out.upper
     assert "Hájek" in out.method or "Inverse-probability" in out.method
 
 
@@ -224,7 +224,7 @@ def test_active_ppi_point_variance_and_tuning_against_a_jackknife():
     lam = out.extra["lambda"]
     assert 0.1 < lam < 0.9  # a weak judge: the tuning is interior, not at a clip
     assert out.value == pytest.approx(_active_point(y, lab, f, pi, lam), abs=1e-12)
-    assert out.std_error**2 == pytest.approx(_jackknife_var(y, lab, f, pi, ids, lam), rel=0.05)
+    assert out.se**2 == pytest.approx(_jackknife_var(y, lab, f, pi, ids, lam), rel=0.05)
     # the tuned λ minimises the variance: the jackknife agrees within its grid step
     grid = np.linspace(0, 1, 21)
     jack = [_jackknife_var(y, lab, f, pi, ids, g) for g in grid]
@@ -255,8 +255,8 @@ def test_active_ppi_no_label_and_bad_input():
     one = stats.active_ppi_mean(
         [1, np.nan, np.nan], [True, False, False], [0.9, 0.5, 0.2], [0.5] * 3
     )
-    assert np.isnan(one.low)
-    assert np.isnan(one.high)
+    assert np.isnan(one.lower)
+    assert np.isnan(one.upper)
     assert "too few" in one.method
     with pytest.raises(ValueError, match="pi"):
         stats.active_ppi_mean([1, 0], [True, True], None, [0.5, 0.0])
@@ -434,7 +434,7 @@ def test_active_forecast_is_reached_by_the_active_estimate():
         lab2 = np.zeros(y.size, bool)
         lab2[np.argsort(keys)[:n_star]] = True
         est = stats.active_ppi_mean(np.where(lab2, y, np.nan), lab2, f, pi, cluster=ids)
-        halves.append((est.high - est.low) / 2)
+        halves.append((est.upper - est.lower) / 2)
     assert np.median(halves) <= 0.03 * 1.02
     assert np.median(halves) >= 0.03 * 0.75  # and it is not wildly pessimistic
 
@@ -560,8 +560,8 @@ def test_forecast_below_the_labels_so_far_uses_the_smaller_df():
 def test_one_label_without_a_prediction_is_that_label_and_no_interval():
     est = active_ppi_mean([np.nan, 1.0, np.nan, np.nan, np.nan], [0, 1, 0, 0, 0], None, [0.2] * 5)
     assert est.value == 1.0
-    assert math.isnan(est.low)
-    assert math.isnan(est.high)
+    assert math.isnan(est.lower)
+    assert math.isnan(est.upper)
     assert est.n_clusters == 1
     assert est.n == 1
     assert est.extra == {"labelled": 1, "N": 5}

@@ -42,12 +42,12 @@ def test_design_proportion_std_error_equals_statsmodels_cluster_robust_ols():
     ids, y = _clustered(np.random.default_rng(3), 60)
     est = stats.design_proportion(y, ids)
     assert est.value == pytest.approx(y.mean(), abs=1e-15)
-    assert est.std_error == pytest.approx(_cluster_se(y, ids), rel=1e-12)
+    assert est.se == pytest.approx(_cluster_se(y, ids), rel=1e-12)
     assert est.n_clusters == 60
     assert est.n == y.size
     # design effect: clustered variance over the independent-claims variance (same n/(n−1) form)
     v0 = y.var(ddof=1) / y.size
-    assert est.design_effect == pytest.approx(est.std_error**2 / v0, rel=1e-12)
+    assert est.design_effect == pytest.approx(est.se**2 / v0, rel=1e-12)
     assert est.design_effect > 1.5
 
 
@@ -59,7 +59,7 @@ def test_design_proportion_interval_is_wilson_at_the_effective_size_korn_graubar
     z, t = norm.ppf(0.975), student_t.ppf(0.975, 40 - 1)
     n_star = p * (1 - p) / se**2 * (z / t) ** 2
     lo, hi = proportion_confint(p * n_star, n_star, alpha=0.05, method="wilson")
-    assert (est.low, est.high) == pytest.approx((lo, hi), abs=1e-12)
+    assert (est.lower, est.upper) == pytest.approx((lo, hi), abs=1e-12)
     assert est.df == 39
     assert "design effect" in est.method
     assert "40 answers" in est.method
@@ -74,10 +74,8 @@ def test_design_sensitivity_specificity_equal_cluster_robust_means_on_the_gold_s
     se, sp = out["sensitivity"], out["specificity"]
     assert se.value == pytest.approx(judge[pos].mean())
     assert sp.value == pytest.approx(1 - judge[neg].mean())
-    assert se.std_error == pytest.approx(_cluster_se(judge[pos].astype(float), ids[pos]), rel=1e-9)
-    assert sp.std_error == pytest.approx(
-        _cluster_se(1.0 - judge[neg].astype(float), ids[neg]), rel=1e-9
-    )
+    assert se.se == pytest.approx(_cluster_se(judge[pos].astype(float), ids[pos]), rel=1e-9)
+    assert sp.se == pytest.approx(_cluster_se(1.0 - judge[neg].astype(float), ids[neg]), rel=1e-9)
     assert out["youden_j"] == pytest.approx(se.value + sp.value - 1)
 
 
@@ -94,11 +92,11 @@ def test_design_proportion_stratified_hand_derivation():
     e_a = np.array([2 - 3 * 5 / 9, 2 - 2 * 5 / 9, 1 - 4 * 5 / 9])
     e_b = np.array([0 - 2 / 5, 1 - 2 / 5, 0 - 1 / 5])
     var = 0.81 * 1.5 * (e_a @ e_a) / 81 + 0.01 * 1.5 * (e_b @ e_b) / 25
-    assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-12)
+    assert est.se == pytest.approx(math.sqrt(var), rel=1e-12)
     # the same from statsmodels, stratum by stratum
     va = _cluster_se(y[:9], ids[:9]) ** 2
     vb = _cluster_se(y[9:], ids[9:]) ** 2
-    assert est.std_error**2 == pytest.approx(0.81 * va + 0.01 * vb, rel=1e-12)
+    assert est.se**2 == pytest.approx(0.81 * va + 0.01 * vb, rel=1e-12)
     assert est.df == 6 - 2
     assert est.n_strata == 2
     assert "weighted over 2 strata" in est.method
@@ -136,10 +134,10 @@ def test_two_phase_rate_recovers_the_true_rate_from_an_audit_stratified_by_verdi
         gold, verdict, {"SUPPORTED": 1500, "NOT_IN_PILE": 500}, np.arange(450)
     )
     assert est.value == pytest.approx(0.75 * 0.9 + 0.25 * 0.26)
-    assert est.low < 0.74 < est.high
+    assert est.lower < 0.74 < est.upper
     # variance by hand: Σ W_h² p_h(1−p_h)/(n_h − 1) (one claim per answer, strata crossed by none)
     var = 0.75**2 * 0.9 * 0.1 / 149 + 0.25**2 * 0.26 * 0.74 / 299
-    assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-12)
+    assert est.se == pytest.approx(math.sqrt(var), rel=1e-12)
 
 
 def test_design_rogan_gladen_with_verdict_strata_corrects_the_oversampled_audit():
@@ -159,7 +157,7 @@ def test_design_rogan_gladen_with_verdict_strata_corrects_the_oversampled_audit(
     se, sp = 1350 / 1480, 370 / 520
     assert est.value == pytest.approx((0.75 + sp - 1) / (se + sp - 1))
     assert est.value == pytest.approx(0.74)
-    assert est.low < 0.74 < est.high
+    assert est.lower < 0.74 < est.upper
 
 
 # ------------------------------------------------------------------ exact reduction to today
@@ -236,7 +234,7 @@ def test_design_ppi_clustered_rectifier_matches_statsmodels():
     assert est.extra["lambda"][0] == pytest.approx(lam, abs=1e-15)
     assert est.value == pytest.approx(lam * f_r.mean() + np.mean(y - lam * f))
     var = _cluster_se(y - lam * f, ids) ** 2 + lam**2 * _cluster_se(f_r, ids_r) ** 2
-    assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-9)
+    assert est.se == pytest.approx(math.sqrt(var), rel=1e-9)
     half = student_t.ppf(0.975, 49) * math.sqrt(var)
     assert est.ci == pytest.approx((est.value - half, est.value + half), abs=1e-12)
 
@@ -249,8 +247,8 @@ def test_cluster_bootstrap_agrees_with_the_analytic_variance_and_is_seeded():
     boot = stats.cluster_bootstrap(y, None, ids, n_boot=4000, seed=1)
     again = stats.cluster_bootstrap(y, None, ids, n_boot=4000, seed=1)
     assert boot == again
-    assert boot.std_error == pytest.approx(_cluster_se(y, ids), rel=0.08)
-    assert boot.low < y.mean() < boot.high
+    assert boot.se == pytest.approx(_cluster_se(y, ids), rel=0.08)
+    assert boot.lower < y.mean() < boot.upper
     assert boot.design_effect > 1.5
 
 
@@ -263,7 +261,7 @@ def test_cluster_bootstrap_million_claims_in_200k_answers():
     boot = stats.cluster_bootstrap(y, None, ids, n_boot=1000, seed=0)
     analytic = stats.design_proportion(y, ids)
     assert boot.n_clusters == 200_000
-    assert boot.std_error == pytest.approx(analytic.std_error, rel=0.1)
+    assert boot.se == pytest.approx(analytic.se, rel=0.1)
 
 
 def test_the_issues_60_by_6_project_analytic_interval_matches_the_answer_bootstrap():
@@ -276,7 +274,11 @@ def test_the_issues_60_by_6_project_analytic_interval_matches_the_answer_bootstr
     today = stats.wilson_interval(int(y.sum()), y.size)
     design = stats.design_proportion(y, ids)
     boot = stats.cluster_bootstrap(y, None, ids, n_boot=4000, seed=2)
-    w_today, w_design, w_boot = today[1] - today[0], design.high - design.low, boot.high - boot.low
+    w_today, w_design, w_boot = (
+        today[1] - today[0],
+        design.upper - design.lower,
+        boot.upper - boot.lower,
+    )
     assert w_today < 0.7 * w_boot
     assert w_design == pytest.approx(w_boot, rel=0.15)
     assert design.design_effect > 2.0
@@ -310,7 +312,7 @@ def test_design_ppi_stratified_is_the_weighted_sum_of_per_stratum_ppi_fisch_et_a
         theta += w * (lam * f_r.mean() + np.mean(y - lam * f))
         var += w**2 * (_cluster_se(y - lam * f, ids) ** 2 + lam**2 * _cluster_se(f_r, ids_r) ** 2)
     assert est.value == pytest.approx(theta, abs=1e-12)
-    assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-9)
+    assert est.se == pytest.approx(math.sqrt(var), rel=1e-9)
     assert est.df == 25 - 2  # 10 + 15 audited answers, 2 strata
     assert est.n_strata == 2
 
@@ -323,8 +325,8 @@ def test_cluster_bootstrap_resamples_every_answer_including_the_first():
     # answer would draw only 0.
     boot = stats.cluster_bootstrap([1, 0], None, [10, 20], n_boot=4000, seed=3)
     assert boot.value == 0.5
-    assert (boot.low, boot.high) == (0.0, 1.0)
-    assert boot.std_error == pytest.approx(math.sqrt(1 / 8), rel=0.05)
+    assert (boot.lower, boot.upper) == (0.0, 1.0)
+    assert boot.se == pytest.approx(math.sqrt(1 / 8), rel=0.05)
     assert boot.n_clusters == 2
 
 
@@ -338,7 +340,7 @@ def test_cluster_bootstrap_names_the_inputs_whose_lengths_differ():
 def test_design_rogan_gladen_without_gold_of_both_kinds_says_so():
     # Every audited claim is faithful: no specificity, so no correction; the reason is shown.
     est = stats.design_rogan_gladen([1, 0, 1, 1], None, [1, 1], [1, 0])
-    assert np.isnan([est.value, est.low, est.high]).all()
+    assert np.isnan([est.value, est.lower, est.upper]).all()
     assert est.method == "Rogan–Gladen needs judged claims and gold of both kinds"
 
 
@@ -402,13 +404,13 @@ def test_design_rogan_gladen_clustered_std_error_is_the_cr1_delta_method_and_a_b
     point = (p_obs + sp - 1.0) / j
     assert est.value == pytest.approx(point, rel=1e-12)
     var = (point**2 * v_se + (1 - point) ** 2 * v_sp - 2 * point * (1 - point) * cov) / j**2
-    assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-9)
+    assert est.se == pytest.approx(math.sqrt(var), rel=1e-9)
     # an answer-level bootstrap of the audit, computed here
     rng = np.random.default_rng(7)
     draws = rng.integers(0, G, size=(2000, G))
     counts = np.stack([np.bincount(row, minlength=G) for row in draws])
     boot = _rg_from_counts(p_obs, counts @ a_se, counts @ b_se, counts @ a_sp, counts @ b_sp)
-    assert est.std_error == pytest.approx(boot.std(ddof=1), rel=0.10)
+    assert est.se == pytest.approx(boot.std(ddof=1), rel=0.10)
     # the design effect: against the same figure were every claim its own answer (CR1 with
     # G = the domain's claims, no covariance), the ratio of the two delta-method variances
     n_s, n_u = gold.sum(), (1 - gold).sum()
@@ -429,7 +431,7 @@ def test_a_design_effect_below_one_is_said_and_never_narrows_the_interval():
     assert est.design_effect < 1.0
     assert f"design effect {est.design_effect:.2f}, counted as 1" in est.method
     lo, hi = stats.wilson_interval(int(y.sum()), y.size)
-    assert est.high - est.low >= hi - lo
+    assert est.upper - est.lower >= hi - lo
     # A positive correlation keeps the plain sentence.
     y2 = np.array([1, 1] * 5 + [0, 0] * 4, dtype=float)
     est2 = stats.design_proportion(y2, np.repeat(np.arange(9), 2))
@@ -448,10 +450,10 @@ def test_cluster_bootstrap_draws_2000_resamples_by_default():
     default = cluster_bootstrap(y, answer_ids=ids)
     assert default.method.startswith("Answer-level bootstrap, 2000 resamples of 3 answers,")
     explicit = cluster_bootstrap(y, answer_ids=ids, n_boot=2000)
-    assert (default.low, default.high, default.std_error) == (
-        explicit.low,
-        explicit.high,
-        explicit.std_error,
+    assert (default.lower, default.upper, default.se) == (
+        explicit.lower,
+        explicit.upper,
+        explicit.se,
     )
     assert default.value == pytest.approx(4 / 7)
 
@@ -770,8 +772,8 @@ def test_proportion_answers_spanning_strata_not_nested():
     assert ref["df"] == 3.0
     got = dz.design_proportion(y, ids, st, sizes, confidence=0.9)
     assert got.value == A(ref["theta"], rel=1e-12)
-    assert (got.low, got.high) == (A(ref["lo"], rel=1e-9), A(ref["hi"], rel=1e-9))
-    assert got.std_error == A(math.sqrt(ref["var"]), rel=1e-9)
+    assert (got.lower, got.upper) == (A(ref["lo"], rel=1e-9), A(ref["hi"], rel=1e-9))
+    assert got.se == A(math.sqrt(ref["var"]), rel=1e-9)
     assert got.design_effect == A(ref["deff"], rel=1e-9)
     assert got.df == 3.0
     assert got.extra["effective_n"] == A(ref["n_eff"], rel=1e-9)
@@ -782,13 +784,13 @@ def test_proportion_all_ones_clustered_clips_to_one_with_n_eff_g():
     ids = ["a", "a", "b", "c"]
     got = dz.design_proportion(y, ids)
     assert got.value == 1.0
-    assert got.high == 1.0
+    assert got.upper == 1.0
     # n_eff = G = 3 (nothing to measure); Wilson at n* = 3 (z/t_2)²
     z, t = norm.ppf(0.975), student_t.ppf(0.975, 2)
     m = 3 * (z / t) ** 2
     centre = (1 + z**2 / (2 * m)) / (1 + z**2 / m)
     half = z * math.sqrt(z**2 / (4 * m**2)) / (1 + z**2 / m)
-    assert got.low == A(centre - half, rel=1e-9)
+    assert got.lower == A(centre - half, rel=1e-9)
     assert got.extra["effective_n"] == 3.0
     assert math.isnan(got.design_effect)
     assert got.method.endswith(
@@ -799,8 +801,8 @@ def test_proportion_all_ones_clustered_clips_to_one_with_n_eff_g():
 def test_proportion_all_zero_clustered_low_exactly_zero():
     got = dz.design_proportion([0, 0, 0], ["a", "a", "b"])
     assert got.value == 0.0
-    assert got.low == 0.0
-    assert got.high > 0.0
+    assert got.lower == 0.0
+    assert got.upper > 0.0
     assert got.df == 1.0
 
 
@@ -812,7 +814,7 @@ def test_proportion_deff_below_one_says_counted_as_one():
     assert got.design_effect == A(0.0, abs=1e-12)
     # interval from V₀, t with 2 df
     ref = ref_ratio(y, np.ones(6), [None] * 6, ids, {None: 6.0})
-    assert (got.low, got.high) == (A(ref["lo"], rel=1e-9), A(ref["hi"], rel=1e-9))
+    assert (got.lower, got.upper) == (A(ref["lo"], rel=1e-9), A(ref["hi"], rel=1e-9))
     assert "design effect 0.00, counted as 1: never narrower than independent claims" in got.method
 
 
@@ -838,8 +840,8 @@ def test_nan_estimate_fields():
     e = dz._nan_estimate("No x")
     assert (e.n_clusters, e.n, e.n_strata, e.unseen_share, e.method) == (0, 0, 0, 1.0, "No x")
     assert math.isnan(e.value)
-    assert math.isnan(e.low)
-    assert math.isnan(e.high)
+    assert math.isnan(e.lower)
+    assert math.isnan(e.upper)
 
 
 def test_design_missing_sizes_and_strata_errors_exact():
@@ -914,8 +916,8 @@ def test_sesp_stratified_with_middle_unseen_stratum():
     rp = ref_ratio((1 - g) * (1 - np.asarray(judge)), (1 - g).astype(float), st, ids, sizes, 0.9)
     for est, expected in ((out["sensitivity"], rs), (out["specificity"], rp)):
         assert est.value == A(expected["theta"], rel=1e-12)
-        assert (est.low, est.high) == (A(expected["lo"], rel=1e-9), A(expected["hi"], rel=1e-9))
-        assert est.std_error == A(math.sqrt(expected["var"]), rel=1e-9)
+        assert (est.lower, est.upper) == (A(expected["lo"], rel=1e-9), A(expected["hi"], rel=1e-9))
+        assert est.se == A(math.sqrt(expected["var"]), rel=1e-9)
         assert est.df == expected["df"]
         assert est.n_clusters == expected["g"]
         assert est.unseen_share == A(7 / 59)
@@ -959,7 +961,7 @@ def test_rogan_gladen_simple_path_is_lang_reiczigel():
     point = min(max((5 / 8 + sp - 1) / (se + sp - 1), 0), 1)
     lo, hi = lang_reiczigel(5, 8, 3, 4, 2, 3, conf=0.9)
     assert got.value == A(point)
-    assert (got.low, got.high) == (A(min(lo, point)), A(max(hi, point)))
+    assert (got.lower, got.upper) == (A(min(lo, point)), A(max(hi, point)))
     assert got.method == "Rogan–Gladen, Lang–Reiczigel interval, one claim per answer."
     assert (got.design_effect, got.n_clusters, got.n) == (1.0, 8, 8)
 
@@ -1064,16 +1066,16 @@ def test_rogan_gladen_clustered_interval_clipped_at_exact_end(ja, end):
     got = dz.design_rogan_gladen(ja, ids_a, gold, jg, ids_g, judge_is_census=True)
     assert ref["cov"] > 0
     if end == "low":
-        assert got.low == 0.0
+        assert got.lower == 0.0
         assert ref["lo"] == 0.0
-        assert got.high == A(ref["hi"], rel=1e-9)
+        assert got.upper == A(ref["hi"], rel=1e-9)
         assert got.value == A(0.25)
     else:
-        assert got.high == 1.0
+        assert got.upper == 1.0
         assert ref["hi"] == 1.0
-        assert got.low == A(ref["lo"], rel=1e-9)
+        assert got.lower == A(ref["lo"], rel=1e-9)
         assert got.value == A(0.75)
-    assert got.std_error == A(math.sqrt(ref["var"]), rel=1e-9)
+    assert got.se == A(math.sqrt(ref["var"]), rel=1e-9)
     assert got.df == 5.0  # min over se and sp (6 answers − 1); the census p_obs has none
 
 
@@ -1245,9 +1247,9 @@ def test_ppi_stratified_tiny_agreeing_strata_are_floored():
     got = dz.design_ppi_mean(y, fg, fr, [1, 2, 3, 4], [5, 6, 7, 8, 9], s_g, s_r)
     assert ref["floored"] == 2
     assert got.value == A(ref["theta"], rel=1e-12)
-    assert got.std_error == A(math.sqrt(ref["var"]), rel=1e-9)
+    assert got.se == A(math.sqrt(ref["var"]), rel=1e-9)
     assert got.design_effect == A(ref["var"] / ref["var0"], rel=1e-9)
-    assert (got.low, got.high) == (
+    assert (got.lower, got.upper) == (
         A(max(ref["theta"] - ref["half"], 0), rel=1e-9),
         A(min(ref["theta"] + ref["half"], 1), rel=1e-9),
     )
@@ -1265,7 +1267,7 @@ def test_ppi_one_stratum_clustered_no_floor_and_no_rest_in_stratum():
     got = dz.design_ppi_mean(y, fg, fr, ids_g, ids_r, ["S"] * 5, ["S"] * 3)
     assert ref["floored"] == 0
     assert got.value == A(ref["theta"], rel=1e-12)
-    assert got.std_error == A(math.sqrt(ref["var"]), rel=1e-9)
+    assert got.se == A(math.sqrt(ref["var"]), rel=1e-9)
     assert got.df == 2.0
     assert got.n_strata == 1
     assert got.unseen_share == A(0.0, abs=1e-15)
@@ -1281,7 +1283,7 @@ def test_ppi_stratum_with_gold_but_no_rest_uses_gold_mean():
     ref = _ppi_ref(y, fg, fr, [1, 2, 3, 4], [5, 6], s_g, s_r)
     got = dz.design_ppi_mean(y, fg, fr, [1, 2, 3, 4], [5, 6], s_g, s_r)
     assert got.value == A(min(ref["theta"], 1.0), rel=1e-12)
-    assert got.std_error == A(math.sqrt(ref["var"]), rel=1e-9)
+    assert got.se == A(math.sqrt(ref["var"]), rel=1e-9)
     assert got.extra["lambda"]["B"] == 0.0
 
 
@@ -1310,9 +1312,9 @@ def test_ppi_answers_spanning_gold_and_rest_cr1_over_answers():
     got = dz.design_ppi_mean(y, fg, fr, ids_g, ids_r, s, ["S"] * 3)
     theta, var = _spanning_cr1(y, fg, fr, ids_g, ids_r)
     assert got.value == A(theta, rel=1e-12)
-    assert got.std_error == A(math.sqrt(var), rel=1e-9)
+    assert got.se == A(math.sqrt(var), rel=1e-9)
     t = student_t.ppf(0.975, 3)
-    assert (got.low, got.high) == (
+    assert (got.lower, got.upper) == (
         A(max(theta - t * math.sqrt(var), 0.0), rel=1e-9),
         A(min(theta + t * math.sqrt(var), 1.0), rel=1e-9),
     )
@@ -1354,8 +1356,8 @@ def test_kappa_one_claim_per_answer_is_fleiss_times_n_over_n_minus_1():
     var = ck.std_kappa**2 * 8 / 7
     t = student_t.ppf(0.95, 7)
     assert got.value == A(ck.kappa, rel=1e-12)
-    assert got.std_error == A(math.sqrt(var), rel=1e-9)
-    assert (got.low, got.high) == (
+    assert got.se == A(math.sqrt(var), rel=1e-9)
+    assert (got.lower, got.upper) == (
         A(ck.kappa - t * math.sqrt(var), rel=1e-9),
         A(min(ck.kappa + t * math.sqrt(var), 1.0), rel=1e-9),
     )
@@ -1371,7 +1373,7 @@ def test_kappa_clustered_clip_at_minus_one_and_edges():
     # perfect disagreement with two answers: κ = −1, the lower end clipped at exactly −1
     got = dz.design_kappa([1, 0, 1, 0], [0, 1, 0, 1], ["a", "a", "b", "b"])
     assert got.value == A(-1.0)
-    assert got.low == -1.0
+    assert got.lower == -1.0
     assert dz.design_kappa([1], [1]).method == "Kappa needs two claims or more"
     assert dz.design_kappa([1, 1], [1, 1]).method == (
         "Kappa is undefined: both raters give one verdict only"
@@ -1399,11 +1401,11 @@ def test_kappa_clustered_by_hand():
     var0 = 6 / 5 * float(u @ u)
     got = dz.design_kappa(a, b, ids)
     assert got.value == A(kappa, rel=1e-12)
-    assert got.std_error == A(math.sqrt(var), rel=1e-9)
+    assert got.se == A(math.sqrt(var), rel=1e-9)
     assert got.design_effect == A(var / var0, rel=1e-9)
     t = student_t.ppf(0.975, 3)
-    assert got.high == A(min(kappa + t * math.sqrt(var), 1.0), rel=1e-9)
-    assert got.low == A(max(kappa - t * math.sqrt(var), -1.0), rel=1e-9)
+    assert got.upper == A(min(kappa + t * math.sqrt(var), 1.0), rel=1e-9)
+    assert got.lower == A(max(kappa - t * math.sqrt(var), -1.0), rel=1e-9)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1472,8 +1474,8 @@ def test_cluster_bootstrap_float_numerator_and_empty():
     theta, lo, hi, var, deff, g = _boot_ref(num, [1, 1, 1, 1], ids, 7, 0, 7)
     got = dz.cluster_bootstrap(num, None, ids, n_boot=7)
     assert got.value == A(theta)
-    assert (got.low, got.high) == (A(lo), A(hi))
-    assert got.std_error == A(math.sqrt(var))
+    assert (got.lower, got.upper) == (A(lo), A(hi))
+    assert got.se == A(math.sqrt(var))
     e = dz.cluster_bootstrap([1, 0], [0, 0])
     assert e.method == "No claims to resample"
     assert math.isnan(e.value)
@@ -1496,10 +1498,13 @@ def test_ppi_two_answers_spanning_cells_df_one():
         u[a] += lam * (fr[i] - fr.mean()) / 2
     var = 2.0 * (u["a"] ** 2 + u["b"] ** 2)
     assert got.value == A(theta, rel=1e-12)
-    assert got.std_error == A(math.sqrt(var), rel=1e-9)
+    assert got.se == A(math.sqrt(var), rel=1e-9)
     assert got.df == 1.0
     half = student_t.ppf(0.95, 1) * math.sqrt(var)
-    assert (got.low, got.high) == (A(max(theta - half, 0.0), abs=1e-12), A(min(theta + half, 1.0)))
+    assert (got.lower, got.upper) == (
+        A(max(theta - half, 0.0), abs=1e-12),
+        A(min(theta + half, 1.0)),
+    )
 
 
 def test_ppi_answers_each_holding_one_gold_and_one_rest_claim_are_clustered():
@@ -1515,7 +1520,7 @@ def test_ppi_answers_each_holding_one_gold_and_one_rest_claim_are_clustered():
     theta, var = _spanning_cr1(y, fg, fr, ids_g, ids_r)
     assert got.method != "PPI++, normal interval, one claim per answer."
     assert got.value == A(theta, rel=1e-12)
-    assert got.std_error == A(math.sqrt(var), rel=1e-9)
+    assert got.se == A(math.sqrt(var), rel=1e-9)
     # disjoint answers keep the independent shortcut (today's figures)
     plain = dz.design_ppi_mean(y, fg, fr, ids_g, ["e", "f", "g"])
     assert plain.method == "PPI++, normal interval, one claim per answer."

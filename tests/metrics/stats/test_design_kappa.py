@@ -28,7 +28,7 @@ def test_design_kappa_one_claim_per_answer_is_fleiss_cohen_everitt_by_statsmodel
     assert est.value == pytest.approx(cohen_kappa_score(gold, judge), abs=1e-12)
     assert est.value == pytest.approx(ref.kappa, abs=1e-12)
     # CR1 with G = n answers is n/(n − 1) times the large-sample variance.
-    assert est.std_error == pytest.approx(ref.std_kappa * np.sqrt(n / (n - 1)), rel=1e-9)
+    assert est.se == pytest.approx(ref.std_kappa * np.sqrt(n / (n - 1)), rel=1e-9)
     assert est.design_effect == pytest.approx(1.0)
 
 
@@ -53,9 +53,9 @@ def test_design_kappa_interval_covers_under_intra_answer_correlation():
     for _ in range(draws):
         g, j, ids = world(int(rng.integers(30, 201)))
         est = stats.design_kappa(g, j, ids)
-        hits += est.low <= planted <= est.high
+        hits += est.lower <= planted <= est.upper
         flat = stats.design_kappa(g, j)
-        naive += flat.low <= planted <= flat.high
+        naive += flat.lower <= planted <= flat.upper
     assert hits / draws >= 0.93, hits / draws
     assert naive / draws < 0.90, naive / draws
 

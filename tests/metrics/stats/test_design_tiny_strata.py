@@ -101,8 +101,8 @@ def tiny_strata_simulation(request):
         lab = _draw(rng, strata, alloc)
         args = (y[lab], f[lab], f[~lab], ids[lab], ids[~lab], strata[lab], strata[~lab])
         est = stats.design_ppi_mean(*args)
-        hits += est.low <= truth <= est.high
-        halves.append((est.high - est.low) / 2)
+        hits += est.lower <= truth <= est.upper
+        halves.append((est.upper - est.lower) / 2)
         lo, hi = _unfloored(*args)
         naive_hits += lo <= truth <= hi
     return {

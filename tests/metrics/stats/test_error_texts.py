@@ -377,10 +377,10 @@ def test_active_ppi_mean_one_label_has_no_interval():
     assert zero.method == "No labelled claim yet: nothing to estimate from."
     one = active.active_ppi_mean([1, NAN], [True, False], None, [0.5, 0.5])
     assert one.value == 1.0
-    assert math.isnan(one.low)
+    assert math.isnan(one.lower)
     assert one.method == "One labelled claim: too few to estimate a variance; label more."
     two = active.active_ppi_mean([1, 0, NAN], LAB3, None, PI3)
-    assert not math.isnan(two.low)
+    assert not math.isnan(two.lower)
 
 
 def test_labels_saved_without_a_width_says_na():

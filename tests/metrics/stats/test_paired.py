@@ -25,7 +25,7 @@ def test_one_unit_per_question_is_the_paired_t_interval():
     test = scipy_stats.ttest_rel(b, a)
     lo, hi = test.confidence_interval(0.95)
     assert out.value == pytest.approx(float(np.mean(b - a)))
-    assert (out.low, out.high) == (pytest.approx(lo), pytest.approx(hi))
+    assert (out.lower, out.upper) == (pytest.approx(lo), pytest.approx(hi))
     assert out.n_questions == g
 
 
@@ -40,7 +40,7 @@ def test_hand_worked_two_questions_three_claims():
     # q1: (2 − 1.5)/4 − (1 − 4/3)/3 = 1/8 + 1/9; q2: (1 − 1.5)/4 − (1 − 2/3)/3 = −1/8 − 1/9.
     z1 = 1 / 8 + 1 / 9
     se = np.sqrt(2 / 1 * (2 * z1**2))
-    assert out.std_error == pytest.approx(se)
+    assert out.se == pytest.approx(se)
     assert out.rates == (pytest.approx(2 / 3), pytest.approx(3 / 4))
 
 
@@ -60,7 +60,7 @@ def test_clustered_ratio_matches_statsmodels_cluster_robust_ols():
     )
     g = 60
     assert out.value == pytest.approx(fit.params[1])
-    assert out.std_error == pytest.approx(fit.bse[1] * np.sqrt(g / (g - 1)))
+    assert out.se == pytest.approx(fit.bse[1] * np.sqrt(g / (g - 1)))
 
 
 def test_questions_answered_by_one_system_only_are_left_out():
@@ -80,7 +80,7 @@ def test_paired_is_narrower_than_unpaired_when_questions_are_correlated():
     a = (rng.random(g) < base).astype(float)
     b = np.where(rng.random(g) < 0.9, a, 1 - a)
     out = paired_gold_difference(np.r_[a, b], np.repeat([0, 1], g), np.tile(np.arange(g), 2))
-    assert out.std_error < out.std_error_unpaired
+    assert out.se < out.se_unpaired
 
 
 def test_empty_and_malformed_inputs():
@@ -116,7 +116,7 @@ def test_ppi_on_differences_matches_ppi_py_with_a_fixed_lambda():
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=0.6)
     se_ppi = (hi - lo) / 2 / scipy_stats.norm.ppf(0.975)
     assert out.value == pytest.approx(float(np.ravel(point)[0]))
-    assert out.std_error == pytest.approx(float(np.ravel(se_ppi)[0]) * np.sqrt(g / (g - 1)))
+    assert out.se == pytest.approx(float(np.ravel(se_ppi)[0]) * np.sqrt(g / (g - 1)))
     assert out.extra["gold_questions"] == 80
 
 
@@ -134,9 +134,7 @@ def test_ppi_with_lambda_zero_is_the_gold_only_estimate():
     assert ppi.value == pytest.approx(only.value)
     # Same sum of squares; only the G/(G−1) factor differs (G shared vs. G gold questions).
     n_gold = gold_mask.sum()
-    assert ppi.std_error**2 * (g - 1) / g == pytest.approx(
-        only.std_error**2 * (n_gold - 1) / n_gold
-    )
+    assert ppi.se**2 * (g - 1) / g == pytest.approx(only.se**2 * (n_gold - 1) / n_gold)
 
 
 def test_ppi_narrows_the_gold_only_interval_with_a_good_judge():
@@ -151,7 +149,7 @@ def test_ppi_narrows_the_gold_only_interval_with_a_good_judge():
         np.repeat([0, 1], gold_mask.sum()),
         np.tile(np.flatnonzero(gold_mask), 2),
     )
-    assert ppi.high - ppi.low < only.high - only.low
+    assert ppi.upper - ppi.lower < only.upper - only.lower
     assert 0 < ppi.extra["lambda"] <= 1
 
 
@@ -168,7 +166,7 @@ def test_ppi_lambda_follows_ppi_py_on_the_differences():
     lo, hi = (float(np.ravel(end)[0]) for end in ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05))
     # Same power tuning up to ddof (and our t against its z): within a few percent of the width.
     assert ours.value == pytest.approx((lo + hi) / 2, abs=0.05 * (hi - lo))
-    assert ours.high - ours.low == pytest.approx(hi - lo, rel=0.05)
+    assert ours.upper - ours.lower == pytest.approx(hi - lo, rel=0.05)
 
 
 def test_ppi_needs_gold_on_both_systems():
@@ -232,7 +230,7 @@ def test_paired_gold_difference_of_two_questions_uses_t_with_one_degree_of_freed
     est = paired_gold_difference(np.array(values), np.array(system), np.array(question))
     half = float(student_t.ppf(0.975, 1)) * 0.02  # 12.706 · 0.02 = 0.2541
     assert est.value == pytest.approx(0.0, abs=1e-15)
-    assert est.std_error == pytest.approx(0.02, rel=1e-12)
+    assert est.se == pytest.approx(0.02, rel=1e-12)
     assert est.ci == (pytest.approx(-half, rel=1e-12), pytest.approx(half, rel=1e-12))
     assert est.n_questions == 2
 
@@ -249,5 +247,5 @@ def test_paired_difference_interval_is_clipped_to_minus_one_one():
         np.array([0.0, 0.0, 1.0, 0.0]), np.array([0, 0, 1, 1]), np.array(["q1", "q2", "q1", "q2"])
     )
     assert est.value == pytest.approx(0.5)
-    assert est.std_error == pytest.approx(0.5)
+    assert est.se == pytest.approx(0.5)
     assert est.ci == (-1.0, 1.0)

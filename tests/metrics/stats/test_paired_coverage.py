@@ -53,8 +53,8 @@ def test_gold_only_paired_interval_covers_and_is_narrower_than_unpaired(delta):
     for _ in range(DRAWS):
         y, s, q, _a = world(rng, delta)
         out = paired_gold_difference(y, s, q)
-        covered += out.low <= delta <= out.high
-        ratios.append(out.std_error / out.std_error_unpaired)
+        covered += out.lower <= delta <= out.upper
+        ratios.append(out.se / out.se_unpaired)
         lo, hi = naive_independent(y, s)
         naive_covered += lo <= delta <= hi
     coverage = covered / DRAWS
@@ -80,11 +80,11 @@ def test_ppi_paired_interval_covers_with_a_judge_that_errs_differently_per_syste
         audited = rng.random(G) < 0.3  # gold on 30% of the questions, all their claims
         gold = np.where(audited[q], y, np.nan)
         out = paired_ppi_difference(gold, judge, s, q)
-        covered += out.low <= delta <= out.high
-        widths.append(out.high - out.low)
+        covered += out.lower <= delta <= out.upper
+        widths.append(out.upper - out.lower)
         keep = audited[q]
         only = paired_gold_difference(y[keep], s[keep], q[keep])
-        gold_widths.append(only.high - only.low)
+        gold_widths.append(only.upper - only.lower)
     assert covered / DRAWS >= 0.93, covered / DRAWS
     assert np.mean(widths) < np.mean(gold_widths)
 
@@ -96,6 +96,6 @@ def test_gate_false_alarm_at_no_difference_is_at_most_5_percent():
         y, s, q, _a = world(rng, 0.0)
         out = paired_gold_difference(y, s, q)
         for margin in alarms:
-            alarms[margin] += out.high < -margin
+            alarms[margin] += out.upper < -margin
     assert alarms[0.0] / DRAWS <= 0.05, alarms
     assert alarms[0.02] <= alarms[0.0]

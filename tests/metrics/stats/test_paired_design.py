@@ -67,10 +67,10 @@ def test_unequal_inclusion_probabilities_gold_only_covers_where_the_unweighted_m
         pi = np.where(h == "high", 0.5, 0.08)
         gold = np.where(rng.random(y.size) < pi, y, np.nan)
         out = paired_design_difference(gold, s, q, weight=1 / pi)
-        covered += out.low <= truth <= out.high
+        covered += out.lower <= truth <= out.upper
         labelled = ~np.isnan(gold)
         naive = paired_gold_difference(y[labelled], s[labelled], q[labelled])
-        unweighted_covered += naive.low <= truth <= naive.high
+        unweighted_covered += naive.lower <= truth <= naive.upper
     assert covered / DRAWS >= 0.93, covered / DRAWS
     # Measured (these seeds): weighted 0.965 / 0.946, unweighted 0.564 / 0.390.
     assert unweighted_covered / DRAWS < 0.80, unweighted_covered / DRAWS
@@ -95,12 +95,12 @@ def test_stratified_audit_ppi_covers_where_the_unweighted_ppi_misses(d_low, d_hi
         flip = rng.random(y.size) < np.where((h == "high") & (s == 0), 0.35, 0.05)
         judge = np.where(flip, 1 - y, y)
         out = paired_design_difference(gold, s, q, judge=judge, stratum=h)
-        covered += out.low <= truth <= out.high
-        widths.append(out.high - out.low)
+        covered += out.lower <= truth <= out.upper
+        widths.append(out.upper - out.lower)
         only = paired_design_difference(gold, s, q, stratum=h)
-        gold_widths.append(only.high - only.low)
+        gold_widths.append(only.upper - only.lower)
         naive = paired_ppi_difference(gold, judge, s, q)
-        unweighted_covered += naive.low <= truth <= naive.high
+        unweighted_covered += naive.lower <= truth <= naive.upper
     assert covered / DRAWS >= 0.93, covered / DRAWS
     # Measured (these seeds): stratified PPI++ 0.958 / 0.949, unweighted PPI++ 0.855 / 0.792.
     assert unweighted_covered / DRAWS < 0.90, unweighted_covered / DRAWS
@@ -123,12 +123,12 @@ def test_unequal_inclusion_probabilities_ppi_covers_where_the_unweighted_ppi_mis
         flip = rng.random(y.size) < np.where((h == "high") & (s == 0), 0.35, 0.05)
         judge = np.where(flip, 1 - y, y)
         out = paired_design_difference(gold, s, q, judge=judge, weight=1 / pi)
-        covered += out.low <= truth <= out.high
-        widths.append(out.high - out.low)
+        covered += out.lower <= truth <= out.upper
+        widths.append(out.upper - out.lower)
         only = paired_design_difference(gold, s, q, weight=1 / pi)
-        gold_widths.append(only.high - only.low)
+        gold_widths.append(only.upper - only.lower)
         naive = paired_ppi_difference(gold, judge, s, q)
-        unweighted_covered += naive.low <= truth <= naive.high
+        unweighted_covered += naive.lower <= truth <= naive.upper
     assert covered / DRAWS >= 0.93, covered / DRAWS
     # Measured (these seeds): weighted PPI++ 0.949 / 0.959, unweighted PPI++ 0.887 / 0.842;
     # mean width 0.13 against 0.20 for weighted gold alone.
@@ -170,10 +170,10 @@ def test_stratified_weighted_figure_is_statsmodels_wls_cluster_robust_contrast()
     out = paired_design_difference(gold, s, q, stratum=h, weight=1 / pi)
     value, se = _wls_contrast(gold, s, q, h, 1 / pi)
     assert out.value == pytest.approx(value, abs=1e-12)
-    assert out.std_error == pytest.approx(se, rel=1e-9)
+    assert out.se == pytest.approx(se, rel=1e-9)
     g = np.unique(q[~np.isnan(gold)]).size
     t = scipy_stats.t.ppf(0.975, g - 1)
-    assert (out.low, out.high) == (pytest.approx(value - t * se), pytest.approx(value + t * se))
+    assert (out.lower, out.upper) == (pytest.approx(value - t * se), pytest.approx(value + t * se))
     assert out.extra["design"] == "stratified"
     assert "stratified over 2 design strata" in out.method
     assert "weighted by 1/π" in out.method
@@ -194,7 +194,7 @@ def test_hand_worked_two_strata():
     # Influences W·(y − Ȳ_h)/n_h: A x: 3/4·(±1/2)/2 = ±3/16 (q1 +, q2 −); A y: 0;
     # B x: 0; B y: 1/2·(∓1/2)/2 = ∓1/8 (q2 −, q3 +). z_q (B − A): q1 −3/16, q2 3/16 − 1/8
     # = 1/16, q3 1/8. SE² = 3/2·(9 + 1 + 4)/256.
-    assert out.std_error == pytest.approx(np.sqrt(1.5 * 14 / 256))
+    assert out.se == pytest.approx(np.sqrt(1.5 * 14 / 256))
     assert out.n_questions == 3
     assert out.n_units == (3, 3)
 
@@ -212,7 +212,7 @@ def test_one_stratum_and_equal_weights_are_todays_paired_t_exactly():
     )
     lo, hi = scipy_stats.ttest_rel(b, a).confidence_interval()
     assert out.value == pytest.approx(float(np.mean(b - a)), abs=1e-15)
-    assert (out.low, out.high) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
+    assert (out.lower, out.upper) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
     assert "design" not in out.extra  # today's estimator, today's method text
     assert out.method.startswith("gold only, paired by question (clustered by question")
 

@@ -19,7 +19,7 @@ def _close(a: float, b: float) -> bool:
 
 
 def _same(new, old) -> None:
-    for field in ("value", "low", "high", "std_error", "design_effect", "df"):
+    for field in ("value", "lower", "upper", "se", "design_effect", "df"):
         a, b = getattr(new, field), getattr(old, field)
         if a is None or b is None:
             assert a is b, field
