@@ -58,7 +58,9 @@ def _world(split: bool):
         )
     else:
         tuned = JudgeFactory(project=project, name="tuned")
-    _run(tuned, claims, rng, sure_right=1.0, unsure_right=0.7)
+    # right on every sure claim, 30% of unsure ones: the threshold lands near 0.75 whatever
+    # the answer ids (and so the split) come out as
+    _run(tuned, claims, rng, sure_right=1.0, unsure_right=0.3)
     return project, claims, base, tuned
 
 
