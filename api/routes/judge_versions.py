@@ -79,7 +79,9 @@ def judge_versions_create(request, slug: str, name: str, payload: JudgeVersionIn
 def judge_versions_compare(request, slug: str, name: str, against: str):
     """The judge (B) against version `against` (A) on held-out gold: each version's figures,
     the paired differences B − A with intervals and McNemar's exact test, by risk category and
-    stratum, the PPI break-even and the recommendation."""
+    stratum, the PPI break-even and the recommendation; with a gold split, `abstain`: per
+    version the threshold chosen on development gold, its coverage and error bound certified
+    on held-out gold."""
     project, _ = project_get_for_request(request, slug, Role.LEAD)
     b = judge_get_or_404(project, name)
     a = judge_get_or_404(project, against)

@@ -15,12 +15,18 @@ from annotate.vocabulary import Verdict
 from judges import versions
 from judges.models import Judge
 from metrics import selectors
+from metrics.services.active_audit import (
+    DEFAULT_DELTA,
+    DEFAULT_TARGET_AGREEMENT,
+    _verdict_confidence,
+)
 from metrics.services.common import _pct, json_safe
 from metrics.services.inputs import _Data
 from metrics.services.judge_audit import _agreement
 from metrics.services.judge_heldout import _heldout_mask
 from metrics.services.judged import Judged, expansion, judged_of
 from metrics.stats import judge_compare as jc
+from metrics.stats.selective_split import split_certified_abstention
 
 # -- comparing two versions -------------------------------------------------------------------
 
@@ -129,6 +135,70 @@ def _groups(data: _Data, a: Judged, b: Judged) -> dict:
     return {"by_risk_category": by_risk, "by_stratum": by_stratum}
 
 
+# -- where each version abstains -------------------------------------------------------------
+
+
+def _abstain_version(judge: Judge, judged: Judged, heldout: np.ndarray) -> dict:
+    """One version's abstention: the threshold chosen on its development gold claims, its
+    error where it decides certified on its held-out gold claims (`heldout` on `judged`)."""
+    conf = _verdict_confidence(judged.judge_codes, judged.confidence)
+    agree = judged.judge_codes == judged.gold_codes
+    ok = judged.audited & np.isfinite(conf)
+    dev, held = ok & ~heldout, ok & heldout
+    head = {
+        "judge_id": judge.pk,
+        "name": judge.name,
+        "version": versions.judge_version_label(judge),
+    }
+    if not held.any() and not dev.any():
+        return {**head, "threshold": None, "certified": False, "says": "no confidence reported"}
+    result = split_certified_abstention(
+        conf[dev],
+        agree[dev],
+        conf[held],
+        agree[held],
+        heldout_answer_ids=judged.answer_ids[held],
+        heldout_strata=judged.strata[held],
+        heldout_weights=expansion(judged._replace(audited=held)),
+        target=DEFAULT_TARGET_AGREEMENT,
+        delta=DEFAULT_DELTA,
+    )
+    cov, err = result.coverage, result.error
+    return {
+        **head,
+        "threshold": result.threshold,
+        "coverage": {"value": cov.value, "ci": cov.ci, "n": cov.n},
+        "error": {"value": err.value, "upper": err.upper, "n": err.n},
+        "certified": result.certified,
+        "says": "certified" if result.certified else f"not certified at δ = {result.delta:g}",
+        "n_development": result.n_development,
+        "n_heldout": result.n_heldout,
+        "method": result.method,
+    }
+
+
+def _abstain(triples: list[tuple[Judge, Judged, np.ndarray]]) -> dict:
+    """Per version (judge, its judged claims, their held-out mask), where it abstains."""
+    blocks = {
+        side: _abstain_version(judge, judged, heldout)
+        for side, (judge, judged, heldout) in zip(("a", "b"), triples, strict=True)
+    }
+    return {
+        **blocks,
+        "target_agreement": DEFAULT_TARGET_AGREEMENT,
+        "delta": DEFAULT_DELTA,
+        "method": (
+            "The judge decides alone at confidence ≥ the threshold and abstains below it; the "
+            f"threshold is chosen on development gold only (agreement ≥ "
+            f"{_pct(DEFAULT_TARGET_AGREEMENT)} with probability ≥ {_pct(1 - DEFAULT_DELTA)}, "
+            "fixed-sequence exact tests), then certified on held-out gold only: the one-sided "
+            f"{_pct(1 - DEFAULT_DELTA)} Clopper–Pearson bound on the error where the judge "
+            "decides (at the Korn–Graubard effective sample size with answers or weights) must "
+            f"be at most {_pct(1 - DEFAULT_TARGET_AGREEMENT)}."
+        ),
+    }
+
+
 def _recommendation(a: dict, b: dict, diff: dict) -> str:
     """One sentence: which version and why."""
     lo, hi = diff["agreement"]["ci"]
@@ -163,7 +233,9 @@ def judge_compare(*, project: Project, a: Judge, b: Judge, data: _Data | None = 
     split = versions.gold_split_get(project=project)
     for_a = _heldout_mask(project.pk, judged_a.answer_ids)
     for_b = _heldout_mask(project.pk, judged_b.answer_ids)
+    abstain = None
     if for_a is not None:
+        abstain = _abstain([(a, judged_a, for_a), (b, judged_b, for_b)])
         judged_a = judged_a._replace(audited=judged_a.audited & for_a)
         judged_b = judged_b._replace(audited=judged_b.audited & for_b)
     ca, cb = _common(judged_a, judged_b)
@@ -186,6 +258,7 @@ def judge_compare(*, project: Project, a: Judge, b: Judge, data: _Data | None = 
             "differences": diff,
             **_groups(data, ca, cb),
             "recommendation": _recommendation(block_a, block_b, diff),
+            **({"abstain": abstain} if abstain is not None else {}),
             "method": (
                 f"{b.name} − {a.name} on the {claims} claims of {scope} both versions judged; "
                 "per version: sensitivity, specificity and agreement clustered by answer and "

@@ -14,6 +14,24 @@ def _fmt(block: dict) -> str:
     return f"{value:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None else f"{value:.3f}"
 
 
+def _abstain_line(block: dict) -> str:
+    parts = []
+    for side in ("a", "b"):
+        v = block[side]
+        if v["threshold"] is None:
+            parts.append(f"{v['version']} abstains on every claim ({v['says']})")
+            continue
+        if v["error"]["value"] is None:
+            parts.append(f"{v['version']} decides no held-out gold claim ({v['says']})")
+            continue
+        parts.append(
+            f"{v['version']} decides at confidence ≥ {v['threshold']:.3f}, coverage "
+            f"{_fmt(v['coverage'])}, error {v['error']['value']:.3f} (bound "
+            f"{v['error']['upper']:.3f}): {v['says']}"
+        )
+    return "  abstains: " + "; ".join(parts)
+
+
 def comparison_text(out: dict) -> str:
     """The comparison as a few lines for a terminal."""
     lines = [
@@ -35,6 +53,8 @@ def comparison_text(out: dict) -> str:
             if diff["value"] is not None
             else f"  {key} difference: n/a"
         )
+    if "abstain" in out:
+        lines.append(_abstain_line(out["abstain"]))
     lines.append(out["recommendation"])
     lines.append("Method: " + out["method"])
     return "\n".join(lines) + "\n"
