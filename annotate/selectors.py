@@ -8,8 +8,9 @@ confirmed to exist.
 from collections import Counter
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 from django.http import Http404
 from django.utils.functional import cached_property
 
@@ -18,6 +19,8 @@ from annotate.models import (
     ROLE_RANK,
     Answer,
     Claim,
+    EvidenceSpan,
+    Label,
     Membership,
     PairwisePreference,
     Passage,
@@ -89,8 +92,6 @@ def labelling_progress(*, project: Project, user, membership: Membership | None 
     indexed row read. The project's claim total (abstentions left out) is cached for a minute,
     since recounting 100k claims on every save would cost more than the save.
     """
-    from django.core.cache import cache
-
     if membership is not None:
         row = {
             "labels_saved": membership.labels_saved,
@@ -131,8 +132,6 @@ def claim_reveal_for_user(*, claim: Claim, user, project: Project) -> dict | Non
     Blind by default: only with `project.reveal_after_save`, and only once `user` has saved
     their own label on the claim. The one gate every labelling page goes through.
     """
-    from annotate.models import EvidenceSpan, Label
-
     if not project.reveal_after_save:
         return None
     if not Label.objects.filter(claim=claim, annotator=user).exists():
@@ -222,8 +221,6 @@ def label_screen_get(
     `chosen_passage_id`: the passage of the quote the analyst just sent, if any (else their
     saved label's) is kept among the quote's passages whatever the page.
     """
-    from annotate.models import Label
-
     answer = claim.answer
     # The queue reads a served claim's siblings with it (annotate.services.queue).
     siblings = getattr(claim, "answer_claims", None)
@@ -311,10 +308,6 @@ def answers_filtered(
     yet. `needs_review`: some claim is flagged for a lead. `judge_verdict`: some claim has a
     verdict, still counting, of that value from any judge (asked through annotate.hooks:
     annotate knows nothing of judges)."""
-    from django.db.models import Exists, OuterRef, Q
-
-    from annotate.models import Label
-
     answers = Answer.objects.filter(project=project)
     if search:
         answers = answers.filter(
@@ -396,10 +389,6 @@ def answers_page(*, project: Project, page, per_page: int = 50, sort: str = "pos
 def labels_by_guideline_version(*, project: Project) -> list[dict]:
     """The project's labels counted by the guidelines version they were saved under (newest
     first; None last: imported, or saved before versions were kept), each marked `current`."""
-    from django.db.models import Count, F
-
-    from annotate.models import Label
-
     rows = (
         Label.objects.filter(claim__project=project)
         .values("guideline_version")

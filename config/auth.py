@@ -16,6 +16,7 @@ from axes.attempts import get_cool_off_threshold
 from axes.backends import AxesStandaloneBackend
 from axes.handlers.database import AxesDatabaseHandler
 from axes.helpers import get_client_username, get_cool_off
+from axes.models import AccessAttempt
 from django import forms
 from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
@@ -111,8 +112,6 @@ class SignInLockoutHandler(AxesDatabaseHandler):
     def get_failures(self, request, credentials=None) -> int:
         """The failures in the cool-off on the scale of AXES_FAILURE_LIMIT: that limit when a
         group is at its own, else the username's failures from this address (below it)."""
-        from axes.models import AccessAttempt
-
         recent = AccessAttempt.objects.filter(attempt_time__gte=get_cool_off_threshold(request))
         username = get_client_username(request, credentials)
         address = getattr(request, "axes_ip_address", None)
@@ -129,8 +128,6 @@ class SignInLockoutHandler(AxesDatabaseHandler):
     def reset_user_attempts(self, request, credentials=None) -> int:
         """On a successful sign-in, forgive that username's failures only: a colleague's
         success must not clear the failures counted against their shared address."""
-        from axes.models import AccessAttempt
-
         username = get_client_username(request, credentials)
         if username is None:
             return 0
@@ -172,8 +169,6 @@ def lockout_response(request, original_response=None, credentials=None):
     The lockout ends a cool-off after the last failure that counted in each group at its limit
     (`lockout_groups`), whichever is later (attempts while locked out do not count).
     """
-    from axes.models import AccessAttempt
-
     cool_off = get_cool_off(request) or settings.AXES_COOLOFF_TIME
     username = get_client_username(request, credentials)
     address = getattr(request, "axes_ip_address", None)

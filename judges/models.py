@@ -14,6 +14,8 @@ from django.db.models import Q
 
 from annotate.models import Answer, Claim, Project, System
 from annotate.vocabulary import UNPARSEABLE, verdict_choices
+from judges.backends.registry import backends
+from judges.prompts import DEFAULT_PAIRWISE_PROMPT
 
 
 def prompt_version(text: str) -> str:
@@ -40,8 +42,6 @@ class Backend(models.TextChoices):
 def backend_validate(value: str) -> None:
     """A judge's (or run's) backend is one the registry knows: a new backend is one file in
     judges/backends/, with no choices or constraint here to change."""
-    from judges.backends.registry import backends
-
     if value not in backends():
         raise ValidationError(
             f"Unknown judge backend {value!r}: use {', '.join(sorted(backends()))}."
@@ -100,8 +100,6 @@ class Judge(models.Model):
     @property
     def pairwise_prompt(self) -> str:
         """The pairwise prompt (`parameters["pairwise_prompt"]`, else the default)."""
-        from judges.prompts import DEFAULT_PAIRWISE_PROMPT
-
         return (self.parameters or {}).get("pairwise_prompt") or DEFAULT_PAIRWISE_PROMPT
 
     @property

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import Answer, Project
 from annotate.services.claims import ORIGIN_RULE, ClaimsError, claims_split
@@ -156,7 +157,6 @@ def split_job_start_by_rule(
 
 
 def _send(job_id: int) -> None:
-    from kombu.exceptions import OperationalError as BrokerUnreachable
 
     try:
         task("split_claims").delay(job_id)  # by name: judges.tasks imports this module

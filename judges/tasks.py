@@ -21,8 +21,12 @@ import uuid
 from celery import shared_task
 from celery.signals import worker_init, worker_ready
 
+from judges.backends.openai_backend import preload
 from judges.models import JudgeRun
+from judges.pairwise_runner import pairwise_execute
 from judges.runner import LIVE, lease_seconds, run_execute
+from judges.services import judge_run_resume, judge_runs_resume_stale, run_is_stale
+from judges.split_jobs import split_job_execute
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -38,8 +42,6 @@ def run_judge(run_id: int) -> str:
 def run_pairwise(run_id: int) -> str:
     """Judge the remaining (question, order) items of pairwise run `run_id`
     (judges/pairwise_runner.py); safe to deliver more than once, as `run_judge`."""
-    from judges.pairwise_runner import pairwise_execute
-
     return pairwise_execute(run_id, owner=uuid.uuid4().hex)
 
 
@@ -47,16 +49,12 @@ def run_pairwise(run_id: int) -> str:
 def split_claims(job_id: int) -> str:
     """Split the answers of split job `job_id` (by rule or by LLM); a redelivery carries on
     after the answers already counted."""
-    from judges.split_jobs import split_job_execute
-
     return split_job_execute(job_id)
 
 
 @shared_task(acks_late=True)
 def watch_run(run_id: int) -> str:
     """Resume run `run_id` if its worker died; look again in a lease period while it lives."""
-    from judges.services import judge_run_resume, run_is_stale
-
     run = JudgeRun.objects.filter(pk=run_id).first()
     if run is None or run.status not in LIVE:
         return "finished"
@@ -70,8 +68,6 @@ def watch_run(run_id: int) -> str:
 @shared_task(acks_late=True)
 def resume_stale_runs() -> list[int]:
     """Re-enqueue every run whose heartbeat is stale."""
-    from judges.services import judge_runs_resume_stale
-
     return judge_runs_resume_stale()
 
 
@@ -93,8 +89,6 @@ def backends_preload(sender=None, **kwargs):
     before it forks its pool: otherwise every pool process pays about a second of CPU inside
     its first judge run (measured: it was most of a short run's time before its first call).
     """
-    from judges.backends.openai_backend import preload
-
     preload()
 
 

@@ -13,9 +13,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotate.models import Claim, Label, Project
-from annotate.vocabulary import Verdict
-from judges.models import GoldSplit, Judge
-from judges.services import JUDGE_FIELDS
+from annotate.vocabulary import VERDICT_VALUES, Verdict
+from judges.models import GoldSplit, Judge, JudgeRun, JudgeVerdict
+from judges.prompts import DEFAULT_VERIFY_PROMPT
+from judges.services import JUDGE_FIELDS, judge_create
 
 EXAMPLES_START = "### Examples judged by this project's reviewers (development gold)"
 EXAMPLES_END = "### End of examples"
@@ -214,8 +215,6 @@ def judge_version_create(
     """A new version of `judge`: a new Judge whose parent it is, with the given edits and
     few-shot examples (the parent's kept unless `keep_examples` is False). Few-shot examples
     from held-out gold are refused (`few_shot_examples`)."""
-    from judges.services import judge_create
-
     project = judge.project
     inherited = list(judge.few_shot or []) if keep_examples else []
     known = {ex["claim_id"] for ex in inherited}
@@ -226,7 +225,6 @@ def judge_version_create(
     if inherited:
         # The parent's examples must still be development gold (a split made later than them).
         few_shot_examples(project=project, claim_ids=[ex["claim_id"] for ex in inherited])
-    from judges.prompts import DEFAULT_VERIFY_PROMPT
 
     given = verify_prompt if verify_prompt is not None else judge.verify_prompt
     base = _EXAMPLES.sub("", given or "").strip() or DEFAULT_VERIFY_PROMPT
@@ -267,9 +265,6 @@ def development_disagreements(*, judge: Judge, limit: int = 100) -> list[dict]:
     """The development gold claims where the judge's newest parseable verify verdict differs
     from gold: claim, pile excerpt, gold with its quote, the judge's verdict and reply. Empty
     while the gold is not split (nothing is known to be development)."""
-    from annotate.vocabulary import VERDICT_VALUES
-    from judges.models import JudgeRun, JudgeVerdict
-
     split = gold_split_get(project=judge.project)
     if split is None:
         return []

@@ -5,6 +5,7 @@ The task imports its service; the service enqueues it by name (`metrics.services
 
 from celery import shared_task
 
+from metrics.services.active_design import active_design_job_run
 from metrics.services.snapshots import snapshot_compute
 
 
@@ -23,6 +24,4 @@ def apply_active_design(project_id: int, design: str, run_id: int | None, budget
     """Put project `project_id`'s queue under `design` from judge run `run_id` with `budget`
     labels (`metrics.services.active_design`); state and progress on `Project.design_job`.
     Idempotent: applied twice, the second finds the same π (frozen for labelled claims)."""
-    from metrics.services.active_design import active_design_job_run
-
     active_design_job_run(project_id=project_id, design=design, run_id=run_id, budget=budget)

@@ -4,6 +4,7 @@ their rows (`ModelRows`). Why each is raw: the package docstring (annotate/sql/_
 import functools
 
 from django.db import connection
+from psycopg import ClientCursor
 
 
 class StatementBatch:
@@ -55,7 +56,6 @@ def _one_round_trip(cursor) -> bool:
     """Whether this cursor sends `;`-joined statements as one query (psycopg's ClientCursor)."""
     if connection.vendor != "postgresql":
         return False
-    from psycopg import ClientCursor
 
     return isinstance(cursor.cursor, ClientCursor)
 

@@ -1,6 +1,8 @@
 """Raw SQL: the label save's writes queued on a `StatementBatch` (counters, reservation
 release, gold). Why each is raw: the package docstring (annotate/sql/__init__.py)."""
 
+from annotate.models import Claim, Gold, Membership, Project, Reservation
+
 from .batch import StatementBatch
 
 # -- the save's writes, queued on the caller's StatementBatch ------------------------------------
@@ -11,8 +13,6 @@ from .batch import StatementBatch
 
 def reservation_release(batch: StatementBatch, *, claim_id: int, user_id: int) -> None:
     """Queue the delete of the user's reservation of the claim."""
-    from annotate.models import Reservation
-
     batch.add(
         f"DELETE FROM {Reservation._meta.db_table} WHERE claim_id = %s AND user_id = %s",
         [claim_id, user_id],
@@ -21,8 +21,6 @@ def reservation_release(batch: StatementBatch, *, claim_id: int, user_id: int) -
 
 def claim_label_count_add(batch: StatementBatch, *, claim_id: int, step: int) -> None:
     """Queue `label_count += step` on the claim (atomic: the database adds, no read-modify-write)."""
-    from annotate.models import Claim
-
     batch.add(
         f"UPDATE {Claim._meta.db_table} SET label_count = label_count + %s WHERE id = %s",
         [step, claim_id],
@@ -33,8 +31,6 @@ def membership_labels_saved_add(
     batch: StatementBatch, *, project_id: int, user_id: int, step: int
 ) -> None:
     """Queue `labels_saved += step` on the member's counter row (atomic, as above)."""
-    from annotate.models import Membership
-
     batch.add(
         f"UPDATE {Membership._meta.db_table} SET labels_saved = labels_saved + %s"
         " WHERE project_id = %s AND user_id = %s",
@@ -44,8 +40,6 @@ def membership_labels_saved_add(
 
 def project_claims_complete_move(batch: StatementBatch, *, project_id: int, delta: int) -> None:
     """Queue the project's `claims_complete` moved by `delta` (+1, -1 never below 0, or 0)."""
-    from annotate.models import Project
-
     table = Project._meta.db_table
     if delta > 0:
         batch.add(
@@ -62,8 +56,6 @@ def project_claims_complete_move(batch: StatementBatch, *, project_id: int, delt
 
 def claim_review_clear(batch: StatementBatch, *, claim_id: int) -> None:
     """Queue `needs_review = false` on the claim."""
-    from annotate.models import Claim
-
     batch.add(
         f"UPDATE {Claim._meta.db_table} SET needs_review = %s WHERE id = %s", [False, claim_id]
     )
@@ -71,8 +63,6 @@ def claim_review_clear(batch: StatementBatch, *, claim_id: int) -> None:
 
 def gold_delete(batch: StatementBatch, *, gold_id: int) -> None:
     """Queue the delete of gold row `gold_id`."""
-    from annotate.models import Gold
-
     batch.add(f"DELETE FROM {Gold._meta.db_table} WHERE id = %s", [gold_id])
 
 
@@ -80,8 +70,6 @@ def gold_unanimous_insert(
     batch: StatementBatch, *, claim_id: int, verdict: str, reason: str, moment
 ) -> None:
     """Queue a new unanimous gold row for the claim (`moment`: a database-adapted datetime)."""
-    from annotate.models import Gold
-
     batch.add(
         f"INSERT INTO {Gold._meta.db_table}"
         " (claim_id, verdict, source, decided_by_id, reason, decided_at)"
@@ -92,8 +80,6 @@ def gold_unanimous_insert(
 
 def gold_update(batch: StatementBatch, *, gold_id: int, verdict: str, reason: str, moment) -> None:
     """Queue gold row `gold_id`'s new verdict, reason and decision time."""
-    from annotate.models import Gold
-
     batch.add(
         f"UPDATE {Gold._meta.db_table} SET verdict = %s, reason = %s, decided_at = %s WHERE id = %s",
         [verdict, reason, moment, gold_id],

@@ -3,6 +3,8 @@ evidence-span writes). Why each is raw: the package docstring (annotate/sql/__in
 
 from django.db import connection
 
+from annotate.models import Claim, EvidenceSpan, Gold, Label, LabelHistory, Reservation, Reveal
+
 # -- the save-and-next's lock-and-read, label writes, queue search and screen reads --------------
 # Statement text only: each builder returns `(sql, params)` for the caller to queue on its
 # StatementBatch; the caller parses the rows. Why raw, all of them: save-and-next in three round
@@ -19,8 +21,6 @@ def claim_lock_statement(*, claim_id: int, project_id: int) -> tuple[str, list]:
     16 analysts p95 13.8 ms"). The claim's lock serialises every writer of its labels and
     reservations, so the quota check is exact under concurrency.
     """
-    from annotate.models import Claim
-
     return (
         f"SELECT id FROM {Claim._meta.db_table} WHERE id = %s AND project_id = %s FOR UPDATE",
         [claim_id, project_id],
@@ -40,8 +40,6 @@ def claim_locked_read_statement(
     p95 13.8 ms"). Correctness: a statement of its own after the lock, so its fresh snapshot
     (READ COMMITTED) sees a label another analyst committed while the lock was awaited.
     """
-    from annotate.models import Claim, Gold, Label, Reservation, Reveal
-
     claims, labels = Claim._meta.db_table, Label._meta.db_table
     golds, reservations = Gold._meta.db_table, Reservation._meta.db_table
     reveals = Reveal._meta.db_table
@@ -107,8 +105,6 @@ def label_insert_statement(
     6.9 ms, 1 analyst, 100k claims; 16 analysts p95 13.8 ms"); the ORM's save is a round trip
     of its own.
     """
-    from annotate.models import Label
-
     return (
         f"INSERT INTO {Label._meta.db_table} (claim_id, annotator_id, {', '.join(columns)},"
         " stratum, needs_review, changed_after_reveal, guideline_version, created_at, updated_at,"
@@ -136,8 +132,6 @@ def label_id_of_statement(*, claim_id: int, annotator_id: int) -> tuple[str, lis
 
     Why raw: the history row goes in the insert's round trip (the save-and-next figure above).
     """
-    from annotate.models import Label
-
     return (
         f"(SELECT id FROM {Label._meta.db_table} WHERE claim_id = %s AND annotator_id = %s)",
         [claim_id, annotator_id],
@@ -160,8 +154,6 @@ def label_update_statement(
 
     Why raw: in the save's round trip (the save-and-next figure above).
     """
-    from annotate.models import Label
-
     return (
         f"UPDATE {Label._meta.db_table} SET {', '.join(f'{column} = %s' for column in columns)},"
         " stratum = %s, needs_review = %s, changed_after_reveal = %s,"
@@ -200,8 +192,6 @@ def label_history_insert_statement(
 
     Why raw: in the save's round trip (the save-and-next figure above).
     """
-    from annotate.models import LabelHistory
-
     label_sql, label_params = label_id
     return (
         f"INSERT INTO {LabelHistory._meta.db_table} (label_id_at_time, claim_id, annotator_id,"
@@ -216,8 +206,6 @@ def evidence_spans_delete_statement(*, label_id: int) -> tuple[str, list]:
 
     Why raw: in the save's round trip (the save-and-next figure above).
     """
-    from annotate.models import EvidenceSpan
-
     return f"DELETE FROM {EvidenceSpan._meta.db_table} WHERE label_id = %s", [label_id]
 
 
@@ -229,8 +217,6 @@ def evidence_span_insert_statement(
 
     Why raw: in the save's round trip (the save-and-next figure above).
     """
-    from annotate.models import EvidenceSpan
-
     label_sql, label_params = label_id
     table = EvidenceSpan._meta.db_table
     quote_name = connection.ops.quote_name

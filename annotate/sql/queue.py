@@ -4,6 +4,18 @@ candidates, active strata, the screen's reads). Why each is raw: the package doc
 
 from django.db import connection
 
+from annotate.models import (
+    ActiveStratum,
+    Answer,
+    Claim,
+    ClaimSkip,
+    Label,
+    Membership,
+    Passage,
+    Project,
+    Reservation,
+)
+
 from .batch import StatementBatch, model_rows
 
 # -- reads and writes that run on their own cursor ----------------------------------------------
@@ -17,8 +29,6 @@ def project_membership_get(*, slug: str, user_id: int):
     statement instead of a compiled ORM query (commit cd0b6ff, save-and-next in 6 statements
     instead of 18; "save-and-next server time p50, 1 analyst: 6.86 ms at 100k claims").
     """
-    from annotate.models import Membership, Project
-
     memberships, projects = model_rows(Membership), model_rows(Project)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -45,8 +55,6 @@ def reservations_expired_delete(*, project_id: int, user_id: int, now) -> None:
     writing could close a cycle of waits (commit 0df29b6: one analyst in six tabs deadlocked,
     5 of 96 saves answered 500).
     """
-    from annotate.models import Claim, Reservation
-
     reservations, claims = Reservation._meta.db_table, Claim._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
@@ -76,8 +84,6 @@ def queue_candidates_statement(
     p50 6.9 ms, 1 analyst, 100k claims; 16 analysts p95 13.8 ms"). Correctness: SKIP LOCKED,
     so two analysts pressing "next" at once never wait on each other's candidate.
     """
-    from annotate.models import Answer, Claim, ClaimSkip, Label, Reservation
-
     claims, answers = Claim._meta.db_table, Answer._meta.db_table
     labels, reservations = Label._meta.db_table, Reservation._meta.db_table
     skips = ClaimSkip._meta.db_table
@@ -124,8 +130,6 @@ def own_reservation_statement(
     its claim's screen reads two more ("save-and-next statements per POST, holding the claim
     ahead: 6, as without; the ORM's path took 11", tests/annotate/test_screens_prefetch.py).
     """
-    from annotate.models import Claim, ClaimSkip, Label, Reservation
-
     claims, labels = Claim._meta.db_table, Label._meta.db_table
     reservations, skips = Reservation._meta.db_table, ClaimSkip._meta.db_table
     lock = ""
@@ -157,8 +161,6 @@ def active_strata_statement(*, project_id: int) -> tuple[str, list]:
 
     Why raw: read on every save-and-next of a stratified project; a handful of rows.
     """
-    from annotate.models import ActiveStratum
-
     return (
         f"SELECT name, claims, labelled, supported, prior_p, prior_weight"
         f" FROM {ActiveStratum._meta.db_table} WHERE project_id = %s ORDER BY name",
@@ -175,8 +177,6 @@ def active_stratum_move(
 
     Why raw: rides in the save's last round trip (the save-and-next figure above).
     """
-    from annotate.models import ActiveStratum
-
     batch.add(
         f"UPDATE {ActiveStratum._meta.db_table} SET labelled = labelled + %s,"
         " supported = supported + %s WHERE project_id = %s AND name = %s",
@@ -198,8 +198,6 @@ def reservation_if_room_statement(
     the ORM has no conditional INSERT. One statement in the screen reads' round trip
     ("save-and-next server p50 6.9 ms, 1 analyst, 100k claims; 16 analysts p95 13.8 ms").
     """
-    from annotate.models import Claim, Label, Reservation
-
     reservation, label, claims = (
         Reservation._meta.db_table,
         Label._meta.db_table,
@@ -242,8 +240,6 @@ def screen_reads_statements(*, claim_id: int) -> dict[str, tuple[str, list]]:
     server p50 6.9 ms, 1 analyst, 100k claims; 16 analysts p95 13.8 ms"); the ORM sends each
     as a round trip of its own.
     """
-    from annotate.models import Answer, Claim, Passage
-
     claims, answers, passages = (model_rows(model) for model in (Claim, Answer, Passage))
     claim_table, answer_table = Claim._meta.db_table, Answer._meta.db_table
     passage_table = Passage._meta.db_table

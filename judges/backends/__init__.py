@@ -7,6 +7,7 @@ here, at call time: a URL or key variable in a spec (an old or edited run) is ig
 """
 
 from judges.backends.base import JudgeBackend, JudgeCallFailed, JudgeConfigError, VerifyResult
+from judges.backends.registry import backend_kind
 
 __all__ = [
     "JudgeBackend",
@@ -19,6 +20,4 @@ __all__ = [
 
 def backend_for_spec(spec: dict) -> JudgeBackend:
     """The backend a frozen spec names, built by its registered class (`registry`)."""
-    from judges.backends.registry import backend_kind
-
     return backend_kind(spec.get("backend") or "").from_spec(spec)

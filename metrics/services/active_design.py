@@ -31,6 +31,8 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 from annotate.models import Claim, Gold, Project, Verdict
 from annotate.services.design import DesignError, claims_design_store, design_settings_check
 from judges.models import JudgeRun, JudgeVerdict
+from metrics import stats
+from metrics.stats.active import inclusion_probabilities
 
 logger = logging.getLogger(__name__)
 
@@ -93,8 +95,6 @@ def claim_support_probabilities(*, project: Project, run: JudgeRun) -> dict:
     """Per claim of the project: arrays `claim_id`, `answer_id`, `risk`, `verdict`,
     `confidence` (the run's, NaN when none) and `p`, the estimated P(SUPPORTED); and
     `calibrated`, whether `p` is Platt-calibrated on gold."""
-    from metrics import stats
-
     claims = list(
         Claim.objects.filter(project=project)
         .order_by("id")
@@ -152,8 +152,6 @@ def claim_support_probabilities(*, project: Project, run: JudgeRun) -> dict:
 
 def active_probabilities(*, project: Project, support: dict, budget: int) -> np.ndarray:
     """π per claim (in `support`'s order) for the active design, budget `budget` claims."""
-    from metrics.stats.active import inclusion_probabilities
-
     p = support["p"]
     variance = p * (1.0 - p)
     if project.queue_order != Project.QueueOrder.ANSWER:

@@ -180,6 +180,8 @@ def combine_out_of_fold(judge_score, bits, outcome, groups, folds: int = COMBINA
     """Out-of-fold log loss, Brier score and AUC of the judge alone, the bits alone and both
     (logistic regressions, cross-fitted with folds grouped by `groups`); `offered` when the
     combination's log loss beats both."""
+    # scikit-learn here and not at the top: importing it costs 1.4 s (python -X importtime),
+    # paid by every web and worker start-up though only this panel's refit needs it
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
     from sklearn.model_selection import GroupKFold

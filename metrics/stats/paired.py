@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import fisher_exact
 from scipy.stats import t as student_t
 
 from metrics.format import percent
@@ -501,8 +502,6 @@ def proportions_equal(k1: int, n1: int, k2: int, n2: int) -> float:
     Source: Fisher (1935), "The logic of inductive inference"; computed by
     ``scipy.stats.fisher_exact`` on the 2×2 table [[k1, n1 − k1], [k2, n2 − k2]].
     """
-    from scipy.stats import fisher_exact
-
     if n1 <= 0 or n2 <= 0:
         return NAN
     if not (0 <= k1 <= n1 and 0 <= k2 <= n2):

@@ -2,8 +2,11 @@
 rule): a share is a whole percent, halves up; a missing figure (None) shows as a dash."""
 
 from django import template
+from django.utils.html import format_html
 
 from metrics import format as fmt
+from metrics.glossary import GLOSSARY
+from metrics.services import estimators
 
 register = template.Library()
 
@@ -44,10 +47,6 @@ def term(key: str, shown: str = ""):
     """`{% term "kappa" %}` → the term with its one-line definition on hover (metrics.glossary,
     the glossary page's source too; not a link, so it may sit inside a <summary>); `shown`
     replaces the term's own wording."""
-    from django.utils.html import format_html
-
-    from metrics.glossary import GLOSSARY
-
     if key not in GLOSSARY:
         raise template.TemplateSyntaxError(f"No glossary entry {key!r} (metrics/glossary.py).")
     name, definition = GLOSSARY[key]
@@ -78,7 +77,5 @@ ESTIMATOR_NAMES = {
 @register.filter
 def estimator_name(key) -> str:
     """ "ppi_faithfulness" → "PPI++"; an unknown key reads as itself."""
-    from metrics.services import estimators
-
     entry = estimators.by_key(str(key or ""))
     return entry.short if entry else ESTIMATOR_NAMES.get(key, str(key or ""))

@@ -4,6 +4,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -12,8 +13,12 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate.access import project_view
 from annotate.models import Role
 from judges.backends.registry import backend_kind
+from judges.services import pairwise_run_start
 from metrics import selectors
 from metrics.scope import judge_from, judge_param
+from metrics.services.compare import systems_compare
+from metrics.services.trend import systems_trend, trend_points
+from metrics.trend_chart import trend_chart
 
 
 class CompareForm(forms.Form):
@@ -26,10 +31,6 @@ class CompareForm(forms.Form):
 @project_view(Role.LEAD)
 def compare(request, project, membership):
     """Two systems on the questions both answered (`metrics.services.compare`), computed now."""
-    from metrics.services.compare import systems_compare
-    from metrics.services.trend import systems_trend, trend_points
-    from metrics.trend_chart import trend_chart
-
     form = CompareForm(request.GET)
     if not form.is_valid():
         raise Http404("Bad comparison parameters.")
@@ -81,10 +82,6 @@ def compare_pairwise_run(request, project, membership):
     """The compare page's *Run the pairwise judge* button: `judges.services.pairwise_run_start`
     on A and B (both orders, idempotent), then back to the comparison, which shows the run's
     figures once it is done (at once without a broker)."""
-    from django.core.exceptions import ValidationError
-
-    from judges.services import pairwise_run_start
-
     form = PairwiseRunForm(request.POST)
     compare = reverse("metrics:compare", args=[project.slug])
     if not form.is_valid():

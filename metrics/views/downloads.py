@@ -17,6 +17,9 @@ from annotate.csv_safe import NeutralCsvWriter
 from annotate.models import Role
 from metrics import selectors
 from metrics.scope import Scope, judge_from, judge_param
+from metrics.services import audit_card, audit_card_rows, report_public
+from metrics.services.audit_card import AUDIT_CARD_CSV_HEADER
+from metrics.services.audit_card_text import audit_card_markdown, audit_card_readable
 
 
 class AuditCardForm(forms.Form):
@@ -53,7 +56,6 @@ def report_download(request, project, membership):
     if snapshot is None:
         messages.info(request, "No report has been computed yet: press Recompute.")
         return redirect("metrics:dashboard", slug=project.slug)
-    from metrics.services import report_public
 
     # allow_nan=False: the report's figures are finite or None (json_safe); NaN is not JSON.
     response = JsonResponse(
@@ -66,8 +68,6 @@ def report_download(request, project, membership):
 def _audit_card_for(request, project):
     """(judge, report, card, instrument index, format, scope) of the request's audit card, or
     a redirect to the dashboard saying why there is none."""
-    from metrics.services import audit_card
-
     form = AuditCardForm(request.GET)
     if not form.is_valid():
         raise Http404("Bad audit card parameters.")
@@ -91,9 +91,6 @@ def _audit_card_for(request, project):
 @require_GET
 @project_view(Role.LEAD)
 def audit_card_download(request, project, membership):
-    from metrics.services import audit_card_rows
-    from metrics.services.audit_card import AUDIT_CARD_CSV_HEADER
-    from metrics.services.audit_card_text import audit_card_markdown, audit_card_readable
 
     found = _audit_card_for(request, project)
     if isinstance(found, HttpResponse):
@@ -123,8 +120,6 @@ def audit_card_download(request, project, membership):
 @project_view(Role.LEAD)
 def audit_card_page(request, project, membership):
     """The audit card to read and print (a print stylesheet); the downloads link from it."""
-    from metrics.services.audit_card_text import audit_card_readable
-
     found = _audit_card_for(request, project)
     if isinstance(found, HttpResponse):
         return found

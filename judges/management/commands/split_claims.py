@@ -12,11 +12,13 @@ the operator's shell may wait on the endpoint; the web never does (it queues the
 
 import time
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
 from annotate.models import Answer, Project
 from annotate.services.claims import METHODS, ClaimsError, claims_split
+from judges.split_jobs import split_job_execute, split_job_start
 
 
 class Command(BaseCommand):
@@ -92,11 +94,7 @@ class Command(BaseCommand):
 
     def _split_by_llm(self, judge, *, force: bool) -> None:
         # The LLM split is the judges side's (annotate knows nothing of judges): this shell
-        # command is the one place here that reaches for it.
-        from django.core.exceptions import ValidationError
-
-        from judges.split_jobs import split_job_execute, split_job_start
-
+        # command, on the judges floor, is the one place here that reaches for it.
         try:
             job = split_job_start(judge=judge, force=force, enqueue=False)
         except ValidationError as exc:

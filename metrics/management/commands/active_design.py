@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.models import Project
-from annotate.services.design import DesignError
+from annotate.services.design import DesignError, claims_design_store
+from metrics.services.active_design import active_design_apply
 
 
 class Command(BaseCommand):
@@ -22,8 +23,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, run, budget, design, **options):
-        from annotate.services.design import claims_design_store
-        from metrics.services.active_design import active_design_apply
 
         project = Project.objects.filter(slug=slug).first()
         if project is None:

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.models import Project
 from metrics import selectors
 from metrics.services import report_compute, report_public
+from metrics.services.compare import SystemNotFound, system_resolve
 from metrics.services.gate import GATE_METRICS, GATE_ON, GateError, gate_check, gate_validate
 
 
@@ -45,7 +46,6 @@ def system_option(project, ref: str | None):
         return None, False
     if ref.strip() == "all":
         return None, True
-    from metrics.services.compare import SystemNotFound, system_resolve
 
     try:
         return system_resolve(project=project, ref=ref), False
