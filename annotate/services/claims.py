@@ -30,6 +30,8 @@ from annotate.models import (
     Role,
 )
 from annotate.queue_order import claim_queue_fields
+from annotate.services.label_history import more_spans_record
+from annotate.services.review import gold_recompute_for_claim
 from annotate.splitting import ClaimDraft, abstention_detect, align_claims, claim_tags, split_rule
 
 METHODS = ("rule", "llm")
@@ -101,7 +103,6 @@ def _labels_flag(*, claim: Claim) -> int:
     labels = list(claim.labels.select_for_update().order_by("id"))
     if not labels:
         return 0
-    from annotate.services.label_history import more_spans_record
 
     more = {}
     for span in EvidenceSpan.objects.filter(label__in=labels).order_by("label_id", "number"):
@@ -130,7 +131,6 @@ def _labels_flag(*, claim: Claim) -> int:
             )
         )
     LabelHistory.objects.bulk_create(history)
-    from annotate.services.review import gold_recompute_for_claim
 
     gold_recompute_for_claim(claim=claim)
     return len(labels)

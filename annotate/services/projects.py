@@ -8,7 +8,9 @@ from django.db.models import F
 from django.http import Http404
 
 from annotate.limits import project_text_problems
-from annotate.models import Answer, Membership, Project, Role
+from annotate.models import Answer, Claim, Membership, Project, Role
+from annotate.services.design import claim_design_key
+from annotate.services.review import gold_recompute_changed_after_reveal
 
 
 class MembershipError(ValueError):
@@ -149,8 +151,6 @@ def project_settings_update(*, project: Project, **fields) -> Project:
     if order_changed:
         claims_queue_rekey(project=project)
     if counting_changed:
-        from annotate.services.review import gold_recompute_changed_after_reveal
-
         gold_recompute_changed_after_reveal(project=project)
     return project
 
@@ -160,9 +160,6 @@ def claims_queue_rekey(*, project: Project) -> int:
     `queue_design` (after a setting changed; see `annotate.services.design.claim_design_key`);
     labels, reservations and which claims are double-labelled stay as they are. Returns the
     number of claims re-keyed."""
-    from annotate.models import Claim
-    from annotate.services.design import claim_design_key
-
     changed = []
     rows = (
         Claim.objects.filter(project=project)
