@@ -1,7 +1,9 @@
+from urllib.parse import urlencode
+
 from django import forms
 
 from annotate.limits import project_text_problems
-from annotate.models import Project, Role
+from annotate.models import Project, RiskCategory, Role
 from annotate.vocabulary import VERDICTS
 
 
@@ -84,7 +86,6 @@ class AnswerFilterForm(forms.Form):
     sort = forms.ChoiceField(required=False, choices=SORTS, label="Sort")
 
     def __init__(self, *args, project, blind: bool = False, **kwargs):
-        from annotate.models import RiskCategory
 
         super().__init__(*args, **kwargs)
         self.fields["risk"].choices = [("", "Any"), *RiskCategory.choices]
@@ -135,8 +136,6 @@ class AnswerFilterForm(forms.Form):
 
     def query(self) -> str:
         """The filters and sort as a query string for links (pages, downloads)."""
-        from urllib.parse import urlencode
-
         data = self.cleaned_data
         pairs = [(name, data.get(name)) for name in ("q", "risk", "system", "gold", "verdict")]
         pairs += [(name, "on") for name in ("disagreement", "review") if data.get(name)]

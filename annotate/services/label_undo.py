@@ -23,6 +23,7 @@ from annotate.services.label_history import (
     more_spans_record,
 )
 from annotate.services.labels import _counters_add
+from annotate.services.review import gold_recompute_locked
 from annotate.sql import StatementBatch
 
 _SAVES = (LabelHistory.Action.CREATED, LabelHistory.Action.UPDATED)
@@ -75,8 +76,6 @@ def label_undo(*, user, project: Project) -> Claim | None:
     An UNDONE history row records the state after the undo (empty verdict: no label), so the
     history stays complete and in order; undoing again reverts the save before that one.
     """
-    from annotate.services.review import gold_recompute_locked
-
     target = _last_save(user=user, project=project)
     if target is None:
         return None

@@ -19,6 +19,7 @@ from annotate.models import (
     Project,
     Verdict,
 )
+from annotate.services.design import label_design_fields
 from annotate.services.label_checks import (
     LabelError,
     _label_check,
@@ -30,6 +31,8 @@ from annotate.services.label_history import (
     _changed_after_reveal,
     more_spans_record,
 )
+from annotate.services.queue import claim_take_next, stratum_condition
+from annotate.services.review import gold_apply, gold_decide
 from annotate.sql import StatementBatch
 
 logger = logging.getLogger(__name__)
@@ -281,9 +284,6 @@ def _label_save_and_next(
     next claim; the next claim's reservation, the completion counter and the next screen's
     reads (`annotate.services.queue.claim_take_next`).
     """
-    from annotate.services.design import label_design_fields
-    from annotate.services.queue import claim_take_next, stratum_condition
-
     condition, recorded = stratum_condition(project=project, stratum=membership.queue_stratum)
     now = timezone.now()
     locked = _claim_lock(
@@ -375,30 +375,67 @@ def _label_write(
     `design`: the queue design and π it records (`annotate.services.design.label_design_fields`;
     none: "" and no π). `more`: the spans after the first (`EvidenceSpan` rows, replacing the
     label's earlier ones).
-    """
-    from annotate.services.review import gold_apply, gold_decide
 
-    claim = locked.claim
-    if verdict == Verdict.SUPPORTED:
-        correct = ""
+    The steps, each its own function: the room left on the claim (`_label_room`), the label as
+    it will stand (`_label_as_saved`), its row and spans (`_label_row_write`), its history row
+    (`_label_history_write`), and the gold the claim's labels now decide (`_label_gold_write`).
+    One parameter list because the one caller pair (save, save-and-next) hands the browser's
+    fields through unchanged, in one locked round trip.
+    """
     own = next((row for row in locked.labels if row[1] == annotator.pk), None)
     complete_delta = 0
     if own is None:
-        if claim.label_count >= claim.labels_required:
-            raise LabelError(
-                f"This claim already has the {claim.labels_required} label"
-                f"{'s' if claim.labels_required != 1 else ''} it needs from other analysts; "
-                "your label was not saved. Take the next claim from your queue."
-            )
-        # The queue's own rule (annotate.services.queue): labels plus other analysts' live
-        # reservations never exceed the labels required. A claim reached outside the queue
-        # (j/k, a link, the API) while a colleague holds it is theirs until the reservation
-        # lapses; saving it anyway left the colleague's save refused, and their time lost.
-        if claim.label_count + locked.others_holding >= claim.labels_required:
-            raise ClaimHeld(
-                "A colleague has this claim reserved while they label it; your label was not saved."
-            )
-        complete_delta = _counters_add(batch, claim=claim, annotator=annotator, step=1)
+        _label_room(locked)
+        complete_delta = _counters_add(batch, claim=locked.claim, annotator=annotator, step=1)
+    label = _label_as_saved(
+        locked=locked,
+        own=own,
+        annotator=annotator,
+        verdict=verdict,
+        evidence=(passage, start, end, quote),
+        note=note,
+        correct="" if verdict == Verdict.SUPPORTED else correct,
+        stratum=stratum,
+        now=now,
+        design=design,
+    )
+    state = {
+        "values": [getattr(label, column) for column in LABEL_STATE_COLUMNS],
+        "changed": label.changed_after_reveal,
+        "moment": connection.ops.adapt_datetimefield_value(now),
+    }
+    label_id = _label_row_write(batch, label=label, own=own, state=state, more=more)
+    _label_history_write(batch, label=label, label_id=label_id, own=own, state=state, more=more)
+    _label_gold_write(batch, locked=locked, label=label, count_changed=count_changed, now=now)
+    return label, complete_delta
+
+
+def _label_room(locked: _LockedClaim) -> None:
+    """Refuse a first label from this analyst where the claim has no room left for it."""
+    claim = locked.claim
+    if claim.label_count >= claim.labels_required:
+        raise LabelError(
+            f"This claim already has the {claim.labels_required} label"
+            f"{'s' if claim.labels_required != 1 else ''} it needs from other analysts; "
+            "your label was not saved. Take the next claim from your queue."
+        )
+    # The queue's own rule (annotate.services.queue): labels plus other analysts' live
+    # reservations never exceed the labels required. A claim reached outside the queue
+    # (j/k, a link, the API) while a colleague holds it is theirs until the reservation
+    # lapses; saving it anyway left the colleague's save refused, and their time lost.
+    if claim.label_count + locked.others_holding >= claim.labels_required:
+        raise ClaimHeld(
+            "A colleague has this claim reserved while they label it; your label was not saved."
+        )
+
+
+def _label_as_saved(
+    *, locked, own, annotator, verdict, evidence, note, correct, stratum, now, design
+) -> Label:
+    """The label as it will stand after the save (without its id when new), unsaved: the
+    statements write it; the caller reads it back (the next screen, the API's reply)."""
+    passage, start, end, quote = evidence
+    claim = locked.claim
     label = Label(
         id=own[0] if own else None,
         claim=claim,
@@ -418,45 +455,40 @@ def _label_write(
     )
     label._state.adding = False
     label._state.db = connection.alias
-    columns = LABEL_STATE_COLUMNS
-    values = [getattr(label, column) for column in columns]
-    stratum_value = Label._meta.get_field("stratum").get_db_prep_save(stratum, connection)
-    moment = connection.ops.adapt_datetimefield_value(now)
-    changed = label.changed_after_reveal
     # The guidelines in force: a lead can tell which labels predate a change of them.
-    label.guideline_version = guideline = claim.project.guidelines_version
-    state = {"values": values, "changed": changed, "moment": moment}
+    label.guideline_version = claim.project.guidelines_version
     recorded = design or {"design": "", "inclusion_probability": None}
     label.design = recorded["design"]
     label.inclusion_probability = recorded["inclusion_probability"]
+    return label
+
+
+def _label_row_write(batch: StatementBatch, *, label: Label, own, state: dict, more) -> tuple:
+    """Queue the label's insert (or update, its earlier extra spans deleted) and its spans after
+    the first; returns the SQL fragment that names the label's id in later statements."""
+    fields = {
+        "columns": LABEL_STATE_COLUMNS,
+        "stratum": Label._meta.get_field("stratum").get_db_prep_save(label.stratum, connection),
+        "guideline": label.guideline_version,
+        "design": label.design,
+        "inclusion_probability": label.inclusion_probability,
+        **state,
+    }
     if own is None:
         batch.add(
             *sql.label_insert_statement(
-                claim_id=claim.pk,
-                annotator_id=annotator.pk,
-                columns=columns,
-                stratum=stratum_value,
-                guideline=guideline,
-                **recorded,
-                **state,
+                claim_id=label.claim_id, annotator_id=label.annotator_id, **fields
             )
         )
-        label_id = sql.label_id_of_statement(claim_id=claim.pk, annotator_id=annotator.pk)
+        label_id = sql.label_id_of_statement(
+            claim_id=label.claim_id, annotator_id=label.annotator_id
+        )
     else:
-        batch.add(
-            *sql.label_update_statement(
-                label_id=own[0],
-                columns=columns,
-                stratum=stratum_value,
-                guideline=guideline,
-                **recorded,
-                **state,
-            )
-        )
+        batch.add(*sql.label_update_statement(label_id=own[0], **fields))
         label_id = ("%s", [own[0]])
         # Its earlier spans after the first go; one statement in the same round trip.
         batch.add(*sql.evidence_spans_delete_statement(label_id=own[0]))
-    for number, span in enumerate(more if passage else (), start=2):
+    for number, span in enumerate(more if label.evidence_passage else (), start=2):
         batch.add(
             *sql.evidence_span_insert_statement(
                 label_id=label_id,
@@ -467,15 +499,20 @@ def _label_write(
                 quote=span["quote"],
             )
         )
-    more_spans = more_spans_record(more if passage else ())
-    action = LabelHistory.Action.UPDATED if own else LabelHistory.Action.CREATED
-    # The history row holds the label's state after the change.
+    return label_id
+
+
+def _label_history_write(
+    batch: StatementBatch, *, label: Label, label_id: tuple, own, state: dict, more
+) -> None:
+    """Queue the history row, which holds the label's state after the change."""
+    more_spans = more_spans_record(more if label.evidence_passage else ())
     batch.add(
         *sql.label_history_insert_statement(
             label_id=label_id,
-            claim_id=claim.pk,
-            annotator_id=annotator.pk,
-            action=action,
+            claim_id=label.claim_id,
+            annotator_id=label.annotator_id,
+            action=LabelHistory.Action.UPDATED if own else LabelHistory.Action.CREATED,
             columns=HISTORY_STATE_COLUMNS,
             more_spans=LabelHistory._meta.get_field("more_spans").get_db_prep_save(
                 more_spans, connection
@@ -485,8 +522,15 @@ def _label_write(
             **state,
         )
     )
-    labels = [(row[2], row[3], row[4]) for row in locked.labels if row[1] != annotator.pk]
-    labels.append((verdict, False, changed))
+
+
+def _label_gold_write(
+    batch: StatementBatch, *, locked: _LockedClaim, label: Label, count_changed: bool, now
+) -> None:
+    """Queue the gold the claim's labels decide with this one in place of the analyst's old."""
+    labels = [(row[2], row[3], row[4]) for row in locked.labels if row[1] != label.annotator_id]
+    labels.append((label.verdict, False, label.changed_after_reveal))
+    claim = locked.claim
     decision = gold_decide(
         labels_required=claim.labels_required,
         claim_needs_review=claim.needs_review,
@@ -495,7 +539,6 @@ def _label_write(
         count_changed=count_changed,
     )
     gold_apply(batch, claim=claim, decision=decision, gold_id=locked.gold_id, now=now)
-    return label, complete_delta
 
 
 def _counters_add(batch: StatementBatch, *, claim: Claim, annotator, step: int) -> int:

@@ -12,9 +12,16 @@ from django_htmx.http import HttpResponseStopPolling
 from annotate.access import project_view
 from annotate.models import Role
 from metrics import charts, selectors
+from metrics.glossary import GLOSSARY
 from metrics.models import ReportSnapshot
 from metrics.scope import DEFAULT_ALPHA, Scope, judge_from, judge_param
-from metrics.services import estimators
+from metrics.services import (
+    crc_from_inputs,
+    estimators,
+    instruments_left_out_text,
+    snapshot_request,
+)
+from metrics.services.summary import dashboard_summary
 
 # metrics.services pulls in scikit-learn, SciPy and statsmodels through metrics.stats; the
 # URLconf imports this module on any page's first request, so the services are imported where
@@ -58,11 +65,8 @@ def _dashboard_context(
         block = instruments[instrument]
         crc = block["crc"]
         if alpha is not None and abs(alpha - crc["alpha"]) > 1e-12:
-            from metrics.services import crc_from_inputs
-
             inputs = (snapshot.crc_inputs or [{}] * len(instruments))[instrument]
             crc = crc_from_inputs(inputs, alpha=alpha)
-        from metrics.services import instruments_left_out_text
 
         context.update(
             {
@@ -101,7 +105,6 @@ def _dashboard_summary(context: dict) -> dict | None:
     """The answer first (metrics.services.summary), or None before any report."""
     if not context.get("report"):
         return None
-    from metrics.services.summary import dashboard_summary
 
     return dashboard_summary(report=context["report"], audit=context.get("audit"))
 
@@ -110,8 +113,6 @@ def _dashboard_summary(context: dict) -> dict | None:
 @login_required
 def glossary(request):
     """Every term the dashboard and the audit card use, in plain words (metrics.glossary)."""
-    from metrics.glossary import GLOSSARY
-
     entries = [(key, name, text) for key, (name, text) in GLOSSARY.items()]
     return render(request, "metrics/glossary.html", {"entries": entries})
 
@@ -152,7 +153,6 @@ def dashboard(request, project, membership):
 @require_POST
 @project_view(Role.LEAD)
 def recompute(request, project, membership):
-    from metrics.services import snapshot_request
 
     judge = judge_from(project, request.POST.get("judge"))
     scope = Scope(project, request.POST.get("system"))

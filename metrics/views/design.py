@@ -11,8 +11,20 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.access import project_view
-from annotate.models import Role
+from annotate.models import Project, Role
+from annotate.services.design import DesignError
 from metrics.scope import judge_from
+from metrics.services.active_audit import DEFAULT_DELTA, DEFAULT_TARGET_AGREEMENT
+from metrics.services.active_design import (
+    active_design_request,
+    design_runs,
+    design_runs_unfinished,
+)
+from metrics.services.active_routing import (
+    RoutingError,
+    selective_routing_apply,
+    selective_routing_clear,
+)
 
 
 class SelectiveRoutingForm(forms.Form):
@@ -28,13 +40,6 @@ class SelectiveRoutingForm(forms.Form):
 @project_view(Role.LEAD)
 def selective_routing(request, project, membership):
     """Route claims the judge may decide alone (certified threshold) or stop routing."""
-    from metrics.services.active_audit import DEFAULT_DELTA, DEFAULT_TARGET_AGREEMENT
-    from metrics.services.active_routing import (
-        RoutingError,
-        selective_routing_apply,
-        selective_routing_clear,
-    )
-
     form = SelectiveRoutingForm(request.POST)
     back = reverse("metrics:dashboard", args=[project.slug])
     back += "?" + urlencode({"judge": request.POST.get("judge", "")[:20]})
@@ -90,7 +95,6 @@ class QueueDesignForm(forms.Form):
 
     def __init__(self, *args, project, runs, **kwargs):
         super().__init__(*args, **kwargs)
-        from annotate.models import Project
 
         self.fields["queue_design"].choices = Project.QueueDesign.choices
         none = "— none (the uniform design needs no run)" if runs else "— no finished judge run yet"
@@ -102,7 +106,6 @@ class QueueDesignForm(forms.Form):
 
 
 def _design_context(project, membership, form, runs=None) -> dict:
-    from metrics.services.active_design import design_runs_unfinished
 
     return {
         "project": project,
@@ -118,9 +121,6 @@ def _design_context(project, membership, form, runs=None) -> dict:
 def queue_design(request, project, membership):
     """The project's sampling design: uniform, active or stratified, the budget, the target
     half-width and the judge run; applied by the `apply_active_design` task."""
-    from annotate.services.design import DesignError
-    from metrics.services.active_design import active_design_request, design_runs
-
     if request.method not in ("GET", "POST"):
         return HttpResponse(status=405)
     runs = list(design_runs(project=project))
