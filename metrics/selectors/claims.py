@@ -126,7 +126,8 @@ def gold_columns(*, project: Project) -> pd.DataFrame:
 
 
 def label_columns(*, project: Project) -> pd.DataFrame:
-    """Every analyst label: claim, annotator, verdict, correctness mark.
+    """Every analyst label: claim, annotator, verdict, correctness mark, and the guidelines
+    version it was saved under (NaN: imported, or saved before versions were kept).
 
     `annotator_id` is the user's id, or minus the id of an imported annotator (labels that
     came in a file under a name, `annotate.models.ImportedAnnotator`); `annotator_names`
@@ -144,6 +145,7 @@ def label_columns(*, project: Project) -> pd.DataFrame:
             "annotator_key": "annotator_id",
             "verdict": "verdict",
             "correct": "correct",
+            "guideline_version": "guideline_version",
         },
     )
     return _text(frame, "verdict", "correct")

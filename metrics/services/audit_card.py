@@ -96,6 +96,37 @@ def _jaudit_fields(block: dict) -> dict:
     }
 
 
+_GUIDELINE_FIELDS = (
+    "current",
+    "gold_claims",
+    "labels",
+    "analyst_agreement",
+    "krippendorff_alpha",
+)
+_GUIDELINE_JUDGE_FIELDS = (
+    "judge_audited",
+    "judge_agreement",
+    "judge_agreement_ci",
+    "judge_kappa",
+    "judge_kappa_ci",
+)
+
+
+def _guideline_versions(report: dict, instrument: int) -> dict:
+    """Agreement per guidelines version, keyed "v2", "v1", … ("not_recorded" for labels with
+    none), when the labels span versions (issue 28 item 5); the judge's figures are the
+    report's headline instrument's, so they are on its card only."""
+    section = report.get("guidelines")
+    if not section:
+        return {}
+    fields = _GUIDELINE_FIELDS + (_GUIDELINE_JUDGE_FIELDS if instrument == 0 else ())
+    out: dict = {"mixed_gold": section["mixed_gold"], "warning": section["warning"]}
+    for row in section["versions"]:
+        key = "not_recorded" if row["version"] is None else f"v{row['version']}"
+        out[key] = {name: row[name] for name in fields}
+    return out
+
+
 def audit_card(*, report: dict, instrument: int = 0) -> dict:
     """Everything someone needs to reuse one instrument's numbers honestly; no secrets."""
     block = report["instruments"][instrument] if report.get("instruments") else report["judge"]
@@ -109,6 +140,9 @@ def audit_card(*, report: dict, instrument: int = 0) -> dict:
         **_checks(report, block),
         "method": block["method"] + " " + CRC_CAVEAT,
     }
+    guidelines = _guideline_versions(report, instrument)
+    if guidelines:
+        card["guideline_versions"] = guidelines
     if block.get("judge_history"):
         # A judge version (issue 28): its lineage, few-shot sources and whether held out.
         card["judge_history"] = block["judge_history"]

@@ -194,6 +194,9 @@ def _limits(card: dict, design: dict | None) -> list[str]:
             f"{_pct(design['unseen_share'])} of the project's claims are in strata with no "
             "gold: no figure covers them."
         )
+    warning = (card.get("guideline_versions") or {}).get("warning")
+    if warning:
+        limits.append(warning)
     limits.append(CRC_CAVEAT)
     return limits
 
@@ -209,7 +212,31 @@ def audit_card_readable(*, card: dict, design: dict | None) -> dict:
         "limits": _limits(card, design),
         "method": card.get("method") or "",
         "history": _judge_history(card),
+        "guidelines": _guideline_lines(card),
     }
+
+
+def _guideline_lines(card: dict) -> list[str]:
+    """Agreement per guidelines version as sentences, newest first (issue 28 item 5)."""
+    versions = card.get("guideline_versions") or {}
+    lines = []
+    for key, row in versions.items():
+        if not isinstance(row, dict):
+            continue
+        name = "labels with no version recorded" if key == "not_recorded" else key
+        line = (
+            f"{name}{' (current)' if row['current'] else ''}: {row['gold_claims']} gold claims, "
+            f"{row['labels']} labels; analysts agree on {_pct(row['analyst_agreement'])} of "
+            f"pairs (Krippendorff's alpha {_dec(row['krippendorff_alpha'])})"
+        )
+        if "judge_agreement" in row:
+            line += (
+                f"; the judge agrees with this gold on {_pct(row['judge_agreement'])} "
+                f"({_interval(row['judge_agreement_ci'])}, {row['judge_audited']} audited "
+                f"claims), kappa {_dec(row['judge_kappa'])}"
+            )
+        lines.append(line + ".")
+    return lines
 
 
 def _judge_history(card: dict) -> list[str]:
@@ -264,6 +291,9 @@ def audit_card_markdown(readable: dict) -> str:
     if readable["headline_reason"]:
         out += ["", f"**Why the headline:** {readable['headline_reason']}"]
     out += ["", "## Limits", ""] + [f"- {line}" for line in readable["limits"]]
+    if readable.get("guidelines"):
+        out += ["", "## Guideline versions", ""]
+        out += [f"- {_cell(line)}" for line in readable["guidelines"]]
     if readable.get("history"):
         out += ["", "## Judge history", ""] + [f"- {_cell(line)}" for line in readable["history"]]
     out += ["", "## Method", "", readable["method"], ""]

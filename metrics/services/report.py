@@ -22,6 +22,7 @@ from metrics.services.active_audit import active_audit_block
 from metrics.services.analysts import _analysts
 from metrics.services.audit_design import design_section
 from metrics.services.common import json_safe
+from metrics.services.guidelines import guidelines_section
 from metrics.services.inputs import _Data
 from metrics.services.instruments import judge_audits_section, judge_method_strings, judge_run
 from metrics.services.method import method_section
@@ -286,6 +287,14 @@ SECTIONS: tuple[Section, ...] = (
         type=t.Block,
     ),
     Section(
+        "guidelines",
+        guidelines_section,
+        ("project", "data", "judge_run"),
+        key="guidelines",
+        optional=True,
+        type=t.Guidelines,
+    ),
+    Section(
         "design",
         _design,
         ("data", "rates", "coverage", "judge_audit"),
@@ -318,6 +327,7 @@ LAYOUT = (
     "by_risk_category",
     "by_tag",
     "analysts",
+    "guidelines",
     "method",
     "judge_audit",
     "backend_blocks",

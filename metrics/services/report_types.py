@@ -183,6 +183,37 @@ class Analysts:
 
 
 @dataclass(frozen=True)
+class GuidelineVersion:
+    """One guidelines version's labels and gold, and the agreement measured under it."""
+
+    version: int | None  # None: labels saved with no version (imported, or older)
+    current: bool
+    labels: int
+    analysts: int
+    multi_labelled_claims: int
+    analyst_pairs: int
+    analyst_agreement: float | None
+    krippendorff_alpha: float | None
+    gold_claims: int
+    judge_audited: int
+    judge_agreement: float | None
+    judge_agreement_ci: tuple[float | None, float | None]
+    judge_kappa: float | None
+    judge_kappa_ci: tuple[float | None, float | None]
+
+
+@dataclass(frozen=True)
+class Guidelines:
+    """Only when labels were made under two guidelines versions or more (issue 28 item 5)."""
+
+    current_version: int
+    versions: tuple[GuidelineVersion, ...]
+    mixed_gold: bool
+    warning: str | None
+    method: str
+
+
+@dataclass(frozen=True)
 class LeftOutInstrument:
     model: str | None
     prompt_version: str | None

@@ -347,6 +347,7 @@ def test_full_card_readable_whole():
         "limits": FULL_LIMITS,
         "method": "Audit of strict-judge.",
         "history": [],
+        "guidelines": [],
     }
     assert list(readable) == [
         "identity",
@@ -356,6 +357,7 @@ def test_full_card_readable_whole():
         "limits",
         "method",
         "history",
+        "guidelines",
     ]
     for row in readable["figures"]:
         assert list(row)[:4] == ["label", "figure", "interval", "method"]
@@ -483,6 +485,7 @@ def test_bare_card_readable_and_markdown_whole():
         "limits": [NO_CANARY, CAVEAT],
         "method": "",
         "history": [],
+        "guidelines": [],
     }
     table = "".join(
         f"| {r['label']} | {r['figure']} | {r['interval']} | {r['method']} |\n"
