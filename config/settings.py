@@ -277,9 +277,11 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_IGNORE_RESULT = True
-# Monitored streams (issue 29) are evaluated once a day: alerts, webhooks, email.
+# Monitored streams (issue 29): the live judge re-judges the anchor sets once a day, and the
+# streams are evaluated once a day (faithfulness and judge drift: alerts, webhooks, email).
 CELERY_BEAT_SCHEDULE = {
-    "monitor-evaluate-streams": {"task": "monitor.tasks.evaluate_streams", "schedule": 86400.0}
+    "monitor-rejudge-anchors": {"task": "monitor.tasks.rejudge_anchors", "schedule": 86400.0},
+    "monitor-evaluate-streams": {"task": "monitor.tasks.evaluate_streams", "schedule": 86400.0},
 }
 
 # LLM endpoints judges may call: the operator's to declare, never a user's (judges/endpoints.py

@@ -80,6 +80,11 @@ class Judge(models.Model):
         default=list, blank=True, help_text="Few-shot examples: development gold claims."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set by live monitoring (monitor.drift) when the judge's error rates on a human anchor set
+    # have moved; every page showing this judge's judge-assisted figures flags them until a
+    # lead re-audits the judge and clears it.
+    drifted_on = models.DateField(null=True, blank=True)
+    drift_sentence = models.TextField(blank=True)
 
     class Meta:
         ordering = ["name"]

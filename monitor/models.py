@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import models
 
 from annotate.models import Claim, Project, System
-from judges.models import Judge
+from judges.models import Judge, JudgeRun
 
 
 class MonitoredStream(models.Model):
@@ -109,6 +109,11 @@ class AnchorSet(models.Model):
     claims = models.ManyToManyField(Claim, related_name="anchor_sets")
     calibration_days = models.PositiveIntegerField(default=14)
     created_at = models.DateTimeField(auto_now_add=True)
+    since = models.DateField(
+        null=True,
+        blank=True,
+        help_text="Calibration restarts here (a lead cleared a drift flag); empty: created_at.",
+    )
 
     def __str__(self) -> str:
         return f"anchors of stream {self.stream_id}"
@@ -119,9 +124,20 @@ class AnchorJudgement(models.Model):
 
     anchor_set = models.ForeignKey(AnchorSet, on_delete=models.CASCADE, related_name="judgements")
     claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(
+        JudgeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     gold_supported = models.BooleanField()
     judge_supported = models.BooleanField()
     judged_on = models.DateField(db_index=True)
+
+    class Meta:
+        constraints = [
+            # one record per anchor per run: recording again is a no-op
+            models.UniqueConstraint(
+                fields=["anchor_set", "claim", "run"], name="monitor_anchor_once_per_run"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"anchor {self.claim_id} on {self.judged_on}"

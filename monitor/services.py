@@ -80,6 +80,18 @@ class StreamFigures:
     gold_only: Sequence
     alarm_day: int | None
     since_day: int | None
+    # the debiased interval over the last day and the last 7 days (each its own sequence,
+    # read at its end): what changed lately, beside the cumulative band
+    windows: dict[str, tuple[float, float]]
+
+
+def _window_interval(days: Days, n: int, alpha: float) -> tuple[float, float]:
+    """The sequence over the `n` days ending with the last day that has claims (today, still
+    empty, would leave "the last day" blank), read at its end."""
+    seen = np.flatnonzero(days.counts.sum(axis=1))
+    stop = int(seen[-1]) + 1 if seen.size else days.n_days
+    cs = betting_cs(days.window(max(stop - n, 0), stop), alpha)
+    return float(cs.lower[-1]), float(cs.upper[-1])
 
 
 def _stream_arrays(stream: MonitoredStream) -> dict[str, np.ndarray]:
@@ -129,6 +141,10 @@ def stream_figures(stream: MonitoredStream, today: dt.date | None = None) -> Str
         betting_cs(gold, stream.alpha),
         detection.alarm_day,
         detection.since_day,
+        {
+            "day": _window_interval(debiased, 1, stream.alpha),
+            "week": _window_interval(debiased, 7, stream.alpha),
+        },
     )
 
 
@@ -224,20 +240,46 @@ def answers_arrived(*, project_id: int) -> None:
     transaction.on_commit(lambda: task("ingest_streams").delay(project_id))
 
 
+def anchor_answer_ids(stream: MonitoredStream) -> list[int]:
+    """The answers holding the stream's anchors (a run narrows to answers), none without a set."""
+    return sorted(
+        set(Claim.objects.filter(anchor_sets__stream=stream).values_list("answer_id", flat=True))
+    )
+
+
 def streams_ingest(*, project_id: int, at: dt.datetime | None = None) -> int:
     """Each active stream of the project samples its claims not seen yet and has them judged
     by its judge through the ordinary run machinery (queued runs: the endpoint's caps hold,
     nothing is dropped). Returns the claims taken."""
     taken = 0
-    for stream in MonitoredStream.objects.filter(project_id=project_id, active=True):
-        new = Claim.objects.filter(project_id=project_id, monitor_sample__isnull=True)
-        if stream.system_id:
-            new = new.filter(answer__system_id=stream.system_id)
-        ids = list(new.values_list("id", flat=True))
-        if not ids:
-            continue
-        answer_ids = sorted(set(new.values_list("answer_id", flat=True)))
-        claims_sample(stream=stream, claim_ids=ids, at=at)
-        judge_run_start(judge=stream.judge, among=answer_ids, among_described="monitored stream")
-        taken += len(ids)
+    for stream_id in MonitoredStream.objects.filter(project_id=project_id, active=True).values_list(
+        "pk", flat=True
+    ):
+        taken += _stream_ingest(stream_id=stream_id, at=at)
     return taken
+
+
+@transaction.atomic
+def _stream_ingest(*, stream_id: int, at: dt.datetime | None) -> int:
+    """One stream takes its unseen claims. The stream's row is locked first, so two imports
+    finishing at once (two workers) sample each claim once, never one drawn and one routed."""
+    stream = MonitoredStream.objects.select_for_update().get(pk=stream_id)
+    if not stream.active:
+        return 0
+    # claims that arrived since the stream started (older ones are history, not traffic)
+    new = Claim.objects.filter(
+        project_id=stream.project_id,
+        monitor_sample__isnull=True,
+        created_at__gte=stream.started_at,
+    )
+    if stream.system_id:
+        new = new.filter(answer__system_id=stream.system_id)
+    ids = list(new.values_list("id", flat=True))
+    if not ids:
+        return 0
+    answer_ids = sorted(set(new.values_list("answer_id", flat=True)))
+    claims_sample(stream=stream, claim_ids=ids, at=at)
+    # the anchors ride in every batch: the judge cannot tell them from live traffic
+    answer_ids = sorted({*answer_ids, *anchor_answer_ids(stream)})
+    judge_run_start(judge=stream.judge, among=answer_ids, among_described="monitored stream")
+    return len(ids)

@@ -64,9 +64,3 @@ def anchor_days(
 ) -> np.ndarray:
     """Daily disagreement counts of `anchors` re-judged gold claims; rate per day (days,)."""
     return rng.binomial(anchors, rate)
-
-
-def bernoulli_days(successes: np.ndarray, trials: int) -> Days:
-    counts = np.stack([trials - successes, successes], axis=1).astype(float)
-    n_days = len(successes)
-    return Days(np.array([0.0, 1.0]), counts, np.zeros(n_days), np.ones(n_days))

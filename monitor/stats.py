@@ -86,6 +86,16 @@ def days_group(day: np.ndarray, z: np.ndarray, lo: np.ndarray, hi: np.ndarray, n
     return Days(values, flat.reshape(n_days, len(values)).astype(float), day_lo, day_hi)
 
 
+def bernoulli_days(successes: np.ndarray, trials: np.ndarray | int) -> Days:
+    """Daily 0/1 outcomes as `Days`: `successes` of `trials` per day (a day of 0 trials adds
+    nothing to any capital process)."""
+    successes = np.asarray(successes, float)
+    trials = np.broadcast_to(np.asarray(trials, float), successes.shape)
+    counts = np.stack([trials - successes, successes], axis=1)
+    n_days = len(successes)
+    return Days(np.array([0.0, 1.0]), counts, np.zeros(n_days), np.ones(n_days))
+
+
 def _moments(values: np.ndarray, counts: np.ndarray) -> tuple[float, float, float]:
     """(n, regularised mean, regularised variance) of grouped values; prior ½ and ¼."""
     n = float(counts.sum())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from monitor.drift import anchors_rejudge, drift_evaluate
 from monitor.models import MonitoredStream
 from monitor.services import alert_notify, stream_evaluate, streams_ingest
 
@@ -15,11 +16,23 @@ def notify_alert(alert_id: int) -> None:
 
 @shared_task(acks_late=True)
 def evaluate_streams() -> int:
-    """Beat entry: evaluate every active stream once a day."""
+    """Beat entry: evaluate every active stream once a day (faithfulness and judge drift);
+    returns the alerts standing after it."""
     raised = 0
     for stream in MonitoredStream.objects.filter(active=True):
         raised += stream_evaluate(stream=stream) is not None
+        raised += drift_evaluate(stream=stream) is not None
     return raised
+
+
+@shared_task(acks_late=True)
+def rejudge_anchors() -> int:
+    """Beat entry: the live judge re-judges every active stream's anchor set (a queued
+    ordinary run each: the endpoint's caps hold); returns the runs started."""
+    started = 0
+    for stream in MonitoredStream.objects.filter(active=True).select_related("judge"):
+        started += anchors_rejudge(stream=stream) is not None
+    return started
 
 
 @shared_task(acks_late=True)

@@ -79,6 +79,12 @@ class Project(models.Model):
         help_text="The queue does not serve claims routed to the judge (the judge decides them "
         "alone).",
     )
+    monitored = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="An active monitored stream samples this project's traffic (kept by monitor): "
+        "the queue serves only the claims Poisson-sampled to the analysts.",
+    )
     design_job = models.JSONField(
         default=dict,
         blank=True,

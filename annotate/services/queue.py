@@ -207,7 +207,8 @@ def claim_take_next(
     now = now or timezone.now()
     before = before if before is not None else StatementBatch()
     after = after if after is not None else StatementBatch()
-    routed_out = bool(project.selective_judging)
+    # selective judging, or a monitored stream, leaves claims to the judge alone
+    routed_out = bool(project.selective_judging or project.monitored)
     restricted = bool(condition)  # a member's stratum: the ORM's query, else the raw SQL
     if routed_out:
         condition &= Q(routed_to_judge=False)

@@ -4,10 +4,13 @@ the queue with π stored and judged by the stream's judge (a queued ordinary run
 from __future__ import annotations
 
 import pytest
+from django.db.models import F
 
-from annotate.models import Claim
+from annotate.models import Claim, Reservation
+from annotate.services.queue import claim_next_for_user
 from judges.models import JudgeRun
-from monitor.models import MonitoredStream, SampledClaim
+from monitor.models import SampledClaim
+from monitor.streams import stream_create
 from tests.api.conftest import api_world, native_answer  # noqa: F401
 from tests.factories import JudgeFactory
 
@@ -20,9 +23,7 @@ def test_api_answers_of_a_monitored_project_are_sampled_and_judged(
     django_capture_on_commit_callbacks,
 ):
     judge = JudgeFactory(project=api_world.project)
-    stream = MonitoredStream.objects.create(
-        project=api_world.project, judge=judge, sampling_rate=0.3
-    )
+    stream = stream_create(project=api_world.project, data={"judge": judge, "sampling_rate": 0.3})
     batch = []
     for n in range(40):
         one = native_answer(n)
@@ -41,6 +42,18 @@ def test_api_answers_of_a_monitored_project_are_sampled_and_judged(
         80 - drawn.count()
     )
     assert JudgeRun.objects.filter(judge=judge).count() == 1
+    # the analysts' queue serves the sampled claims only, each once
+    api_world.project.refresh_from_db()
+    assert api_world.project.monitored
+    served = set()
+    for _ in range(drawn.count() + 1):
+        claim = claim_next_for_user(project=api_world.project, user=api_world.people["analyst"])
+        if claim is None:
+            break
+        served.add(claim.pk)
+        Reservation.objects.filter(claim=claim).delete()
+        Claim.objects.filter(pk=claim.pk).update(label_count=F("labels_required"))
+    assert served == set(queued.values_list("pk", flat=True))
 
 
 @pytest.mark.django_db

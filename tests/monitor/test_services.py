@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
@@ -22,37 +20,7 @@ from tests.factories import AnswerFactory, JudgeFactory, JudgeRunFactory
 pytestmark = pytest.mark.django_db
 
 
-class _Listener:
-    def __init__(self):
-        self.bodies: list[dict] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                length = int(self.headers["Content-Length"])
-                owner.bodies.append(json.loads(self.rfile.read(length)))
-                self.send_response(204)
-                self.end_headers()
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.server.server_port}/hook"
-
-
-@pytest.fixture
-def listener():
-    one = _Listener()
-    yield one
-    one.server.shutdown()
-
-
-def _day_of_claims(stream, answer, run, when, n, share_supported, rng):
+def day_of_claims(stream, answer, run, when, n, share_supported, rng):
     claims = Claim.objects.bulk_create(
         [Claim(project=stream.project, answer=answer, text=f"c{i}", position=i) for i in range(n)]
     )
@@ -96,7 +64,7 @@ def test_a_drop_raises_one_alert_and_one_webhook(settings, listener):
         when = start + dt.timedelta(days=d)
         if d == 3:
             stream_rate_set(stream=stream, rate=0.25, at=when)
-        _day_of_claims(stream, answer, run, when, 300, 0.97 if d < 4 else 0.6, rng)
+        day_of_claims(stream, answer, run, when, 300, 0.97 if d < 4 else 0.6, rng)
 
     early = SampledClaim.objects.filter(stream=stream, drawn_at__lt=start + dt.timedelta(days=3))
     late = SampledClaim.objects.filter(stream=stream, drawn_at__gte=start + dt.timedelta(days=3))
@@ -133,5 +101,5 @@ def test_a_steady_stream_raises_nothing():
     stream.refresh_from_db()
     rng = np.random.default_rng(3)
     for d in range(6):
-        _day_of_claims(stream, answer, run, start + dt.timedelta(days=d), 200, 0.95, rng)
+        day_of_claims(stream, answer, run, start + dt.timedelta(days=d), 200, 0.95, rng)
     assert stream_evaluate(stream=stream, today=(start + dt.timedelta(days=5)).date()) is None

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from monitor.simulate import as_days, bernoulli_days, stream_cells
-from monitor.stats import betting_cs, daily_wald_alarm, drift_detect, edetector
+from monitor.simulate import as_days, stream_cells
+from monitor.stats import bernoulli_days, betting_cs, daily_wald_alarm, drift_detect, edetector
 
 STREAMS, DAYS, CLAIMS, PI, TARGET = 500, 90, 2000, 0.1, 0.90
 SENS, SPEC = 0.95, 0.80

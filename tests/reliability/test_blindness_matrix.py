@@ -25,6 +25,7 @@ import pytest
 from django.db import transaction
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotate.models import (
     Answer,
@@ -43,6 +44,7 @@ from api.routes import api
 from api.tokens import token_create
 from judges.models import Judge, JudgeRun, JudgeVerdict
 from metrics.models import ReportSnapshot
+from monitor.models import Alert, AnchorSet, MonitoredStream
 from tests.api.conftest import ApiClient
 from tests.factories import UserFactory
 from tests.reliability.test_permissions import EXPECTED_ROLE, all_patterns, url_for
@@ -202,6 +204,13 @@ def _world():
         project=project, test_set=test_set, endpoint="reference", system_name="sys-Okapi",
         system_version="v-okapi-1", status=SutRun.Status.DONE,
     )  # fmt: skip
+    # a paused monitored stream with the claim in its anchor set and a drift alert (leads only)
+    stream = MonitoredStream.objects.create(project=project, judge=judge, active=False)
+    AnchorSet.objects.create(stream=stream).claims.set([claim])
+    alert = Alert.objects.create(
+        stream=stream, kind=Alert.Kind.JUDGE_DRIFT, raised_at=timezone.now(),
+        sentence="The judge changed.", evidence={"rate": "specificity"},
+    )  # fmt: skip
     tokens = {role: token_create(user=people[role], name="t").secret for role in ROLES}
     ids = {
         "answer_id": answers["okapi"].pk,
@@ -221,6 +230,8 @@ def _world():
         "testset_id": test_set.pk,
         "item_id": test_item.pk,
         "sut_run_id": sut_run.pk,
+        "stream_id": stream.pk,
+        "alert_id": alert.pk,
     }
     api_values = {
         "slug": project.slug,

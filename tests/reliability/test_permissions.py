@@ -97,6 +97,10 @@ EXPECTED_ROLE = {
     "metrics:queue-design": "lead",
     "metrics:selective-routing": "lead",
     "monitor:streams": "lead",
+    "monitor:stream-new": "lead",
+    "monitor:stream-edit": "lead",
+    "monitor:drift-clear": "lead",
+    "monitor:alert": "lead",
     # leads: test sets' files, publication, and runs of the system under test (issue 27)
     "testsets:import": "lead",
     "testsets:export": "lead",

@@ -7,6 +7,8 @@ for one project's marker in another project's pages and exports.
 
 from dataclasses import dataclass
 
+from django.utils import timezone
+
 from annotate.models import (
     Answer,
     Claim,
@@ -26,6 +28,7 @@ from api.models import ApiToken
 from api.tokens import token_create
 from judges.models import Canary, Judge, JudgeRun, JudgeVerdict, SplitJob
 from metrics.models import ReportSnapshot
+from monitor.models import Alert, AnchorSet, MonitoredStream
 from tests.factories import UserFactory
 from testsets.models import (
     Document,
@@ -63,6 +66,8 @@ class World:
     test_item: TestItem
     sut_run: SutRun
     generation_job: GenerationJob
+    stream: MonitoredStream  # paused (imports into the world are not sampled), one alert
+    alert: Alert
 
     def ids(self) -> dict[str, int]:
         """The object id each URL keyword names."""
@@ -85,6 +90,8 @@ class World:
             "item_id": self.test_item.pk,
             "sut_run_id": self.sut_run.pk,
             "generation_job_id": self.generation_job.pk,
+            "stream_id": self.stream.pk,
+            "alert_id": self.alert.pk,
         }
 
 
@@ -221,6 +228,17 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
     generation_job = GenerationJob.objects.create(
         project=project, test_set=test_set, kind="offline", status="done", total=0
     )
+    # A monitored stream, paused so later imports into the world are not sampled, with an
+    # anchor set and a judge-drift alert (the monitoring pages, issue 29).
+    stream = MonitoredStream.objects.create(project=project, judge=judge, active=False)
+    AnchorSet.objects.create(stream=stream).claims.set([claims[1]])
+    alert = Alert.objects.create(
+        stream=stream,
+        kind=Alert.Kind.JUDGE_DRIFT,
+        raised_at=timezone.now(),
+        evidence={"rate": "specificity", "direction": "up"},
+        sentence="The judge changed, not necessarily the system.",
+    )
     return World(
         project=project,
         users=users,
@@ -243,6 +261,8 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         test_item=test_item,
         sut_run=sut_run,
         generation_job=generation_job,
+        stream=stream,
+        alert=alert,
     )
 
 
