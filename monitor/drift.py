@@ -34,7 +34,8 @@ ANCHORS = 200  # anchors drawn per stream: ~100 per gold class, a rate moved by 
 
 def anchors_choose(*, stream: MonitoredStream, size: int = ANCHORS, seed: int = 0) -> AnchorSet:
     """Draw the stream's anchor set once: up to `size` gold claims, half from each gold class
-    where the project has enough (seeded, so the same project and seed give the same set)."""
+    where the project has enough (seeded by `seed` and the stream's id: drawn again, the same
+    stream and seed give the same set)."""
     existing = AnchorSet.objects.filter(stream=stream).first()
     if existing is not None:
         return existing
@@ -108,16 +109,17 @@ class DriftFigures:
     false_negative: Drift  # gold SUPPORTED, judge not: sensitivity
     calibration_days: int
 
+    def watched(self, rate: str) -> Drift:
+        """The figures of "specificity" (the false-positive rate) or "sensitivity"."""
+        return self.false_positive if rate == "specificity" else self.false_negative
+
     @property
     def alarm(self) -> tuple[int, str] | None:
         """(day, which rate) of the first alarm, None while neither rate has moved."""
         hits = [
-            (d.alarm_day, name)
-            for d, name in (
-                (self.false_positive, "specificity"),
-                (self.false_negative, "sensitivity"),
-            )
-            if d.alarm_day is not None
+            (self.watched(rate).alarm_day, rate)
+            for rate in ("specificity", "sensitivity")
+            if self.watched(rate).alarm_day is not None
         ]
         return min(hits) if hits else None
 
@@ -128,22 +130,23 @@ def drift_figures(stream: MonitoredStream, today: dt.date | None = None) -> Drif
     if anchors is None:
         return None
     start = anchors.since or timezone.localdate(anchors.created_at)
-    rows = np.array(
-        list(
-            AnchorJudgement.objects.filter(anchor_set=anchors, judged_on__gte=start).values_list(
-                "judged_on", "gold_supported", "judge_supported"
-            )
-        ),
-        dtype=object,
-    ).reshape(-1, 3)
-    day = np.array([(d - start).days for d in rows[:, 0]], np.int64)
-    day = np.maximum(day, 0)
+    # One judgement per anchor per day (its latest run's): the daily re-judging and the
+    # batches judge the same claims again, and a repeat of one claim is not a new trial.
+    latest = {
+        (claim, on): (gold, judge)
+        for claim, on, gold, judge in AnchorJudgement.objects.filter(
+            anchor_set=anchors, judged_on__gte=start
+        )
+        .order_by("run_id")
+        .values_list("claim_id", "judged_on", "gold_supported", "judge_supported")
+    }
+    day = np.array([(on - start).days for _, on in latest], np.int64)
+    gold = np.array([g for g, _ in latest.values()], bool)
+    judge = np.array([j for _, j in latest.values()], bool)
     n_days = max(((today or timezone.localdate()) - start).days + 1, int(day.max(initial=0)) + 1)
-    gold = rows[:, 1].astype(bool)
-    judge = rows[:, 2].astype(bool)
     half = stream.alpha / 2.0
 
-    def watched(among: np.ndarray, wrong: np.ndarray) -> Drift:
+    def rate_drift(among: np.ndarray, wrong: np.ndarray) -> Drift:
         trials = np.bincount(day[among], minlength=n_days)
         errors = np.bincount(day[among & wrong], minlength=n_days)
         return drift_detect(
@@ -156,15 +159,15 @@ def drift_figures(stream: MonitoredStream, today: dt.date | None = None) -> Drif
     return DriftFigures(
         start=start,
         n_days=n_days,
-        judged=len(rows),
-        false_positive=watched(~gold, judge),
-        false_negative=watched(gold, ~judge),
+        judged=len(latest),
+        false_positive=rate_drift(~gold, judge),
+        false_negative=rate_drift(gold, ~judge),
         calibration_days=anchors.calibration_days,
     )
 
 
 def _drift_sentence(fig: DriftFigures, day: int, rate: str) -> str:
-    drift = fig.false_positive if rate == "specificity" else fig.false_negative
+    drift = fig.watched(rate)
     error = "false-positive" if rate == "specificity" else "false-negative"
     went = "worse" if drift.direction == "up" else "better"
     low, high = drift.baseline
@@ -184,7 +187,7 @@ def drift_evaluate(*, stream: MonitoredStream, today: dt.date | None = None) -> 
     if fig is None or fig.alarm is None:
         return None
     day, rate = fig.alarm
-    drift = fig.false_positive if rate == "specificity" else fig.false_negative
+    drift = fig.watched(rate)
     when = fig.start + dt.timedelta(days=day)
     raised = timezone.make_aware(dt.datetime.combine(when, dt.time(23, 59)))
     evidence = {

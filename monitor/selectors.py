@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
+from django.db.models import Count, Q
+from django.db.models.functions import TruncWeek
 
 from .drift import drift_figures
 from .models import Alert, AnchorJudgement, MonitoredStream
@@ -111,27 +113,25 @@ def alert_evidence_rows(alert: Alert) -> dict:
     ]
     weeks = []
     if alert.kind == Alert.Kind.JUDGE_DRIFT:
-        judged = AnchorJudgement.objects.filter(anchor_set__stream=alert.stream).values_list(
-            "judged_on", "gold_supported", "judge_supported"
+        negative, positive = Q(gold_supported=False), Q(gold_supported=True)
+        counted = (
+            AnchorJudgement.objects.filter(anchor_set__stream=alert.stream)
+            .annotate(week=TruncWeek("judged_on"))
+            .values("week")
+            .annotate(
+                fp_n=Count("id", filter=negative),
+                fp=Count("id", filter=negative & Q(judge_supported=True)),
+                fn_n=Count("id", filter=positive),
+                fn=Count("id", filter=positive & Q(judge_supported=False)),
+            )
+            .order_by("week")
         )
-        # per week: [gold not SUPPORTED, judge said SUPPORTED, gold SUPPORTED, judge said not]
-        by_week: dict[dt.date, list[int]] = {}
-        for day, gold, judge in judged:
-            counts = by_week.setdefault(day - dt.timedelta(days=day.weekday()), [0, 0, 0, 0])
-            if gold:
-                counts[2] += 1
-                counts[3] += not judge
-            else:
-                counts[0] += 1
-                counts[1] += judge
         weeks = [
             {
-                "week": monday,
-                "fp": (fp / fp_n) if fp_n else None,
-                "fp_n": fp_n,
-                "fn": (fn / fn_n) if fn_n else None,
-                "fn_n": fn_n,
+                **row,
+                "fp": row["fp"] / row["fp_n"] if row["fp_n"] else None,
+                "fn": row["fn"] / row["fn_n"] if row["fn_n"] else None,
             }
-            for monday, (fp_n, fp, fn_n, fn) in sorted(by_week.items())
+            for row in counted
         ]
     return {"facts": rows, "weeks": weeks}

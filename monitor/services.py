@@ -240,11 +240,23 @@ def answers_arrived(*, project_id: int) -> None:
     transaction.on_commit(lambda: task("ingest_streams").delay(project_id))
 
 
+ANCHORS_PER_BATCH = 0.1  # anchor answers mixed into a batch, as a share of its answers (≥ 1)
+
+
 def anchor_answer_ids(stream: MonitoredStream) -> list[int]:
     """The answers holding the stream's anchors (a run narrows to answers), none without a set."""
     return sorted(
         set(Claim.objects.filter(anchor_sets__stream=stream).values_list("answer_id", flat=True))
     )
+
+
+def _batch_anchor_answer_ids(stream: MonitoredStream, batch: int, rng) -> list[int]:
+    """A random handful of the anchors' answers to ride in a batch of `batch` answers, so the
+    judge cannot tell anchors from traffic; the whole set is re-judged once a day by the beat
+    (a busy stream's many small batches never re-judge all 200 anchors each)."""
+    answers = anchor_answer_ids(stream)
+    take = min(len(answers), max(1, round(batch * ANCHORS_PER_BATCH)))
+    return rng.choice(answers, size=take, replace=False).tolist() if answers else []
 
 
 def streams_ingest(*, project_id: int, at: dt.datetime | None = None) -> int:
@@ -274,12 +286,17 @@ def _stream_ingest(*, stream_id: int, at: dt.datetime | None) -> int:
     )
     if stream.system_id:
         new = new.filter(answer__system_id=stream.system_id)
-    ids = list(new.values_list("id", flat=True))
-    if not ids:
+    rows = list(new.values_list("id", "answer_id"))
+    if not rows:
         return 0
-    answer_ids = sorted(set(new.values_list("answer_id", flat=True)))
-    claims_sample(stream=stream, claim_ids=ids, at=at)
-    # the anchors ride in every batch: the judge cannot tell them from live traffic
-    answer_ids = sorted({*answer_ids, *anchor_answer_ids(stream)})
-    judge_run_start(judge=stream.judge, among=answer_ids, among_described="monitored stream")
+    ids = [claim for claim, _ in rows]
+    answer_ids = {answer for _, answer in rows}
+    rng = np.random.default_rng()
+    claims_sample(stream=stream, claim_ids=ids, at=at, rng=rng)
+    anchors = _batch_anchor_answer_ids(stream, len(answer_ids), rng)
+    judge_run_start(
+        judge=stream.judge,
+        among=sorted(answer_ids | set(anchors)),
+        among_described="monitored stream",
+    )
     return len(ids)

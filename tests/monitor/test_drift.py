@@ -15,7 +15,14 @@ from django.utils import timezone
 from annotate.models import Claim, Gold
 from annotate.vocabulary import Verdict
 from judges.models import Judge, JudgeRun, JudgeVerdict
-from monitor.drift import anchors_choose, anchors_record, drift_clear, drift_evaluate
+from monitor.drift import (
+    anchors_choose,
+    anchors_record,
+    anchors_rejudge,
+    drift_clear,
+    drift_evaluate,
+    drift_figures,
+)
 from monitor.models import Alert, AnchorJudgement, AnchorSet, MonitoredStream
 from monitor.services import alert_notify, streams_ingest
 from tests.factories import AnswerFactory, JudgeFactory, JudgeRunFactory
@@ -78,7 +85,7 @@ def test_anchor_set_is_seeded_both_classes_and_drawn_once():
     chosen = list(anchors.claims.values_list("gold__verdict", flat=True))
     # half of each class where there is enough; the rarer class all taken, the rest filled
     assert len(chosen) == 100
-    assert chosen.count(Verdict.NOT_IN_PILE) == 50 - 10
+    assert chosen.count(Verdict.NOT_IN_PILE) == 40  # all the project has
     assert chosen.count(Verdict.SUPPORTED) == 60
     again = anchors_choose(stream=stream, size=10, seed=99)
     assert again.pk == anchors.pk
@@ -167,18 +174,41 @@ def test_a_steady_judge_raises_no_drift_alert():
     assert not Judge.objects.get(pk=judge.pk).drifted_on
 
 
-def test_ingested_batches_carry_the_anchors(django_capture_on_commit_callbacks):
+def test_batches_carry_a_handful_of_anchors_and_the_daily_rejudge_all():
     judge = JudgeFactory()
-    gold = _gold_project(judge, supported=8, other=8)
+    _gold_project(judge, supported=40, other=40)
+    # the gold claims are history (created before the stream started): not sampled
     stream = MonitoredStream.objects.create(project=judge.project, judge=judge)
-    # the gold claims are old traffic: seen already, not sampled again
-    stream.claims.model.objects.bulk_create(
-        [stream.claims.model(stream=stream, claim=c, pi=1.0, drawn_at=timezone.now()) for c in gold]
-    )
-    anchors_choose(stream=stream, size=4, seed=0)
+    anchors_choose(stream=stream, size=40, seed=0)
     anchor_answers = set(stream.anchor_set.claims.values_list("answer_id", flat=True))
-    fresh = AnswerFactory(project=judge.project)
-    Claim.objects.create(project=judge.project, answer=fresh, text="new", position=0)
-    assert streams_ingest(project_id=judge.project_id) == 1
+    assert len(anchor_answers) >= 10
+
+    fresh = [AnswerFactory(project=judge.project) for _ in range(30)]
+    Claim.objects.bulk_create(
+        [Claim(project=judge.project, answer=a, text="new", position=0) for a in fresh]
+    )
+    assert streams_ingest(project_id=judge.project_id) == 30
     run = JudgeRun.objects.get(judge=judge)
-    assert set(run.answer_ids) == anchor_answers | {fresh.pk}
+    ridden = set(run.answer_ids) - {a.pk for a in fresh}
+    # 10% of the batch's 30 answers: 3 anchor answers, all from the anchor set
+    assert len(ridden) == 3
+    assert ridden <= anchor_answers
+    assert {a.pk for a in fresh} <= set(run.answer_ids)
+
+    daily = anchors_rejudge(stream=stream)
+    assert set(daily.answer_ids) == anchor_answers
+
+
+def test_a_claim_judged_twice_in_a_day_counts_once():
+    judge = JudgeFactory()
+    _gold_project(judge, supported=20, other=20)
+    start = timezone.now().replace(hour=12) - dt.timedelta(days=1)
+    stream = _stream(judge, start)
+    rng = np.random.default_rng(1)
+    _day_run(judge, stream, start, fp_rate=0.0, fn_rate=0.0, rng=rng)
+    # a later run the same day: every not-supported anchor now judged SUPPORTED
+    _day_run(judge, stream, start + dt.timedelta(hours=1), fp_rate=1.0, fn_rate=0.0, rng=rng)
+    anchors_record(stream=stream)
+    assert AnchorJudgement.objects.filter(anchor_set=stream.anchor_set).count() == 80
+    fig = drift_figures(stream, timezone.localdate(start))
+    assert fig.judged == 40  # 40 anchors on one day, not 80 trials
