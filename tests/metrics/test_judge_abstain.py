@@ -47,7 +47,9 @@ def _run(judge, claims, rng, *, sure_right: float, unsure_right: float):
 
 
 def _world(split: bool):
-    project, claims, rng = _project(answers=150, seed=5)
+    # 200 answers: development gold of ~300 claims, whose top decile (~30) is past the 22 a
+    # perfect decile needs to pass the first fixed-sequence test (0.9^22 < δ = 0.1) in any split
+    project, claims, rng = _project(answers=200, seed=5)
     base = JudgeFactory(project=project, name="base")
     _run(base, claims, rng, sure_right=0.8, unsure_right=0.8)
     if split:
