@@ -18,7 +18,8 @@ def _y(value: float) -> float:
     return HEIGHT - BOTTOM - (v - LOW) / (1 - LOW) * (HEIGHT - TOP - BOTTOM)
 
 
-def band_chart(lower, upper, *, target: float, alert_days: list[int]) -> SafeString:
+def band_chart(lower, upper, *, target: float, alert_days: list[int], outline=None) -> SafeString:
+    """The band of (lower, upper) filled; `outline`, a second (lower, upper), drawn dashed."""
     n = len(lower)
 
     def x(day: float) -> float:
@@ -31,12 +32,23 @@ def band_chart(lower, upper, *, target: float, alert_days: list[int]) -> SafeStr
             f'class="chart-grid"/><text x="{LEFT - 6}" y="{_y(tick) + 4:.1f}" '
             f'text-anchor="end" class="chart-tick">{100 * tick:.0f}%</text>'
         )
-    days = [d for d in range(n) if not (math.isnan(lower[d]) or math.isnan(upper[d]))]
-    if days:
-        top = " ".join(f"{x(d):.1f},{_y(upper[d]):.1f}" for d in days)
-        bottom = " ".join(f"{x(d):.1f},{_y(lower[d]):.1f}" for d in reversed(days))
+
+    def band(lo, hi) -> str:
+        days = [d for d in range(n) if not (math.isnan(lo[d]) or math.isnan(hi[d]))]
+        top = " ".join(f"{x(d):.1f},{_y(hi[d]):.1f}" for d in days)
+        bottom = " ".join(f"{x(d):.1f},{_y(lo[d]):.1f}" for d in reversed(days))
+        return f"{top} {bottom}" if days else ""
+
+    points = band(lower, upper)
+    if points:
         parts.append(
-            f'<polygon points="{top} {bottom}" class="chart-band" fill="#3b6ea5" fill-opacity="0.3"/>'
+            f'<polygon points="{points}" class="chart-band" fill="#3b6ea5" fill-opacity="0.3"/>'
+        )
+    points = band(*outline) if outline is not None else ""
+    if points:
+        parts.append(
+            f'<polygon points="{points}" class="chart-band-judge" fill="none" stroke="#555" '
+            'stroke-dasharray="2 2"/>'
         )
     parts.append(
         f'<line x1="{LEFT}" y1="{_y(target):.1f}" x2="{WIDTH - RIGHT}" y2="{_y(target):.1f}" '

@@ -4,6 +4,7 @@ the sampling rate π, the target, the alert's reach (an operator-declared webhoo
 from __future__ import annotations
 
 from django import forms
+from django.db import models
 
 from annotate.models import System
 from judges.models import Judge
@@ -45,6 +46,7 @@ class StreamForm(forms.ModelForm):
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
+        self.project = project
         self.fields["system"].queryset = System.objects.filter(project=project)
         self.fields["system"].empty_label = "Every answer of the project"
         self.fields["judge"].queryset = Judge.objects.filter(project=project)
@@ -83,3 +85,24 @@ class StreamForm(forms.ModelForm):
         if not 0 < half < 0.5:
             raise forms.ValidationError(f"{half:g}: use a half-width between 0 and 0.5.")
         return half
+
+    def clean(self):
+        """Two active streams never watch the same answers: a claim is sampled by one stream
+        (its π is that stream's), so a second stream over it would see none of its claims."""
+        data = super().clean()
+        if not data.get("active", True):
+            return data
+        others = MonitoredStream.objects.filter(project=self.project, active=True)
+        if self.instance.pk:
+            others = others.exclude(pk=self.instance.pk)
+        system = data.get("system")
+        if system is not None:
+            others = others.filter(models.Q(system__isnull=True) | models.Q(system=system))
+        clash = others.select_related("system").first()
+        if clash is not None:
+            scope = f"system {clash.system}" if clash.system_id else "every answer of the project"
+            raise forms.ValidationError(
+                f"Stream {clash.pk} already watches {scope}: an answer is sampled by one active "
+                "stream only. Pause that stream, or choose a system it does not cover."
+            )
+        return data

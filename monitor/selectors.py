@@ -30,6 +30,12 @@ def _drift_item(stream: MonitoredStream) -> dict | None:
     }
 
 
+def _ends(sequence, day: int) -> tuple[float | None, float | None]:
+    """A sequence's interval on `day`, (None, None) before it has any data."""
+    lo, hi = sequence.lower[day], sequence.upper[day]
+    return (None, None) if np.isnan(lo) else (float(lo), float(hi))
+
+
 def streams_for_project(*, project) -> list[dict]:
     out = []
     streams = MonitoredStream.objects.filter(project=project).select_related("judge", "system")
@@ -53,6 +59,7 @@ def streams_for_project(*, project) -> list[dict]:
                 "now": (lo, hi),
                 "emptied_day": emptied,
                 "gold_now": (fig.gold_only.lower[last], fig.gold_only.upper[last]),
+                "judge_now": _ends(fig.judge_alone, last),
                 "week": fig.windows["week"],
                 "day": fig.windows["day"],
                 "drift": _drift_item(stream),

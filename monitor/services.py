@@ -78,6 +78,9 @@ class StreamFigures:
     labelled: int
     debiased: Sequence
     gold_only: Sequence
+    # the judge's own verdicts on the claims it has judged, nothing corrected: what a
+    # threshold monitor on the judge's score would report (shown beside, never the headline)
+    judge_alone: Sequence
     alarm_day: int | None
     since_day: int | None
     # the debiased interval over the last day and the last 7 days (each its own sequence,
@@ -113,6 +116,7 @@ def _stream_arrays(stream: MonitoredStream) -> dict[str, np.ndarray]:
         "has_gold": np.array([r[4] is not None for r in rows], bool),
         "y": np.array([r[4] == Verdict.SUPPORTED for r in rows], float),
         "f": np.array([verdicts.get(r[0]) == Verdict.SUPPORTED for r in rows], float),
+        "judged": np.array([r[0] in verdicts for r in rows], bool),
     }
 
 
@@ -131,6 +135,9 @@ def stream_figures(stream: MonitoredStream, today: dt.date | None = None) -> Str
     debiased: Days = days_group(a["day"], z, lo, hi, n_days)
     z, lo, hi = ipw_values(a["y"], a["s"], a["pi"])
     gold = days_group(a["day"], z, lo, hi, n_days)
+    j = a["judged"]
+    ones = np.ones(int(j.sum()))
+    judge_alone = days_group(a["day"][j], a["f"][j], 0 * ones, ones, n_days)
     detection = edetector(debiased, stream.target, alpha=stream.alpha, horizon=stream.horizon_days)
     return StreamFigures(
         start,
@@ -139,6 +146,7 @@ def stream_figures(stream: MonitoredStream, today: dt.date | None = None) -> Str
         int(a["s"].sum()),
         betting_cs(debiased, stream.alpha),
         betting_cs(gold, stream.alpha),
+        betting_cs(judge_alone, stream.alpha),
         detection.alarm_day,
         detection.since_day,
         {

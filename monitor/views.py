@@ -28,6 +28,7 @@ def streams(request, project, membership):
             fig.debiased.upper,
             target=item["stream"].target,
             alert_days=item["alert_days"],
+            outline=(fig.judge_alone.lower, fig.judge_alone.upper),
         )
     return render(
         request,

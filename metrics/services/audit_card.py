@@ -146,6 +146,9 @@ def audit_card(*, report: dict, instrument: int = 0) -> dict:
     if block.get("judge_history"):
         # A judge version (issue 28): its lineage, few-shot sources and whether held out.
         card["judge_history"] = block["judge_history"]
+    if block.get("judge_drift"):
+        # Monitoring flagged the judge on its anchors (issue 29) when the report was computed.
+        card["judge_drift"] = block["judge_drift"]
     return json_safe(card)
 
 

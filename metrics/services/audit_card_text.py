@@ -194,6 +194,12 @@ def _limits(card: dict, design: dict | None) -> list[str]:
             f"{_pct(design['unseen_share'])} of the project's claims are in strata with no "
             "gold: no figure covers them."
         )
+    drift = card.get("judge_drift")
+    if drift:
+        limits.append(
+            f"Judge drift since {drift['since']}: {drift['sentence']} The gold-only figures do "
+            "not lean on the judge."
+        )
     warning = (card.get("guideline_versions") or {}).get("warning")
     if warning:
         limits.append(warning)

@@ -373,5 +373,12 @@ def _instrument_block(
     }
     block["method"] = _audit_method(block, stale) + version_fields.pop("method_note", "")
     block.update(version_fields)
+    if judge.drifted_on:
+        # Monitoring saw this judge move on its human anchors (issue 29): its judge-assisted
+        # figures lean on the judge as audited, so the block says so until a lead clears it.
+        block["judge_drift"] = {
+            "since": judge.drifted_on.isoformat(),
+            "sentence": judge.drift_sentence,
+        }
     category_correction(block, data=data, judged=judged)
     return block, crc_inputs, judged

@@ -10,11 +10,15 @@ import json
 
 import numpy as np
 import pytest
+from django.core import mail
 from django.utils import timezone
 
 from annotate.models import Claim, Gold
 from annotate.vocabulary import Verdict
 from judges.models import Judge, JudgeRun, JudgeVerdict
+from metrics.services.audit_card import audit_card
+from metrics.services.audit_card_text import audit_card_readable
+from metrics.services.report import report_compute
 from monitor.drift import (
     anchors_choose,
     anchors_record,
@@ -123,7 +127,7 @@ def test_planted_specificity_change_raises_one_judge_drift_alert(
     _gold_project(judge)
     start = timezone.now().replace(hour=12) - dt.timedelta(days=DAYS)
     stream = _stream(judge, start)
-    MonitoredStream.objects.filter(pk=stream.pk).update(webhook="ops")
+    MonitoredStream.objects.filter(pk=stream.pk).update(webhook="ops", email="lead@example.org")
     stream.refresh_from_db()
     rng = np.random.default_rng(29)
     raised = []
@@ -147,11 +151,24 @@ def test_planted_specificity_change_raises_one_judge_drift_alert(
     assert "The judge changed, not necessarily the system" in alert.sentence
     assert len(listener.bodies) == 1
     assert listener.bodies[0]["kind"] == "judge_drift"
+    # the configured email went once too (locmem backend), with the alert's sentence
+    assert [m.to for m in mail.outbox] == [["lead@example.org"]]
+    assert mail.outbox[0].body == alert.sentence
     alert_notify(alert_id=alert.pk)
     assert len(listener.bodies) == 1
+    assert len(mail.outbox) == 1
     judge.refresh_from_db()
     assert judge.drifted_on is not None
     assert judge.drift_sentence == alert.sentence
+
+    # The judge's audit card carries the flag, in its data and in its limits.
+    card = audit_card(report=report_compute(project=judge.project, judge=judge))
+    assert card["judge_drift"] == {
+        "since": judge.drifted_on.isoformat(),
+        "sentence": alert.sentence,
+    }
+    limits = audit_card_readable(card=card, design=None)["limits"]
+    assert any(line.startswith(f"Judge drift since {judge.drifted_on}") for line in limits)
 
     # A lead re-audits and clears: the flag goes and the calibration restarts.
     last = timezone.localdate(start + dt.timedelta(days=DAYS - 1))
@@ -159,6 +176,8 @@ def test_planted_specificity_change_raises_one_judge_drift_alert(
     judge.refresh_from_db()
     assert judge.drifted_on is None
     assert drift_evaluate(stream=stream, today=last) is None
+    card = audit_card(report=report_compute(project=judge.project, judge=judge))
+    assert "judge_drift" not in card
 
 
 def test_a_steady_judge_raises_no_drift_alert():

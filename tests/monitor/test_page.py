@@ -9,6 +9,7 @@ import json
 import pytest
 from django.utils import timezone
 
+from annotate.models import System
 from annotate.vocabulary import Verdict
 from judges.models import Judge
 from monitor.models import Alert, AnchorJudgement, AnchorSet, MonitoredStream
@@ -130,3 +131,46 @@ def test_alert_page_explains_and_the_drift_flag_shows_until_cleared(client):
     assert 'data-testid="judge-drift-flag"' not in dashboard
     anchors.refresh_from_db()
     assert anchors.since == timezone.localdate()
+
+
+def test_a_second_stream_over_the_same_answers_is_refused_and_nothing_made(client):
+    judge = JudgeFactory()
+    a = System.objects.create(project=judge.project, name="rag-a")
+    b = System.objects.create(project=judge.project, name="rag-b")
+    client = _lead_client(client, judge.project)
+    url = f"/p/{judge.project.slug}/monitor/new/"
+    fields = {
+        "judge": judge.pk,
+        "sampling_rate": "0.1",
+        "target": "0.9",
+        "alpha": "0.05",
+        "horizon_days": "90",
+        "halfwidth_target": "0.03",
+        "active": "on",
+        "system": a.pk,
+    }
+    assert client.post(url, fields).status_code == 302
+    refused = client.post(url, fields)  # rag-a again
+    assert refused.status_code == 422
+    assert "already watches system rag-a" in refused.content.decode()
+    refused = client.post(url, {**fields, "system": ""})  # every answer covers rag-a's
+    assert refused.status_code == 422
+    assert MonitoredStream.objects.count() == 1
+    assert client.post(url, {**fields, "system": b.pk}).status_code == 302  # disjoint
+    first = MonitoredStream.objects.get(system=a)
+    edit = f"/p/{judge.project.slug}/monitor/{first.pk}/edit/"
+    assert client.post(edit, {**fields, "sampling_rate": "0.2"}).status_code == 302  # itself
+    paused = {k: v for k, v in fields.items() if k != "active"}
+    assert client.post(edit, paused).status_code == 302
+    assert client.post(url, {**fields, "system": ""}).status_code == 422  # rag-b still active
+    assert MonitoredStream.objects.count() == 2
+
+
+def test_the_page_shows_the_judge_alone_beside_the_debiased_band(client):
+    judge = JudgeFactory()
+    stream = MonitoredStream.objects.create(project=judge.project, judge=judge)
+    client = _lead_client(client, judge.project)
+    page = client.get(f"/p/{judge.project.slug}/monitor/").content.decode()
+    assert "The judge alone, its errors not corrected" in page
+    assert "no claim judged yet" in page
+    assert stream.pk

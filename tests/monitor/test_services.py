@@ -14,7 +14,13 @@ from annotate.models import Claim, Gold
 from annotate.vocabulary import Verdict
 from judges.models import JudgeVerdict
 from monitor.models import Alert, MonitoredStream, SampledClaim
-from monitor.services import alert_notify, claims_sample, stream_evaluate, stream_rate_set
+from monitor.services import (
+    alert_notify,
+    claims_sample,
+    stream_evaluate,
+    stream_figures,
+    stream_rate_set,
+)
 from tests.factories import AnswerFactory, JudgeFactory, JudgeRunFactory
 
 pytestmark = pytest.mark.django_db
@@ -103,3 +109,44 @@ def test_a_steady_stream_raises_nothing():
     for d in range(6):
         day_of_claims(stream, answer, run, start + dt.timedelta(days=d), 200, 0.95, rng)
     assert stream_evaluate(stream=stream, today=(start + dt.timedelta(days=5)).date()) is None
+
+
+def test_the_judge_alone_is_shown_uncorrected_and_the_debiased_band_corrects_it():
+    """A lenient judge says SUPPORTED to every claim while 80% are: the judge-alone sequence
+    sits near 100% (what a monitor of the judge's score reports), the debiased one covers 80%;
+    claims the judge has not judged yet are not counted as its NOT_IN_PILE."""
+    judge = JudgeFactory()
+    run = JudgeRunFactory(judge=judge)
+    answer = AnswerFactory(project=judge.project)
+    stream = MonitoredStream.objects.create(project=judge.project, judge=judge, sampling_rate=0.5)
+    start = timezone.now().replace(hour=12) - dt.timedelta(days=6)
+    MonitoredStream.objects.filter(id=stream.id).update(started_at=start)
+    stream.refresh_from_db()
+    rng = np.random.default_rng(8)
+    for d in range(6):
+        claims = Claim.objects.bulk_create(
+            [Claim(project=stream.project, answer=answer, text=f"c{i}") for i in range(350)]
+        )
+        # 300 judged, 50 a day not judged yet
+        JudgeVerdict.objects.bulk_create(
+            [JudgeVerdict(run=run, claim=c, verdict=Verdict.SUPPORTED) for c in claims[:300]]
+        )
+        ids = [c.id for c in claims]
+        claims_sample(stream=stream, claim_ids=ids, at=start + dt.timedelta(days=d), rng=rng)
+        truth = dict(zip(ids, rng.random(len(ids)) < 0.8, strict=True))
+        drawn = SampledClaim.objects.filter(claim__in=claims, sampled=True)
+        Gold.objects.bulk_create(
+            [
+                Gold(
+                    claim_id=c,
+                    verdict=Verdict.SUPPORTED if truth[c] else Verdict.CONTRADICTED,
+                    source=Gold.Source.UNANIMOUS,
+                )
+                for c in drawn.values_list("claim_id", flat=True)
+            ]
+        )
+    fig = stream_figures(stream, (start + dt.timedelta(days=5)).date())
+    # 1,800 judged, all SUPPORTED: near 1 (the 300 unjudged counted as 0 would put it ≤ 0.86)
+    assert fig.judge_alone.lower[-1] > 0.98
+    assert fig.debiased.lower[-1] < 0.8 < fig.debiased.upper[-1]
+    assert fig.debiased.upper[-1] < fig.judge_alone.lower[-1]
