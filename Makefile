@@ -18,6 +18,20 @@ $(BIN)/.installed: pyproject.toml requirements.lock
 
 install: $(BIN)/.installed
 
+# confseq (the monitoring tests' reference for the confidence sequences, tests only): its
+# sdist pins pybind11 2.6, which does not build on Python 3.11, and scikit-build imports
+# `ninja`, which django-ninja shadows in our venv; so its wheel is built in a throwaway venv
+# with a newer pybind11 (the C++ extension needs Boost's headers: apt-get install libboost-dev).
+$(BIN)/.confseq: $(BIN)/.installed
+	@test -f /usr/include/boost/version.hpp || { echo "confseq needs Boost's headers: apt-get install libboost-dev" >&2; exit 1; }
+	rm -rf .build-confseq
+	$(BIN)/python -m venv .build-confseq
+	.build-confseq/bin/pip install --quiet scikit-build cmake "pybind11>=2.10" setuptools wheel
+	.build-confseq/bin/pip wheel --quiet --no-build-isolation --no-deps confseq==0.0.11 -w .build-confseq/wheels
+	$(BIN)/python -m pip install --quiet -c requirements.lock .build-confseq/wheels/confseq-*.whl
+	rm -rf .build-confseq
+	touch $@
+
 run: install
 	mkdir -p staticfiles  # WhiteNoise warns at start when STATIC_ROOT is missing
 	$(BIN)/python manage.py migrate --noinput
@@ -35,7 +49,7 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: lint
+test: lint $(BIN)/.confseq
 	$(BIN)/lint-imports
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile

@@ -1,8 +1,8 @@
 """monitor.stats against hand derivations and an independent per-claim loop.
 
-confseq (the issue's reference library) does not build here (its C++ extension needs Boost,
-absent on this machine), so the boundary is checked against a plain Python loop that follows
-Waudby-Smith & Ramdas' hedged capital process one claim at a time.
+Beside confseq's own boundary (tests/monitor/test_stats_confseq.py), the boundary is checked
+here against a plain Python loop that follows Waudby-Smith & Ramdas' hedged capital process one
+claim at a time, with our daily-fixed bets.
 """
 
 from __future__ import annotations
