@@ -5,12 +5,13 @@ object does not exist and when the user may not see it, so another project's obj
 confirmed to exist.
 """
 
+import statistics
 from collections import Counter
 
 from django.conf import settings
 from django.core.cache import cache
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils.functional import cached_property
 
@@ -19,8 +20,10 @@ from annotate.models import (
     ROLE_RANK,
     Answer,
     Claim,
+    ClaimComment,
     EvidenceSpan,
     Label,
+    LabelTime,
     Membership,
     PairwisePreference,
     Passage,
@@ -517,3 +520,61 @@ def pairwise_screen_get(
         own=own.get((pair.answer_1, pair.answer_2)),
     )
     return context
+
+
+def label_pace(*, project: Project) -> dict:
+    """Time per label (issue 32) from the labelling screen's measures (`LabelTime`): per
+    analyst, their timed labels and the median seconds a label (a claim's time is the sum over
+    its saves, an edit included), and the team's median over every timed label. Labels saved
+    without a measure (imports, the API, saves before timing existed) are not counted."""
+    per_label = (
+        LabelTime.objects.filter(claim__project=project)
+        .values("claim_id", "user_id")
+        .annotate(total=Sum("seconds"))
+        .values_list("user_id", "total")
+    )
+    by_user: dict[int, list[float]] = {}
+    for user_id, total in per_label:
+        by_user.setdefault(user_id, []).append(float(total))
+    names = dict(
+        Membership.objects.filter(project=project, user_id__in=by_user).values_list(
+            "user_id", "user__username"
+        )
+    )
+    every = [s for seconds in by_user.values() for s in seconds]
+    return {
+        "analysts": sorted(
+            (
+                {
+                    "analyst": names.get(user_id, f"user {user_id}"),
+                    "labels": len(seconds),
+                    "median_seconds": statistics.median(seconds),
+                }
+                for user_id, seconds in by_user.items()
+            ),
+            key=lambda row: row["analyst"],
+        ),
+        "timed_labels": len(every),
+        "median_seconds": statistics.median(every) if every else None,
+    }
+
+
+def claim_thread_for_user(*, claim: Claim, user, membership: Membership | None) -> dict:
+    """The comments on `claim` that `user` may read, and how many others wait for their label.
+
+    Leads and owners read every comment. An analyst reads their own always and colleagues'
+    once their own label on the claim is saved (a comment may name a verdict): before that
+    `waiting` says how many there are. `others_shown`: colleagues' comments are on the page
+    (the caller records it as a reveal beside the analyst's label)."""
+    if not claim.comment_count:  # the common case reads nothing
+        return {"comments": [], "waiting": 0, "others_shown": False}
+    comments = list(ClaimComment.objects.filter(claim=claim).select_related("author"))
+    lead = membership is not None and ROLE_RANK[membership.role] >= ROLE_RANK[Role.LEAD]
+    others = [c for c in comments if c.author_id != user.pk]
+    readable = lead or (bool(others) and Label.objects.filter(claim=claim, annotator=user).exists())
+    shown = comments if readable else [c for c in comments if c.author_id == user.pk]
+    return {
+        "comments": shown,
+        "waiting": 0 if readable else len(others),
+        "others_shown": readable and bool(others),
+    }

@@ -1,7 +1,7 @@
 """annotate's URLs, composed from each view module's own list (config/urls.py adds the
 interchange's import and export pages to this `annotate` namespace)."""
 
-from annotate.views import claims, labelling, pairwise, projects, review, skips
+from annotate.views import claims, comments, labelling, pairwise, projects, review, skips
 
 app_name = "annotate"
 
@@ -12,4 +12,5 @@ urlpatterns = [
     *review.urlpatterns,
     *skips.urlpatterns,
     *pairwise.urlpatterns,
+    *comments.urlpatterns,
 ]

@@ -87,3 +87,13 @@ def number(value: Any, places: int = 3, *, missing: str = DASH) -> str:
     """A plain number with `places` decimals, halves up: 0.2035 → "0.204"."""
     figure = finite(value)
     return missing if figure is None else str(half_up(figure, places))
+
+
+def duration(seconds: float) -> str:
+    """A duration for reading, half up: "40 s", "1 min 40 s", "2.5 hours"."""
+    if seconds < 59.5:
+        return f"{half_up(seconds)} s"
+    if seconds < 3599.5:
+        minutes, rest = divmod(int(half_up(seconds)), 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    return f"{half_up(seconds / 3600, 1)} hours"

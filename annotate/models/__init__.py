@@ -11,16 +11,19 @@ One module per concept (`annotate/models/<concept>.py`); every name is re-export
 from annotate.models.answers import Answer, Passage, System
 from annotate.models.choices import ROLE_RANK, ClaimTag, Correctness, RiskCategory, Role, Verdict
 from annotate.models.claims import ActiveStratum, Claim
+from annotate.models.comments import COMMENT_LENGTH_MAX, ClaimComment
 from annotate.models.facts import Fact
 from annotate.models.gold import Gold
 from annotate.models.imports import ImportJob, import_upload_to
 from annotate.models.labels import (
     EVIDENCE_SPANS_MAX,
     IMPORTED_SUFFIX,
+    LABEL_SECONDS_MAX,
     EvidenceSpan,
     ImportedAnnotator,
     Label,
     LabelHistory,
+    LabelTime,
     imported_name,
 )
 from annotate.models.pairwise import PairwisePreference
@@ -31,6 +34,8 @@ __all__ = [
     "ActiveStratum",
     "Answer",
     "Claim",
+    "COMMENT_LENGTH_MAX",
+    "ClaimComment",
     "ClaimSkip",
     "ClaimTag",
     "Correctness",
@@ -41,8 +46,10 @@ __all__ = [
     "IMPORTED_SUFFIX",
     "ImportJob",
     "ImportedAnnotator",
+    "LABEL_SECONDS_MAX",
     "Label",
     "LabelHistory",
+    "LabelTime",
     "Membership",
     "PairwisePreference",
     "Passage",

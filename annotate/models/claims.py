@@ -37,6 +37,12 @@ class Claim(models.Model):
     # Kept by label_save/label_undo under the claim's row lock: the quota check and the queue's
     # partial index of open claims read it instead of counting labels.
     label_count = models.PositiveSmallIntegerField(default=0)
+    comment_count = models.PositiveIntegerField(
+        default=0,
+        db_default=0,
+        help_text="Comments in its thread (`ClaimComment`), kept by comment_add: a screen of a "
+        "claim without comments reads none.",
+    )
     needs_review = models.BooleanField(
         default=False, help_text="Edited after labels existed: labels need a second look."
     )

@@ -227,3 +227,29 @@ class LabelHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.verdict} on claim {self.claim_id}"
+
+
+LABEL_SECONDS_MAX = 1800  # a screen left open longer counts as this: the analyst was away
+
+
+class LabelTime(models.Model):
+    """The time an analyst spent on a claim's screen before one save (issue 32): measured by
+    the labelling screen while the tab was visible, from the claim shown to its save, capped at
+    `LABEL_SECONDS_MAX`. A claim's time per label is the sum over its saves (an edit adds)."""
+
+    claim = models.ForeignKey(Claim, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    seconds = models.FloatField()
+    saved_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["claim", "user"], name="label_time_claim_user")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(seconds__gt=0, seconds__lte=LABEL_SECONDS_MAX),
+                name="label_time_seconds_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.seconds:.0f} s on claim {self.claim_id}"

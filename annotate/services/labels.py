@@ -207,6 +207,7 @@ def label_save_and_next(
     more: list[dict] | tuple = (),
     note: str = "",
     correct: str = "",
+    seconds: float | None = None,
 ) -> tuple[Label, Claim | None]:
     """`_label_save_and_next` (see there), its transaction run again after a deadlock or a
     serialisation failure: up to `SAVE_TRIES` tries with a short jittered backoff, then
@@ -225,6 +226,7 @@ def label_save_and_next(
         "more": more,
         "note": note,
         "correct": correct,
+        "seconds": seconds,
     }
     for attempt in range(1, SAVE_TRIES + 1):
         try:
@@ -265,6 +267,7 @@ def _label_save_and_next(
     more: list[dict] | tuple = (),
     note: str = "",
     correct: str = "",
+    seconds: float | None = None,
 ) -> tuple[Label, Claim | None]:
     """The labelling screen's save-and-next: save `annotator`'s label on claim `claim_id` (the
     browser's evidence, see `label_evidence_from_browser`) and reserve their next claim, in one
@@ -282,7 +285,8 @@ def _label_save_and_next(
     Three round trips on PostgreSQL (`annotate.batch`): the claim's lock with the read of its
     labels, gold and the member's reservations; the label's writes with the search for the
     next claim; the next claim's reservation, the completion counter and the next screen's
-    reads (`annotate.services.queue.claim_take_next`).
+    reads (`annotate.services.queue.claim_take_next`). `seconds`: the time the screen measured
+    on this claim before the save (`LabelTime`, in the label's round trip; None: not measured).
     """
     condition, recorded = stratum_condition(project=project, stratum=membership.queue_stratum)
     now = timezone.now()
@@ -327,6 +331,7 @@ def _label_save_and_next(
         design=label_design_fields(project=project, claim=claim, served=locked.served),
         **evidence,
     )
+    sql.label_time_add(writes, claim_id=claim.pk, user_id=annotator.pk, seconds=seconds, at=now)
     last = StatementBatch()
     moved = _stratum_counts_move(last, locked=locked, annotator=annotator, verdict=verdict)
     sql.project_claims_complete_move(last, project_id=project.pk, delta=complete_delta)

@@ -1,7 +1,17 @@
 """Raw SQL: the label save's writes queued on a `StatementBatch` (counters, reservation
 release, gold). Why each is raw: the package docstring (annotate/sql/__init__.py)."""
 
-from annotate.models import Claim, Gold, Membership, Project, Reservation
+from django.db import connection
+
+from annotate.models import (
+    LABEL_SECONDS_MAX,
+    Claim,
+    Gold,
+    LabelTime,
+    Membership,
+    Project,
+    Reservation,
+)
 
 from .batch import StatementBatch
 
@@ -83,4 +93,19 @@ def gold_update(batch: StatementBatch, *, gold_id: int, verdict: str, reason: st
     batch.add(
         f"UPDATE {Gold._meta.db_table} SET verdict = %s, reason = %s, decided_at = %s WHERE id = %s",
         [verdict, reason, moment, gold_id],
+    )
+
+
+def label_time_add(
+    batch: StatementBatch, *, claim_id: int, user_id: int, seconds: float | None, at
+) -> None:
+    """Queue the record of the seconds spent on a claim's screen before this save, capped at
+    LABEL_SECONDS_MAX (a screen left open is not work); nothing when not measured."""
+    if not seconds or seconds <= 0:
+        return
+    seconds = min(float(seconds), LABEL_SECONDS_MAX)
+    batch.add(
+        f"INSERT INTO {LabelTime._meta.db_table} (claim_id, user_id, seconds, saved_at) "
+        "VALUES (%s, %s, %s, %s)",
+        [claim_id, user_id, seconds, connection.ops.adapt_datetimefield_value(at)],
     )

@@ -6,6 +6,8 @@ Blind by default: the judge's verdicts and colleagues' labels reach the page onl
 `claim_reveal_for_user`, which shows nothing before the analyst's own label is saved.
 """
 
+import math
+
 from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpResponse
@@ -46,6 +48,7 @@ from annotate.services.queue import (
     claim_skip,
     claim_skip_undo,
 )
+from annotate.views.comments import thread_context
 
 # The largest numbers a save may carry: a passage id (a 64-bit key) and a UTF-16 offset into
 # a passage (32-bit; passages are far shorter). Larger ones are refused with the field named,
@@ -83,6 +86,17 @@ class LabelForm(forms.Form):
     quote = forms.CharField(required=False, strip=False)
     note = forms.CharField(required=False, max_length=5000)
     correct = forms.ChoiceField(choices=[("", "Not said"), *Correctness.choices], required=False)
+    # the screen's own measure of the time on this claim (label.js); never refuses a save
+    seconds = forms.CharField(required=False)
+
+    def clean_seconds(self) -> float | None:
+        """Seconds on the claim's screen as sent, None when absent or not a positive number
+        (a measure that went wrong loses the timing, never the label)."""
+        try:
+            value = float(self.cleaned_data.get("seconds") or "")
+        except ValueError:
+            return None
+        return value if math.isfinite(value) and value > 0 else None
 
     def first_error(self) -> str:
         for field, errors in self.errors.items():
@@ -217,6 +231,8 @@ def _screen(
         )
         if data is None and request.GET.get("passage"):
             context["values"]["passage"] = request.GET["passage"]
+        if not (request.htmx and request.htmx.target == "pile"):
+            context.update(thread_context(claim=claim, user=request.user, membership=membership))
     saved = extra.get("saved")
     if saved is not None:
         context["saved_reveal"] = claim_reveal_for_user(
@@ -345,6 +361,7 @@ def label_claim_save(request, project, membership, claim_id: int):
             more=form.more_spans(),
             note=data["note"],
             correct=data["correct"] if data["verdict"] != Verdict.SUPPORTED else "",
+            seconds=data["seconds"],
         )
     except ClaimHeld as error:
         return _moved_on(request, project, membership, str(error))

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotate.access import project_view
 from annotate.csv_safe import NeutralCsvWriter
-from annotate.models import Claim, EvidenceSpan, Fact, Label, Passage, Role, Verdict
+from annotate.models import Claim, ClaimComment, EvidenceSpan, Fact, Label, Passage, Role, Verdict
 from annotate.quotes import QuoteError, quote_locate, utf16_to_codepoint_offset
 from annotate.selectors import answer_get_for_project, claim_get_for_project, pile_page_get
 from annotate.services.review import (
@@ -125,13 +125,20 @@ def _card(claim, form=None, decided=None) -> dict:
         "gold": decided or gold,
         "form": form or AdjudicateForm(),
         "decided": decided is not None,
+        # the claim's comment thread, all of it (leads), from the prefetch
+        "thread": {"comments": list(claim.comments.all()), "waiting": 0},
     }
+
+
+_COMMENTS = Prefetch("comments", queryset=ClaimComment.objects.select_related("author"))
 
 
 @require_GET
 @project_view(Role.LEAD)
 def adjudicate(request, project, membership):
-    claims = adjudication_claims(project=project).prefetch_related(_labels_prefetch(), "reveals")
+    claims = adjudication_claims(project=project).prefetch_related(
+        _labels_prefetch(), "reveals", _COMMENTS
+    )
     page = Paginator(claims.select_related("gold"), 20).get_page(request.GET.get("page"))
     context = {
         "project": project,
@@ -148,7 +155,7 @@ def adjudicate_claim(request, project, membership, claim_id: int):
     claim = claim_get_for_project(project=project, claim_id=claim_id)
     claim = (
         Claim.objects.select_related("answer")
-        .prefetch_related(_labels_prefetch(), "reveals")
+        .prefetch_related(_labels_prefetch(), "reveals", _COMMENTS)
         .get(pk=claim.pk)
     )
     form, decided, status = None, None, 200

@@ -7,6 +7,7 @@ halves up); the report keeps full precision.
 
 from typing import Any
 
+from metrics import format as fmt
 from metrics.format import whole_percent
 from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW
 
@@ -112,3 +113,20 @@ def dashboard_summary(*, report: dict, audit: dict | None) -> dict[str, Any]:
         "judge": _judge(audit),
         "next": _next_step(report),
     }
+
+
+PACE_LABELS_MIN = 5  # timed labels before a pace is quoted
+
+
+def labels_time_text(labels: int | None, pace: dict) -> str | None:
+    """`labels` more labels as analyst time at the team's measured pace (issue 32):
+    "about 90 labels ≈ 2.5 hours at this team's pace (median 1 min 40 s a label over 120 timed
+    labels)"; None without a count or with fewer than PACE_LABELS_MIN timed labels."""
+    median = pace.get("median_seconds")
+    if not labels or median is None or pace["timed_labels"] < PACE_LABELS_MIN:
+        return None
+    return (
+        f"about {labels} label{'s' if labels != 1 else ''} ≈ {fmt.duration(labels * median)} "
+        f"of analyst time at this team's pace (median {fmt.duration(median)} a label over "
+        f"{pace['timed_labels']} timed labels)"
+    )

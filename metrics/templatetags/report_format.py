@@ -32,6 +32,11 @@ def num(value, places: int = 3) -> str:
 
 
 @register.filter
+def duration(seconds) -> str:
+    return fmt.DASH if seconds is None else fmt.duration(float(seconds))
+
+
+@register.filter
 def get(mapping, key):
     """mapping[key] for keys a template cannot spell (e.g. "multi-part")."""
     if isinstance(mapping, dict):

@@ -11,6 +11,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from annotate.access import project_view
 from annotate.models import Role
+from annotate.selectors import label_pace
 from metrics import charts, selectors
 from metrics.glossary import GLOSSARY
 from metrics.models import ReportSnapshot
@@ -21,7 +22,7 @@ from metrics.services import (
     instruments_left_out_text,
     snapshot_request,
 )
-from metrics.services.summary import dashboard_summary
+from metrics.services.summary import dashboard_summary, labels_time_text
 
 # metrics.services pulls in scikit-learn, SciPy and statsmodels through metrics.stats; the
 # URLconf imports this module on any page's first request, so the services are imported where
@@ -141,6 +142,9 @@ def dashboard(request, project, membership):
         ),
     }
     context["summary"] = _dashboard_summary(context)
+    context["pace"] = label_pace(project=project)
+    labels_more = ((context["summary"] or {}).get("next") or {}).get("labels_more")
+    context["pace_text"] = labels_time_text(labels_more, context["pace"])
     context["open_all"] = form.cleaned_data["open"] == "all"
     template = "metrics/dashboard.html"
     if request.htmx and request.htmx.target == "crc":

@@ -600,6 +600,7 @@
     // A page of the pile came in: the spans being selected (and "a") carry on across pages.
     var pileOnly = event.detail && event.detail.target && event.detail.target.id === "pile";
     if (!pileOnly) newScreenSpans();
+    timingScreen();
     paintQuote();
     showCorrectField();
     fetchFollowing();
@@ -711,10 +712,37 @@
     return Boolean(shown && quoted && shown.textContent.indexOf(quoted) >= 0);
   }
 
+  // Time per label (issue 32): the time each claim's screen is shown while the tab is visible,
+  // sent with its save as `seconds` (the server caps it: a screen left open is not work).
+  // A refused save keeps counting on the same claim; a new claim starts from zero.
+  var timing = { claim: null, ms: 0, since: null };
+
+  function timingScreen() {
+    var screen = byId("screen");
+    var claim = screen && screen.getAttribute("data-claim-id");
+    if (!claim || claim === timing.claim) return;
+    timing = { claim: claim, ms: 0, since: document.hidden ? null : performance.now() };
+  }
+
+  function timingSeconds() {
+    var ms = timing.ms + (timing.since === null ? 0 : performance.now() - timing.since);
+    return (ms / 1000).toFixed(1);
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden && timing.since !== null) {
+      timing.ms += performance.now() - timing.since;
+      timing.since = null;
+    } else if (!document.hidden && timing.since === null) {
+      timing.since = performance.now();
+    }
+  });
+
   function show(screen) {
     var live = byId("screen");
     if (!live) return;
     live.replaceWith(screen);
+    timingScreen();
     if (window.htmx) window.htmx.process(screen);
     newScreenSpans();
     focusHeading();
@@ -804,6 +832,8 @@
   document.addEventListener("submit", function (event) {
     var form = event.target;
     if (!form || !form.closest("#main") || form.getAttribute("method") === "dialog") return;
+    var seconds = form.id === "label-form" && form.querySelector("input[name=seconds]");
+    if (seconds) seconds.value = timingSeconds();
     if (busy()) {
       event.preventDefault();
       event.stopPropagation();
@@ -834,5 +864,6 @@
 
   showCorrectField();
   paintQuote();
+  timingScreen();
   fetchFollowing();
 })();

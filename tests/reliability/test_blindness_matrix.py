@@ -4,7 +4,7 @@ before their own label on the claim, an analyst after theirs, and a lead, in one
 everything an analyst must not see first is planted under a distinctive marker:
 
 - the judge's verdict on the claim (the judge's name, which every verdict shown carries);
-- a colleague's label on the claim (their name and note);
+- a colleague's label on the claim (their name and note), and their comment on it;
 - the claim's gold (its reason);
 - which system wrote which answer (the two systems' names, versions and generator model);
 - the pairwise pair, which may not carry its two answers' ids.
@@ -40,6 +40,7 @@ from annotate.models import (
     System,
     Verdict,
 )
+from annotate.services.comments import comment_add
 from api.routes import api
 from api.tokens import token_create
 from judges.models import Judge, JudgeRun, JudgeVerdict
@@ -53,11 +54,12 @@ from testsets.models import SutRun, TestItem, TestSet
 MARKERS = {
     "judge verdict": ("judge-Quillon",),
     "colleague label": ("colleague-Xylo", "colleague-note-Quibble"),
+    "colleague comment": ("comment-Zephyr",),
     "gold": ("gold-reason-Tamarind",),
     "system": ("sys-Okapi", "sys-Narwhal", "v-okapi-1", "v-narwhal-2", "gen-Pangolin"),
 }
 # What an analyst may see once their own label on the claim is saved (and only with a Reveal).
-REVEALABLE = ("judge verdict", "colleague label")
+REVEALABLE = ("judge verdict", "colleague label", "colleague comment")
 
 # Web routes outside a project: every one is fetched too (no project data is expected on them).
 OTHER_ROUTES = {
@@ -154,6 +156,10 @@ def _world():
         annotator=people["colleague"],
         verdict=Verdict.SUPPORTED,
         note="colleague-note-Quibble",
+    )
+    # a colleague's comment in the claim's thread (it may name a verdict)
+    comment_add(
+        claim=claim, author=people["colleague"], text="comment-Zephyr: I read it as SUPPORTED."
     )
     # The other answer's claim: two analysts disagree, no gold.
     for who, verdict in (("colleague", Verdict.SUPPORTED), ("colleague2", Verdict.CONTRADICTED)):

@@ -29,6 +29,7 @@ EXPECTED_ROLE = {
     "annotate:label-save": "analyst",
     "annotate:label-following": "analyst",
     "annotate:label-skip": "analyst",
+    "annotate:comment-post": "analyst",
     "annotate:pairwise-index": "analyst",
     "annotate:pairwise": "analyst",
     "annotate:pairwise-save": "analyst",
