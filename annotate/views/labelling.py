@@ -306,10 +306,23 @@ def label_next(request, project, membership):
     if whole_number(request.GET.get("saved", ""), MAX_ID) is not None:
         saved = (
             Label.objects.select_related("claim")
+            .prefetch_related("more_spans")
             .filter(claim__project=project, claim_id=request.GET["saved"], annotator=request.user)
             .first()
         )
-    return _screen(request, project, membership, claim, error=error, saved=saved, from_queue=True)
+    quoted = ""
+    if saved is not None:
+        quoted = _quotes_phrase([saved.evidence_quote, *(s.quote for s in saved.more_spans.all())])
+    return _screen(
+        request,
+        project,
+        membership,
+        claim,
+        error=error,
+        saved=saved,
+        saved_quoted=quoted,
+        from_queue=True,
+    )
 
 
 @require_GET
@@ -348,6 +361,7 @@ def label_claim_save(request, project, membership, claim_id: int):
         if not form.is_valid():
             raise LabelError(form.first_error())
         data = form.cleaned_data
+        more = form.more_spans()
         label, following = label_save_and_next(
             project=project,
             membership=membership,
@@ -358,7 +372,7 @@ def label_claim_save(request, project, membership, claim_id: int):
             start_utf16=data["start_utf16"],
             end_utf16=data["end_utf16"],
             quote=data["quote"],
-            more=form.more_spans(),
+            more=more,
             note=data["note"],
             correct=data["correct"] if data["verdict"] != Verdict.SUPPORTED else "",
             seconds=data["seconds"],
@@ -378,7 +392,12 @@ def label_claim_save(request, project, membership, claim_id: int):
         return response
     if not request.htmx:
         return redirect(f"{reverse('annotate:label-next', args=[project.slug])}?saved={claim_id}")
-    response = _screen(request, project, membership, following, saved=label, from_queue=True)
+    quoted = label.evidence_quote and _quotes_phrase(
+        [label.evidence_quote, *(span["quote"] for span in more)]
+    )
+    response = _screen(
+        request, project, membership, following, saved=label, saved_quoted=quoted, from_queue=True
+    )
     push_url(response, reverse("annotate:label-next", args=[project.slug]))
     return trigger_client_event(
         response, "labelSaved", {"claim": claim_id, "verdict": label.verdict}
@@ -398,6 +417,18 @@ def _moved_on(request, project, membership, why: str):
 
 
 _NOTHING_TO_UNDO = "There is no save or skip of yours to undo."
+
+
+def _quotes_phrase(quotes: list[str]) -> str:
+    """How a message names a label's quote: every span, in order, each cut to a readable
+    length ("" without a quote)."""
+    quotes = [quote for quote in quotes if quote]
+    if not quotes:
+        return ""
+    if len(quotes) == 1:
+        return f" with the quote “{Truncator(quotes[0]).chars(60)}”"
+    cut = [f"“{Truncator(quote).chars(40)}”" for quote in quotes]
+    return f" with {len(cut)} quoted spans: {', '.join(cut[:-1])} and {cut[-1]}"
 
 
 def _undo_notice(target: LabelHistory) -> tuple[str, dict | None]:
@@ -427,9 +458,11 @@ def _undo_notice(target: LabelHistory) -> tuple[str, dict | None]:
                 end_utf16=str(_utf16_length(passage.text[: target.evidence_end])),
                 more_spans=_spans_shown(_PileById(target.claim), target.more_spans or []),
             )
-        quoted = f" with the quote “{Truncator(target.evidence_quote).chars(60)}”"
+        quoted = _quotes_phrase(
+            [target.evidence_quote, *(span["quote"] for span in target.more_spans or [])]
+        )
         return (
-            f"Label undone: your {verdict} label{quoted if target.evidence_quote else ''} on "
+            f"Label undone: your {verdict} label{quoted} on "
             f"“{claim_text}”; the form holds it again: save it as it is or changed, or move on.",
             values,
         )

@@ -571,3 +571,48 @@ def test_the_reports_coverage_counts_a_fact_quoted_by_the_second_span():
     coverage = report_compute(project=claim.project)["coverage"]
     # 1 of the 2 facts is grounded, and only by span 2 (span 1 is in the other passage).
     assert (coverage["numerator"], coverage["denominator"]) == (1, 2)
+
+
+def _save_three_spans(client, claim, hours, fees, **extra):
+    holidays = HOURS.index("public holidays")
+    return client.post(
+        reverse("annotate:label-save", args=[claim.project.slug, claim.pk]),
+        {
+            "verdict": "SUPPORTED",
+            "passage": hours.pk,
+            "start_utf16": 0,
+            "end_utf16": 11,
+            "quote": "Open Monday",
+            "more_passage": [fees.pk, hours.pk],
+            "more_start_utf16": [0, holidays + 1],
+            "more_end_utf16": [4, holidays + 1 + 15],
+            "more_quote": ["Late", "public holidays"],
+        },
+        **extra,
+    )
+
+
+def _last_saved(html: str) -> str:
+    start = html.index('aria-label="Last save"')
+    return " ".join(html[start : html.index("</aside>", start)].split())
+
+
+def test_the_saved_line_and_the_undo_name_every_span_of_the_quote(client):
+    membership, claim, hours, fees = pile()
+    client.force_login(membership.user)
+    html = _save_three_spans(client, claim, hours, fees, **HTMX).content.decode()
+    assert "with 3 quoted spans: “Open Monday”, “Late” and “public holidays”." in _last_saved(html)
+    undone = client.post(reverse("annotate:label-undo", args=[claim.project.slug]), **HTMX)
+    assert (
+        "Label undone: your SUPPORTED label with 3 quoted spans: “Open Monday”, “Late” and "
+        "“public holidays” on “Closed Sunday; late fees 20 cents.”"
+    ) in undone.content.decode()
+
+
+def test_without_javascript_the_saved_line_after_the_redirect_names_every_span(client):
+    membership, claim, hours, fees = pile()
+    client.force_login(membership.user)
+    response = _save_three_spans(client, claim, hours, fees, follow=True)
+    assert "3 quoted spans: “Open Monday”, “Late” and “public holidays”." in _last_saved(
+        response.content.decode()
+    )
