@@ -12,6 +12,9 @@ fails, and so does a listed one that has come under it (strike it from the list)
 """
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,6 +145,10 @@ FUNCTION_IMPORT_EXCEPTIONS = {
     "monitor/apps.py": "the monitor tasks registered in ready(), after the app registry",
     "metrics/services/bits.py": "scikit-learn costs 1.4 s to import (python -X importtime), "
     "paid by every start-up though only the bits panel's refit needs it",
+    "judges/backends/baseline.py": "scikit-learn's stop words cost 0.9 s and 134 MB at "
+    "django.setup() (judges.tasks imports the backends); read once, on first use",
+    "testsets/reference.py": "bm25s costs 0.4 s and 100 MB at django.setup() "
+    "(testsets.apps imports it); only building an index needs it",
 }
 
 
@@ -181,3 +188,18 @@ def test_imports_are_at_the_module_top_but_in_the_listed_files():
     mended = sorted(set(FUNCTION_IMPORT_EXCEPTIONS) - set(found))
     assert not mended, f"no import inside a function any more, strike: {mended}"
     assert all(len(reason.split()) >= 3 for reason in FUNCTION_IMPORT_EXCEPTIONS.values())
+
+
+def test_django_start_up_imports_no_heavy_library():
+    """What a web process pays before its first request: the libraries listed above as
+    imported on first use stay out of django.setup() (a worker's memory and start-up)."""
+    probe = (
+        "import sys, django; django.setup(); "
+        "print(sorted(m for m in ('sklearn', 'scipy', 'pandas', 'bm25s', 'statsmodels') "
+        "if m in sys.modules))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

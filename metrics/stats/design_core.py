@@ -275,22 +275,25 @@ def _means_and_cov(
         infl = infl * d.fpc_scale[k][:, None]
     act = np.ones(xk.shape[0], bool) if active is None else np.asarray(active, bool)[k]
     if independent:
-        cl, g, nested = np.arange(xk.shape[0]), xk.shape[0], True
+        # Every claim its own cluster: the per-cluster sums are the influences themselves
+        # (a bincount over 0…n−1 adds each weight to 0.0, exactly), so none is taken.
+        g, nested = xk.shape[0], True
+        st_g, live, z = st, act, infl
     else:
         cl, g, nested = d.cluster[k], d.n_clusters, d.nested
-    st_g = np.zeros(g, dtype=np.int64)
-    st_g[cl] = st
-    live = np.zeros(g, dtype=bool)
-    live[cl[act]] = True
+        st_g = np.zeros(g, dtype=np.int64)
+        st_g[cl] = st
+        live = np.zeros(g, dtype=bool)
+        live[cl[act]] = True
+        z = np.zeros((g, x.shape[1]))
+        for col in range(x.shape[1]):
+            z[:, col] = np.bincount(cl, weights=infl[:, col], minlength=g)
     g_live = int(live.sum())
     g_h = np.bincount(st_g[live], minlength=h) if nested else np.zeros(h, np.int64)
-    z = np.zeros((g, x.shape[1]))
-    for col in range(x.shape[1]):
-        z[:, col] = np.bincount(cl, weights=infl[:, col], minlength=g)
     if nested:
         # per-stratum factor G_h/(G_h − 1)
-        lonely = g_h[st_g] <= 1
-        fac = np.where(lonely, 0.0, g_h[st_g] / np.maximum(g_h[st_g] - 1, 1))
+        g_hg = g_h[st_g]
+        fac = np.where(g_hg <= 1, 0.0, g_hg / np.maximum(g_hg - 1, 1))
         cov = (z * fac[:, None]).T @ z
         if np.any(g_h[:h] == 1):
             # A stratum with a single answer has no between-answer variance to measure: fall back

@@ -151,6 +151,9 @@
     } else if (key === "p") {
       event.preventDefault();
       focusPile();
+    } else if (key === "]" || key === "[" || key === "}" || key === "{") {
+      event.preventDefault();
+      sentenceStep(key);
     } else if (key === "o") {
       event.preventDefault();
       openSkip();
@@ -522,6 +525,97 @@
     f.start.value = String(start);
     f.end.value = String(end);
     paintQuote();
+  }
+
+  // Sentence by sentence from the keyboard, with no mouse and no caret browsing: "]" selects
+  // the next sentence of the pile (its first at first, then on across passages), "[" the
+  // previous; "}" (Shift+]) widens the selection by the next sentence of its passage, "{"
+  // narrows it by its last. The selection becomes the quote as a mouse's does; after "a" it is
+  // the next span. Sentence boundaries are the browser's own (Intl.Segmenter), trimmed of the
+  // white space between sentences.
+  function sentencesOf(passage) {
+    var text = passage.textContent;
+    var found = [];
+    var segments = typeof Intl !== "undefined" && Intl.Segmenter
+      ? Array.from(new Intl.Segmenter(document.documentElement.lang || undefined,
+          { granularity: "sentence" }).segment(text), function (s) { return [s.index, s.index + s.segment.length]; })
+      : [[0, text.length]];
+    segments.forEach(function (piece) {
+      var edges = snapToWords(text, piece[0], piece[1]);
+      if (edges[0] < edges[1]) found.push(edges);
+    });
+    return found;
+  }
+
+  function pilePassages() {
+    return Array.prototype.slice.call(document.querySelectorAll("#pile .passage-text[data-passage-id]"));
+  }
+
+  // Where the selection is, in sentences: {passage, first, last} (indices into its sentences).
+  function sentencesSelected() {
+    var selection = document.getSelection();
+    if (!selection || selection.rangeCount === 0) return null;
+    var range = selection.getRangeAt(0);
+    var passage = passageOf(range.startContainer);
+    if (!passage || passage !== passageOf(range.endContainer)) return null;
+    var start = offsetIn(passage, range.startContainer, range.startOffset);
+    var end = offsetIn(passage, range.endContainer, range.endOffset);
+    var list = sentencesOf(passage);
+    var first = 0, last = 0;
+    list.forEach(function (edges, index) {
+      if (edges[0] <= start) first = index;
+      if (edges[0] < Math.max(end, start + 1)) last = index;
+    });
+    return { passage: passage, list: list, first: first, last: Math.max(first, last),
+             collapsed: selection.isCollapsed };
+  }
+
+  function sentencesSelect(passage, list, first, last) {
+    var range = rangeAt(passage, list[first][0], list[last][1]);
+    if (!range) return;
+    var selection = document.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    // Taken now, not at the selectionchange the browser may leave out (a selection set back to
+    // one it held a moment before fires none in Chromium); the event that does come repeats it.
+    takeSelection(false);
+    var article = passage.closest(".passage") || passage;
+    article.scrollIntoView({ block: "nearest" });
+    spanStatus("Sentence " + (first + 1) + (last > first ? "–" + (last + 1) : "") + " of " +
+      list.length + " in passage " + (pilePassages().indexOf(passage) + 1) + " selected.");
+  }
+
+  function sentenceStep(key) {
+    var passages = pilePassages();
+    if (!passages.length) return;
+    var at = sentencesSelected();
+    if (!at) {
+      // Nothing selected in the pile yet: the first sentence ("]") or the last ("[").
+      var edge = key === "[" ? passages[passages.length - 1] : passages[0];
+      var all = sentencesOf(edge);
+      if (all.length) sentencesSelect(edge, all, key === "[" ? all.length - 1 : 0, key === "[" ? all.length - 1 : 0);
+      return;
+    }
+    var list = at.list, index = passages.indexOf(at.passage);
+    if (key === "}") {
+      if (at.last + 1 < list.length) sentencesSelect(at.passage, list, at.first, at.last + 1);
+      else spanStatus("A span stays in one passage: that was its last sentence.");
+    } else if (key === "{") {
+      sentencesSelect(at.passage, list, at.first, Math.max(at.first, at.last - 1));
+    } else if (key === "]") {
+      var next = at.collapsed ? at.first : at.last + 1;
+      if (next < list.length) sentencesSelect(at.passage, list, next, next);
+      else if (index + 1 < passages.length) {
+        var following = sentencesOf(passages[index + 1]);
+        if (following.length) sentencesSelect(passages[index + 1], following, 0, 0);
+      } else spanStatus("That was the last sentence on this page of the pile.");
+    } else if (key === "[") {
+      if (at.first > 0) sentencesSelect(at.passage, list, at.first - 1, at.first - 1);
+      else if (index > 0) {
+        var before = sentencesOf(passages[index - 1]);
+        if (before.length) sentencesSelect(passages[index - 1], before, before.length - 1, before.length - 1);
+      } else spanStatus("That was the first sentence of this page of the pile.");
+    }
   }
 
   var dragAdds = false;

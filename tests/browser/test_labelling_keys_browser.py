@@ -4,6 +4,7 @@ p into the pile; o skips with the skip form's reasons; the keys listed under ?."
 import pytest
 
 from annotate.models import ClaimSkip, Label, Verdict
+from tests.browser.test_screens_pages_browser import axe_serious
 from tests.factories import (
     AnswerFactory,
     ClaimFactory,
@@ -105,3 +106,87 @@ def test_p_goes_to_the_pile_o_skips_and_the_keys_are_listed(browser_page, screen
     page.wait_for_selector(f'#screen[data-claim-id="{claims[1].pk}"][data-following-ready]')
     skip = ClaimSkip.objects.get(user=user)
     assert (skip.claim, skip.reason) == (claims[0], ClaimSkip.Reason.NOT_ATOMIC)
+
+
+QUOTED = "() => document.getElementById('quote-text').value"
+
+
+def test_three_claims_quoted_sentence_by_sentence_with_the_keys(browser_page, screenshot):
+    """No mouse, no caret browsing, no typing: ] and [ walk the pile's sentences, } widens."""
+    project, user, claims, card, cash = three_claims()
+    page = browser_page(user)
+    page.goto(f"{page.base_url}/p/{project.slug}/label/")
+    wanted = [
+        # claim, the keys pressed, the quote they select, the verdict's key
+        (claims[0], ["p", "]"], "Card refunds are paid within 14 days of the return.", "1"),
+        (claims[1], ["]", "]", "]"], "Cash refunds are not offered.", "2"),
+        (claims[2], ["[", "[", "}"], CASH, "c"),
+    ]
+    for number, (claim, keys, quote, verdict_key) in enumerate(wanted):
+        page.wait_for_function(SHOWN, arg=claim.text)
+        # the previous save confirmed (its answer settles the screen shown ahead)
+        page.wait_for_function(
+            "n => document.querySelector('[data-testid=my-count]')?.innerText === n",
+            arg=str(number),
+        )
+        for key in keys:
+            page.keyboard.press(key)
+        assert page.evaluate(QUOTED) == quote
+        assert page.evaluate("() => getSelection().toString()") == quote
+        if number == 2:
+            status = page.locator("#quote-span-status").inner_text()
+            assert status == "Sentence 1–2 of 2 in passage 2 selected."
+            assert axe_serious(page) == []
+            screenshot(page, "labelling-sentence-keys.png")
+        page.keyboard.press(verdict_key)
+        page.keyboard.press("Enter")
+    page.wait_for_selector("text=Your queue is empty")
+    got = [
+        Label.objects.values_list("verdict", "evidence_passage", "evidence_quote").get(claim=c)
+        for c in claims
+    ]
+    assert got == [
+        (Verdict.SUPPORTED, card.pk, wanted[0][2]),
+        (Verdict.CONTRADICTED, cash.pk, "Cash refunds are not offered."),
+        (Verdict.CONTRADICTED, cash.pk, CASH),
+    ]
+
+
+def test_the_sentence_keys_stop_at_the_pile_edges_and_narrow_back(browser_page):
+    project, user, claims, card, cash = three_claims()
+    page = browser_page(user)
+    page.goto(f"{page.base_url}/p/{project.slug}/label/")
+    page.wait_for_function(SHOWN, arg=claims[0].text)
+    page.keyboard.press("]")
+    page.keyboard.press("[")  # before the first sentence: it stays, and says so
+    assert page.evaluate(QUOTED) == "Card refunds are paid within 14 days of the return."
+    assert "first sentence" in page.locator("#quote-span-status").inner_text()
+    page.keyboard.press("}")
+    assert page.evaluate(QUOTED) == CARD
+    page.keyboard.press("}")  # a span stays in its passage
+    assert page.evaluate(QUOTED) == CARD
+    assert "stays in one passage" in page.locator("#quote-span-status").inner_text()
+    page.keyboard.press("{")
+    assert page.evaluate(QUOTED) == "Card refunds are paid within 14 days of the return."
+    page.keyboard.press("?")
+    assert "] / [\nQuote the next / previous sentence" in page.locator("#key-help").inner_text()
+
+
+def test_at_800_px_the_pile_sits_beside_the_form(browser_page, screenshot):
+    project, user, claims, card, _ = three_claims()
+    page = browser_page(user, width=800, height=900)
+    page.goto(f"{page.base_url}/p/{project.slug}/label/")
+    page.wait_for_function(SHOWN, arg=claims[0].text)
+    form = page.locator("#label-form").bounding_box()
+    pile = page.locator("#pile").bounding_box()
+    assert pile["y"] < 300, "the pile starts on the first screen"
+    assert pile["x"] >= form["x"] + form["width"], "beside the form, not under it"
+    scroll = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert scroll[0] <= scroll[1], "no sideways scroll"
+    screenshot(page, "labelling-800.png", full_page=False)
+    narrow = browser_page(user, width=600, height=900)
+    narrow.goto(f"{page.base_url}/p/{project.slug}/label/")
+    style = narrow.evaluate(
+        "(s => [s.position, s.maxHeight])(getComputedStyle(document.getElementById('pile')))"
+    )
+    assert style == ["static", "495px"], "stacked, the pile keeps a scroll area of 55% of 900 px"
