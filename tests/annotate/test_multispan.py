@@ -210,27 +210,33 @@ def test_saving_again_replaces_the_spans_and_undo_brings_the_earlier_ones_back()
     assert not EvidenceSpan.objects.exists()
 
 
-def test_the_screen_saves_two_spans_sent_in_utf16_and_shows_them_again(client):
-    membership, claim, hours, fees = pile()
-    client.force_login(membership.user)
-    project = claim.project
+def _save_three_spans(client, claim, hours, fees, **extra):
+    """Save "Open Monday", "Late" and "public holidays" as the screen sends them (UTF-16: the
+    browser counts "📚" as two units, so "public" starts one unit later)."""
     holidays = HOURS.index("public holidays")
-    response = client.post(
-        reverse("annotate:label-save", args=[project.slug, claim.pk]),
+    return client.post(
+        reverse("annotate:label-save", args=[claim.project.slug, claim.pk]),
         {
             "verdict": "SUPPORTED",
             "passage": hours.pk,
             "start_utf16": 0,
             "end_utf16": 11,
             "quote": "Open Monday",
-            # the browser counts "📚" as two units: "public" starts one unit later
             "more_passage": [fees.pk, hours.pk],
             "more_start_utf16": [0, holidays + 1],
             "more_end_utf16": [4, holidays + 1 + 15],
             "more_quote": ["Late", "public holidays"],
         },
-        **HTMX,
+        **extra,
     )
+
+
+def test_the_screen_saves_two_spans_sent_in_utf16_and_shows_them_again(client):
+    membership, claim, hours, fees = pile()
+    client.force_login(membership.user)
+    project = claim.project
+    holidays = HOURS.index("public holidays")
+    response = _save_three_spans(client, claim, hours, fees, **HTMX)
     assert response.status_code == 200
     label = Label.objects.get()
     assert [(s.number, s.passage_id, s.start, s.quote) for s in label.more_spans.all()] == [
@@ -571,25 +577,6 @@ def test_the_reports_coverage_counts_a_fact_quoted_by_the_second_span():
     coverage = report_compute(project=claim.project)["coverage"]
     # 1 of the 2 facts is grounded, and only by span 2 (span 1 is in the other passage).
     assert (coverage["numerator"], coverage["denominator"]) == (1, 2)
-
-
-def _save_three_spans(client, claim, hours, fees, **extra):
-    holidays = HOURS.index("public holidays")
-    return client.post(
-        reverse("annotate:label-save", args=[claim.project.slug, claim.pk]),
-        {
-            "verdict": "SUPPORTED",
-            "passage": hours.pk,
-            "start_utf16": 0,
-            "end_utf16": 11,
-            "quote": "Open Monday",
-            "more_passage": [fees.pk, hours.pk],
-            "more_start_utf16": [0, holidays + 1],
-            "more_end_utf16": [4, holidays + 1 + 15],
-            "more_quote": ["Late", "public holidays"],
-        },
-        **extra,
-    )
 
 
 def _last_saved(html: str) -> str:
