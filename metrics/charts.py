@@ -183,3 +183,56 @@ def frontier_chart(frontier: list[dict], lambda_hat: float | None) -> SafeString
         )
     body += _legend(legend, _x(0) + 8, _y(0.3))
     return _svg("Abstention frontier: faithfulness and coverage against the cut τ", body)
+
+
+def systems_intervals(rows: list[dict]) -> SafeString:
+    """Each system's headline faithfulness with its 95% interval, one line per system, the
+    pooled figure first (the dashboard's first screen with two systems or more, issue 32).
+
+    `rows`: {"label", "value", "low", "high"} in whole percents as the page prints them (the
+    chart draws the same rounded figures the table beside it reads); a row without a value
+    is drawn as its label alone ("not computed yet")."""
+    left, right, row_h, top = 150, 24, 30, 12
+    width = 520
+    height = top + row_h * len(rows) + 34
+    span = width - left - right
+
+    def x(percent: float) -> float:
+        return left + percent / 100 * span
+
+    body = []
+    for tick in (0, 25, 50, 75, 100):
+        body.append(
+            f'<line x1="{x(tick):.1f}" y1="{top - 4}" x2="{x(tick):.1f}" '
+            f'y2="{height - 30}" class="chart-grid"/>'
+        )
+        body.append(
+            f'<text x="{x(tick):.1f}" y="{height - 16}" text-anchor="middle" '
+            f'class="chart-tick">{tick}%</text>'
+        )
+    for index, row in enumerate(rows):
+        y = top + row_h * index + row_h / 2
+        label = row["label"] if len(row["label"]) <= 24 else row["label"][:23] + "…"
+        body.append(
+            f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" class="chart-label">'
+            f"{escape(label)}</text>"
+        )
+        value = row.get("value")
+        if value is None:
+            body.append(
+                f'<text x="{x(0) + 4:.1f}" y="{y + 4:.1f}" class="chart-tick">'
+                "not computed yet</text>"
+            )
+            continue
+        colour = "#1f5f99" if index else "#1f7a3a"
+        if row.get("low") is not None and row.get("high") is not None:
+            body.append(
+                f'<line x1="{x(row["low"]):.1f}" y1="{y:.1f}" x2="{x(row["high"]):.1f}" '
+                f'y2="{y:.1f}" stroke="{colour}" stroke-width="3" stroke-linecap="round"/>'
+            )
+        body.append(f'<circle cx="{x(value):.1f}" cy="{y:.1f}" r="5" fill="{colour}"/>')
+    body.append(
+        f'<text x="{left + span / 2:.1f}" y="{height - 2}" text-anchor="middle" '
+        'class="chart-label">claims supported (95% interval)</text>'
+    )
+    return _svg("Faithfulness of each system, with its 95% interval", body, width, height)

@@ -28,16 +28,19 @@ def judge_param(judge) -> str:
 
 class Scope:
     """The answers a report covers, from the `system` parameter: a system's id, "all" (every
-    system's answers pooled), or empty for the project's default (its first system when it
-    has two or more; every answer of a project with one system or none)."""
+    system's answers pooled), or empty for the default: every answer of a project with one
+    system or none; with two or more, all systems pooled on the web pages (`pooled_default`,
+    issue 32: a lead sees every system first, each one's headline beside it) and the first
+    system for the API and the CLI (whose unscoped snapshots have always been the first
+    system's)."""
 
-    def __init__(self, project, value: str | None):
+    def __init__(self, project, value: str | None, *, pooled_default: bool = False):
         self.systems = list(selectors.systems_for_project(project=project))
         self.system = None
         self.all_systems = False
         value = (value or "").strip()
         several = len(self.systems) >= 2
-        if value == ALL_SYSTEMS and several:
+        if several and (value == ALL_SYSTEMS or (not value and pooled_default)):
             self.all_systems = True
         elif value and several:
             by_id = {str(system.pk): system for system in self.systems}
@@ -48,7 +51,10 @@ class Scope:
             raise Http404("No such system.")
         elif several:
             self.system = self.systems[0]
-        self.default = not self.all_systems and (not several or self.system == self.systems[0])
+        if pooled_default:
+            self.default = not several or self.all_systems
+        else:
+            self.default = not self.all_systems and (not several or self.system == self.systems[0])
 
     @property
     def several(self) -> bool:
@@ -66,7 +72,10 @@ class Scope:
         return f"&system={self.param}" if self.param and not self.default else ""
 
     def selectors_kwargs(self) -> dict:
-        return {"system": self.system, "all_systems": self.all_systems, "default": self.default}
+        """The snapshot selectors' scope. Snapshots stored without a scope are the first
+        system's (or every answer's, with one system), never all systems pooled."""
+        unscoped = not self.all_systems and (not self.several or self.system == self.systems[0])
+        return {"system": self.system, "all_systems": self.all_systems, "default": unscoped}
 
     @classmethod
     def of_snapshot(cls, project, snapshot) -> "Scope":

@@ -30,6 +30,7 @@ from annotate.services.pairwise import (
     pairwise_preference_save,
     pairwise_preference_undo,
 )
+from annotate.text_diff import word_diff
 
 
 class PreferenceForm(forms.Form):
@@ -60,6 +61,8 @@ def _screen(request, project, membership, systems, *, token=None, status=200, **
             raise
         context.update(pairwise_screen_get(**get))
     context["pair_systems"] = (systems[0].pk, systems[1].pk)
+    if context.get("left") and context.get("right"):
+        context["diff"] = word_diff(context["left"]["text"], context["right"]["text"])
     template = "annotate/pairwise.html" + ("#pairwise-screen" if request.htmx else "")
     return render(request, template, context, status=status)
 

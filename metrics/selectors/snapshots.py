@@ -95,11 +95,22 @@ def snapshot_get_for_project(*, project: Project, snapshot_id: int) -> ReportSna
     return snapshot
 
 
-def snapshot_active_audit(*, project: Project, judge: Judge | None) -> dict | None:
-    """The `active_audit` block of the latest done report (only that key is read)."""
+def snapshot_active_audit(
+    *,
+    project: Project,
+    judge: Judge | None,
+    system: System | None = None,
+    all_systems: bool = False,
+    default: bool = True,
+) -> dict | None:
+    """The `active_audit` block of the latest done report of these answers (only that key is
+    read)."""
     row = (
         ReportSnapshot.objects.filter(
-            project=project, judge=judge, status=ReportSnapshot.Status.DONE
+            _snapshot_scope(system, all_systems, default),
+            project=project,
+            judge=judge,
+            status=ReportSnapshot.Status.DONE,
         )
         .order_by("-computed_at", "-id")
         .values_list("data__active_audit", flat=True)

@@ -57,6 +57,7 @@ from metrics.services.snapshots import (
     snapshot_compute,
     snapshot_create,
     snapshot_request,
+    snapshot_request_every_system,
 )
 
 __all__ = [
@@ -84,4 +85,5 @@ __all__ = [
     "snapshot_compute",
     "snapshot_create",
     "snapshot_request",
+    "snapshot_request_every_system",
 ]

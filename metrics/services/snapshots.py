@@ -18,6 +18,7 @@ from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from annotate.models import Project, System
 from judges.models import Judge
+from metrics import selectors
 from metrics.models import ReportSnapshot
 from metrics.services.report import report_build
 
@@ -77,6 +78,22 @@ def snapshot_request(
     )
     transaction.on_commit(lambda: _enqueue_or_fail(snapshot.pk))
     return snapshot
+
+
+def snapshot_request_every_system(
+    *, project: Project, judge: Judge | None = None
+) -> ReportSnapshot:
+    """The dashboard's default report of a project with two systems or more (issue 32): all
+    systems pooled, and each system's own report for the headlines shown beside it. Returns
+    the pooled snapshot (the one whose progress the page follows); with one system or none,
+    the project's default snapshot alone."""
+    systems = list(selectors.systems_for_project(project=project))
+    if len(systems) < 2:
+        return snapshot_request(project=project, judge=judge)
+    pooled = snapshot_request(project=project, judge=judge, all_systems=True)
+    for system in systems:
+        snapshot_request(project=project, judge=judge, system=system)
+    return pooled
 
 
 def _enqueue(snapshot_id: int) -> None:

@@ -11,10 +11,10 @@ from metrics import format as fmt
 from metrics.format import whole_percent
 from metrics.services.judge_audit import AGREEMENT_WARNING_BELOW
 
-__all__ = ["dashboard_summary", "whole_percent"]
+__all__ = ["dashboard_summary", "headline_faithfulness", "system_headline", "whole_percent"]
 
 
-def _faithfulness(report: dict, audit: dict | None) -> dict | None:
+def headline_faithfulness(report: dict, audit: dict | None) -> dict | None:
     """The headline estimate of the chosen judge's instrument when it has one, else the
     project's gold-only pooled faithfulness."""
     estimate, source, n = None, "", 0
@@ -109,10 +109,23 @@ def dashboard_summary(*, report: dict, audit: dict | None) -> dict[str, Any]:
     """{faithfulness, judge, next}: each {…, "text"} or None where the report cannot say.
     `audit` is the instrument block shown (None for the gold-only report)."""
     return {
-        "faithfulness": _faithfulness(report, audit),
+        "faithfulness": headline_faithfulness(report, audit),
         "judge": _judge(audit),
         "next": _next_step(report),
     }
+
+
+def system_headline(report: dict | None, instrument: int = 0) -> dict | None:
+    """One system's headline beside the pooled one (issue 32: the dashboard of every system):
+    the headline of the report's `instrument` (the one the page shows, else the first), or
+    the gold-only faithfulness; None before that system's report is computed."""
+    if not report:
+        return None
+    audit = None
+    if report.get("judge"):
+        instruments = report.get("instruments") or [report["judge"]]
+        audit = instruments[min(instrument, len(instruments) - 1)]
+    return headline_faithfulness(report, audit)
 
 
 PACE_LABELS_MIN = 5  # timed labels before a pace is quoted

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotate.access import project_view
 from annotate.models import Role
+from annotate.text_diff import word_diff
 from judges.backends.registry import backend_kind
 from judges.services import pairwise_run_start
 from metrics import selectors
@@ -63,11 +64,22 @@ def compare(request, project, membership):
         ],
         "result": result,
         "rates": list(result["rates"].values()) if result else [],
-        "regressed": [row for row in result["worst_questions"] if row["delta"] < 0]
-        if result
-        else [],
+        "regressed": _with_word_diff(
+            [row for row in result["worst_questions"] if row["delta"] < 0] if result else []
+        ),
     }
     return render(request, "metrics/compare.html", context)
+
+
+def _with_word_diff(rows: list[dict]) -> list[dict]:
+    """Each regressed question with the words its two answers differ by, where each system
+    gave one answer (annotate.text_diff; several answers a side are shown as they are)."""
+    out = []
+    for row in rows:
+        a, b = row["a"]["answers"], row["b"]["answers"]
+        diff = word_diff(a[0]["text"], b[0]["text"]) if len(a) == 1 and len(b) == 1 else None
+        out.append({**row, "diff": diff})
+    return out
 
 
 class PairwiseRunForm(forms.Form):

@@ -21,8 +21,9 @@ from metrics.services import (
     estimators,
     instruments_left_out_text,
     snapshot_request,
+    snapshot_request_every_system,
 )
-from metrics.services.summary import dashboard_summary, labels_time_text
+from metrics.services.summary import dashboard_summary, labels_time_text, system_headline
 
 # metrics.services pulls in scikit-learn, SciPy and statsmodels through metrics.stats; the
 # URLconf imports this module on any page's first request, so the services are imported where
@@ -102,6 +103,43 @@ def _dashboard_context(
     return context
 
 
+def _systems_headlines(project, judge, scope: Scope, instrument: int, pooled) -> dict | None:
+    """All systems pooled and each system's own headline beside it, from each one's stored
+    report (the default dashboard of a project with two systems or more, issue 32); None on
+    a one-system scope."""
+    if not scope.all_systems:
+        return None
+    rows = []
+    for index, system in enumerate(scope.systems):
+        snapshot = selectors.snapshot_latest_done(
+            project=project, judge=judge, system=system, default=index == 0
+        )
+        name = f"{system.name}@{system.version}" if system.version else system.name
+        rows.append(
+            {
+                "system": system,
+                "label": name,
+                "headline": system_headline(snapshot.data if snapshot else None, instrument),
+                "gold": (snapshot.data.get("claims") or {}).get("total") if snapshot else None,
+            }
+        )
+    pooled_row = {
+        "label": "all systems pooled",
+        "headline": system_headline(pooled, instrument),
+        "gold": ((pooled or {}).get("claims") or {}).get("total"),
+    }
+    chart_rows = [
+        {"label": row["label"], **(row["headline"] or {"value": None})}
+        for row in [pooled_row, *rows]
+    ]
+    return {
+        "pooled": pooled_row,
+        "rows": rows,
+        "missing": sum(row["headline"] is None for row in rows),
+        "svg": charts.systems_intervals(chart_rows),
+    }
+
+
 def _dashboard_summary(context: dict) -> dict | None:
     """The answer first (metrics.services.summary), or None before any report."""
     if not context.get("report"):
@@ -125,7 +163,7 @@ def dashboard(request, project, membership):
     if not form.is_valid():
         raise Http404("Bad dashboard parameters.")
     judge = judge_from(project, form.cleaned_data["judge"])
-    scope = Scope(project, form.cleaned_data["system"])
+    scope = Scope(project, form.cleaned_data["system"], pooled_default=True)
     context = {
         "project": project,
         "membership": membership,
@@ -142,6 +180,9 @@ def dashboard(request, project, membership):
         ),
     }
     context["summary"] = _dashboard_summary(context)
+    context["systems_headlines"] = _systems_headlines(
+        project, judge, scope, context.get("instrument_index") or 0, context["report"]
+    )
     context["pace"] = label_pace(project=project)
     labels_more = ((context["summary"] or {}).get("next") or {}).get("labels_more")
     context["pace_text"] = labels_time_text(labels_more, context["pace"])
@@ -159,10 +200,11 @@ def dashboard(request, project, membership):
 def recompute(request, project, membership):
 
     judge = judge_from(project, request.POST.get("judge"))
-    scope = Scope(project, request.POST.get("system"))
-    snapshot = snapshot_request(
-        project=project, judge=judge, system=scope.system, all_systems=scope.all_systems
-    )
+    scope = Scope(project, request.POST.get("system"), pooled_default=True)
+    if scope.all_systems:  # and each system's own report, for the headlines beside it
+        snapshot = snapshot_request_every_system(project=project, judge=judge)
+    else:
+        snapshot = snapshot_request(project=project, judge=judge, system=scope.system)
     if request.htmx:
         snapshot.refresh_from_db()
         response = render(

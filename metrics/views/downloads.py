@@ -49,7 +49,7 @@ def _attachment(project, judge, kind: str, extension: str, scope: Scope | None =
 @project_view(Role.LEAD)
 def report_download(request, project, membership):
     judge = judge_from(project, request.GET.get("judge"))
-    scope = Scope(project, request.GET.get("system"))
+    scope = Scope(project, request.GET.get("system"), pooled_default=True)
     snapshot = selectors.snapshot_latest_done(
         project=project, judge=judge, **scope.selectors_kwargs()
     )
@@ -75,7 +75,7 @@ def _audit_card_for(request, project):
     if judge is None:
         messages.info(request, "An audit card belongs to a judge: choose one on the dashboard.")
         return redirect("metrics:dashboard", slug=project.slug)
-    scope = Scope(project, form.cleaned_data["system"])
+    scope = Scope(project, form.cleaned_data["system"], pooled_default=True)
     snapshot = selectors.snapshot_latest_done(
         project=project, judge=judge, **scope.selectors_kwargs()
     )

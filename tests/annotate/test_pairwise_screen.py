@@ -60,8 +60,14 @@ def _sides(html: str) -> tuple[str, str]:
     found = []
     for slot in ("left", "right"):
         section = re.search(rf'data-testid="pairwise-{slot}">(.*?)</section>', html, re.S).group(1)
-        found.append(re.search(r'class="answer-text"[^>]*>([^<]*)<', section).group(1))
+        shown = re.search(r'class="answer-text"[^>]*>(.*?)</p>', section, re.S).group(1)
+        found.append(re.sub(r"</?mark[^>]*>", "", shown))  # the word diff's highlights
     return found[0], found[1]
+
+
+def _highlighted(html: str, slot: str) -> list[str]:
+    section = re.search(rf'data-testid="pairwise-{slot}">(.*?)</section>', html, re.S).group(1)
+    return re.findall(r'<mark class="diff">([^<]*)</mark>', section)
 
 
 def _pair(html: str) -> str:
@@ -410,3 +416,23 @@ def test_pairwise_sides_and_tokens_need_the_servers_key(settings):
     other_sides, other_tokens = drawn()
     assert other_sides != sides
     assert not set(other_tokens) & set(tokens)
+
+
+def test_the_words_the_two_answers_differ_by_are_highlighted(client, world):
+    """ "Answer text first 3." beside "Answer text second 3.": only "first"/"second" marked."""
+    client.force_login(world["analyst"])
+    html = client.get(_url(world)).text
+    left, right = _sides(html)
+    marked = {_highlighted(html, "left")[0].strip(), _highlighted(html, "right")[0].strip()}
+    assert marked == {"first", "second"}
+    assert len(_highlighted(html, "left")) == len(_highlighted(html, "right")) == 1
+    assert "where the two answers differ (2 words)" in html
+    assert 'data-testid="pairwise-identical"' not in html
+
+
+def test_two_answers_word_for_word_the_same_are_said_to_be(client, world):
+    Answer.objects.filter(project=world["project"]).update(text="The same answer, word for word.")
+    client.force_login(world["analyst"])
+    html = client.get(_url(world)).text
+    assert "The two answers read word for word the same" in html
+    assert "<mark" not in html.split('id="pairwise-screen"')[1].split("</form>")[0]

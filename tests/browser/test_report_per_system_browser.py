@@ -22,14 +22,17 @@ def test_lead_picks_a_system_recomputes_and_reads_its_report(browser_page, scree
     page = browser_page(get_user_model().objects.get(username="lead"))
     page.goto(f"{page.base_url}/p/demo/dashboard/")
     picker = page.get_by_role("navigation", name="Answers of")
-    expect(picker.locator("[aria-current=page]")).to_have_text("assistant@2024-06")
+    expect(picker.locator("[aria-current=page]")).to_have_text("all systems")  # the default
     picker.get_by_role("link", name="assistant@2024-07").click()
     expect(picker.locator("[aria-current=page]")).to_have_text("assistant@2024-07")
-    expect(page.get_by_text("No report computed yet")).to_be_visible()
-    page.get_by_role("button", name="Recompute").click()
+    before = ReportSnapshot.objects.filter(project__slug="demo", system=b).count()
+    with page.expect_navigation():  # computed in-process: the answer refreshes the page
+        page.get_by_role("button", name="Recompute").click()
     note = page.locator(".report-system")
     expect(note).to_contain_text("This report covers the answers of system assistant@2024-07")
-    snapshot = ReportSnapshot.objects.get(project__slug="demo", system=b)
+    expect(page.locator(".snapshot-info")).to_contain_text("no labels since this report")
+    assert ReportSnapshot.objects.filter(project__slug="demo", system=b).count() == before + 1
+    snapshot = ReportSnapshot.objects.filter(project__slug="demo", system=b).latest("id")
     supported = Gold.objects.filter(
         claim__answer__system=b, claim__answer__abstention=False, verdict=Verdict.SUPPORTED
     ).count()
@@ -43,3 +46,39 @@ def test_lead_picks_a_system_recomputes_and_reads_its_report(browser_page, scree
     assert "assistant-2024-07" in download.suggested_filename
     card = json.loads(download.path().read_text(encoding="utf-8"))
     assert card["system"] == "assistant@2024-07"
+
+
+def test_the_default_dashboard_shows_every_system_and_a_chart_on_the_first_screen(
+    browser_page, screenshot
+):
+    """At 1280×720 the lead's first screen holds the pooled headline, each system's headline
+    and interval in a chart and a table (issue 32 item 5); the rows read what each system's
+    own dashboard reads; axe-core finds nothing serious."""
+    from playwright.sync_api import expect
+
+    from tests.browser.test_screens_pages_browser import axe_serious
+
+    call_command("demo_load", stdout=io.StringIO())
+    page = browser_page(get_user_model().objects.get(username="lead"), width=1280, height=720)
+    page.goto(f"{page.base_url}/p/demo/dashboard/")
+    panel = page.get_by_test_id("systems-headlines")
+    expect(panel).to_be_visible()
+    chart = panel.get_by_role("img", name="Faithfulness of each system, with its 95% interval")
+    box = chart.bounding_box()
+    assert box is not None
+    assert box["y"] + box["height"] <= 720, box  # above the fold
+    assert box["width"] >= 300
+    table = panel.locator("table")
+    rows = table.locator("tbody tr")
+    expect(rows).to_have_count(3)
+    expect(rows.nth(0)).to_contain_text("all systems pooled")
+    headline = page.locator("[data-figure=summary-faithfulness]").inner_text()
+    expect(rows.nth(0).locator("td").first).to_have_text(headline)
+    screenshot(page, "dashboard-all-systems.png", full_page=False)
+    assert axe_serious(page) == []
+    for system in System.objects.filter(project__slug="demo").order_by("id"):
+        shown = rows.filter(has_text=f"{system.name}@{system.version}").locator("td").first
+        value = shown.inner_text()
+        table.get_by_role("link", name=f"{system.name}@{system.version}").click()
+        expect(page.locator("[data-figure=summary-faithfulness]")).to_have_text(value)
+        page.go_back()

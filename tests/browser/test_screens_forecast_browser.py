@@ -29,7 +29,7 @@ def test_the_forecast_asks_for_answers_and_follows_the_applied_design(
 
     run = JudgeRun.objects.get(project__slug="demo")
     project = run.project
-    snapshot = snapshot_create(project=project, judge=run.judge)  # the default: first system
+    snapshot = snapshot_create(project=project, judge=run.judge)  # unscoped: the first system
     snapshot_compute(snapshot_id=snapshot.pk)
     report = ReportSnapshot.objects.get(pk=snapshot.pk).data
     total = report["active_audit"]["forecast"]["uniform"]["labels_total"]
@@ -43,7 +43,9 @@ def test_the_forecast_asks_for_answers_and_follows_the_applied_design(
 
     page = browser_page(demo["lead"], width=1280, height=720)
     page.goto(
-        page.base_url + reverse("metrics:dashboard", args=["demo"]) + f"?judge={run.judge_id}"
+        page.base_url
+        + reverse("metrics:dashboard", args=["demo"])
+        + f"?judge={run.judge_id}&system={system.pk}"
     )
     expect(page.get_by_test_id("summary-next")).to_contain_text(
         f"Import about {more} more answers to reach ±10 points: these answers hold 27 claims"

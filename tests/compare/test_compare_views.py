@@ -110,6 +110,14 @@ def test_the_dashboard_says_which_system_it_reports(demo):
 
     snapshot = snapshot_create(project=demo, judge=Judge.objects.get(project=demo))
     snapshot_compute(snapshot_id=snapshot.pk)
-    html = client_for("lead").get(reverse("metrics:dashboard", args=["demo"])).content.decode()
+    first = System.objects.filter(project=demo).order_by("id").first()
+    html = (
+        client_for("lead")
+        .get(reverse("metrics:dashboard", args=["demo"]), {"system": first.pk})
+        .content.decode()
+    )
     assert "This report covers the answers of system <strong>assistant@2024-06</strong>" in html
+    assert "one of the project's 2 systems" in html
+    pooled = client_for("lead").get(reverse("metrics:dashboard", args=["demo"])).content.decode()
+    assert "This report covers the answers of all the project's 2 systems pooled" in pooled
     assert reverse("metrics:compare", args=["demo"]) in html

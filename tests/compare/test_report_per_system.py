@@ -56,14 +56,14 @@ def test_the_picker_recomputes_and_shows_each_systems_report(
     url = reverse("metrics:dashboard", args=["demo"])
     page = lead.get(url, {"judge": judge.pk}).content.decode()
     assert '<nav class="dash-systems" aria-label="Answers of">' in page
-    assert f'data-system="{a.pk}" aria-current="page"' in page  # the default: the first
-    assert 'data-system="all" >all systems</a>' in page
+    assert 'data-system="all" aria-current="page"' in page  # the default: every system
+    assert f'data-system="{a.pk}" >' in page
 
     response = recompute(
         lead, demo, django_capture_on_commit_callbacks, judge=judge.pk, system=b.pk
     )
     assert response["Location"].endswith(f"?judge={judge.pk}&system={b.pk}")
-    snapshot = ReportSnapshot.objects.filter(project=demo, system=b).get()
+    snapshot = ReportSnapshot.objects.filter(project=demo, judge=judge, system=b).latest("id")
     assert (snapshot.status, snapshot.all_systems) == ("done", False)
     total, supported = gold_counts(demo, b)
     assert snapshot.data["claims"]["total"] == total
@@ -75,8 +75,7 @@ def test_the_picker_recomputes_and_shows_each_systems_report(
     # Links keep the system: the judge picker, the downloads, the audit card.
     assert f"?judge=none&amp;system={b.pk}" in page
     assert f'name="system" value="{b.pk}"' in page
-    # The first system's report is still the demo's own snapshot (stored with no system).
-    first = lead.get(url, {"judge": judge.pk}).content.decode()
+    first = lead.get(url, {"judge": judge.pk, "system": a.pk}).content.decode()
     assert "This report covers the answers of system <strong>assistant@2024-06</strong>" in first
     # B has one SUPPORTED gold claim more than A (the demo fixes the refund deadline and the
     # dose, and invents a fee): the two snapshots are the two systems' figures.
@@ -85,7 +84,7 @@ def test_the_picker_recomputes_and_shows_each_systems_report(
 
 def test_all_systems_pools_every_answer(demo, lead, django_capture_on_commit_callbacks):
     recompute(lead, demo, django_capture_on_commit_callbacks, judge="none", system="all")
-    snapshot = ReportSnapshot.objects.get(project=demo, all_systems=True)
+    snapshot = ReportSnapshot.objects.get(project=demo, judge=None, all_systems=True)
     total, supported = gold_counts(demo)
     assert (snapshot.data["claims"]["total"], snapshot.data["claims"]["SUPPORTED"]) == (
         total,
@@ -98,6 +97,56 @@ def test_all_systems_pools_every_answer(demo, lead, django_capture_on_commit_cal
     ).content.decode()
     assert "This report covers the answers of all the project's 2 systems pooled" in page
     assert 'data-system="all" aria-current="page"' in page
+
+
+def _half_up_percent(numerator: int, denominator: int) -> int:
+    """A share in whole percents, halves up, by integer arithmetic (the pages' rule)."""
+    return (200 * numerator + denominator) // (2 * denominator)
+
+
+def test_the_default_dashboard_pools_every_system_with_each_ones_headline_beside_it(
+    demo, lead, django_capture_on_commit_callbacks
+):
+    a, b = System.objects.filter(project=demo).order_by("id")
+    url = reverse("metrics:dashboard", args=["demo"])
+    # Gold only: no report of that scope yet, so no headline to show beside it.
+    page = lead.get(url, {"judge": "none"}).content.decode()
+    assert 'data-testid="systems-headlines"' not in page  # no pooled report to head either
+    recompute(lead, demo, django_capture_on_commit_callbacks, judge="none", system="all")
+    # One press computed the pooled report and each system's own.
+    done = ReportSnapshot.objects.filter(project=demo, judge=None, status="done")
+    assert sorted((s.all_systems, s.system_id or 0) for s in done) == [
+        (False, a.pk),
+        (False, b.pk),
+        (True, 0),
+    ]
+    page = lead.get(url, {"judge": "none"}).content.decode()
+    assert "This report covers the answers of all the project's 2 systems pooled" in page
+    assert 'data-testid="systems-headlines"' in page
+    assert page.count('<circle cx="') == 3  # the pooled dot and one per system
+    for key, system in (("all", None), (a.pk, a), (b.pk, b)):
+        total, supported = gold_counts(demo, system)
+        row = page.split(f'data-system-row="{key}">')[1].split("</tr>")[0]
+        assert f'<td class="num">{_half_up_percent(supported, total)}%</td>' in row, key
+        assert f'<td class="num">{total}</td>' in row, key
+    assert "not computed yet" not in page
+
+
+def test_each_systems_headline_is_the_figure_of_its_own_dashboard(demo, lead):
+    """With the demo's judge (its snapshots computed by demo_load): the row beside the pooled
+    report reads what the system's own dashboard reads in its summary."""
+    judge = Judge.objects.get(project=demo)
+    url = reverse("metrics:dashboard", args=["demo"])
+    pooled = lead.get(url, {"judge": judge.pk}).content.decode()
+    figure = 'data-figure="summary-faithfulness">'
+    for system in System.objects.filter(project=demo):
+        own = lead.get(url, {"judge": judge.pk, "system": system.pk}).content.decode()
+        value = own.split(figure)[1].split("<")[0]
+        row = pooled.split(f'data-system-row="{system.pk}">')[1].split("</tr>")[0]
+        assert f'<td class="num">{value}</td>' in row
+    headline = pooled.split(figure)[1].split("<")[0]
+    row = pooled.split('data-system-row="all">')[1].split("</tr>")[0]
+    assert f'<td class="num">{headline}</td>' in row
 
 
 def test_report_download_and_audit_card_are_of_the_system_picked(

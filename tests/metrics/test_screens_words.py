@@ -34,15 +34,25 @@ def _text(client, url) -> str:
 def test_the_dashboard_links_to_the_other_system_and_all_systems_not_to_manage_py(client, demo):
     client.force_login(demo["lead"])
     first, second = System.objects.filter(project__slug="demo").order_by("id")
-    text = _text(client, reverse("metrics:dashboard", args=["demo"]))
+    url = reverse("metrics:dashboard", args=["demo"])
+    text = _text(client, url)  # the default: every system pooled, each one beside it
     assert (
-        f"This report covers the answers of system {first.name}@{first.version}, the first of "
+        "This report covers the answers of all the project's 2 systems pooled "
+        f"({first.name}@{first.version}, {second.name}@{second.version})"
+    ) in text
+    assert "manage.py" not in text
+    assert "Why two half-widths: the headline's ±" in text  # the panel on the dashboard too
+    page = client.get(url).content.decode()
+    for system in (first, second):  # each system's row links to its own dashboard
+        assert f'data-system-row="{system.pk}"><th scope="row"><a href="?judge=' in page
+    text = _text(client, f"{url}?system={first.pk}")
+    assert (
+        f"This report covers the answers of system {first.name}@{first.version}, one of "
         f"the project's 2 systems. See instead: all 2 systems pooled, "
         f"{second.name}@{second.version}; or compare the systems on the questions they share."
     ) in text
     assert "manage.py" not in text
-    assert "Why two half-widths: the headline's ±" in text  # the panel on the dashboard too
-    page = client.get(reverse("metrics:dashboard", args=["demo"])).content.decode()
+    page = client.get(f"{url}?system={first.pk}").content.decode()
     assert f'system={second.pk}" data-system-note="{second.pk}"' in page
     assert 'system=all" data-system-note="all"' in page
 
@@ -52,7 +62,7 @@ def test_analysts_read_the_forecast_without_formulas_or_design_effects(client, d
     client.force_login(demo["lead"])
     lead = _text(client, url)
     assert "How many more labels" in lead
-    for word in ("variance formula", "V₁", "At ±0.213"):
+    for word in ("variance formula", "V₁", "At ±0.130"):
         assert word in lead, word
     # The two half-widths a few lines apart say why they differ (issue 32 item 4).
     headline = re.search(r"PPI\+\+; ±(0\.\d{3}), half its width", lead).group(1)
@@ -65,6 +75,8 @@ def test_analysts_read_the_forecast_without_formulas_or_design_effects(client, d
     client.force_login(demo["ana"])
     ana = _text(client, url)
     assert "How many more labels" in ana
-    assert "import about 26 more answers" in ana  # 114 labels needed, 27 claims (issue 32 item 1)
+    # the project page reads the dashboard's default, every system pooled: 85 labels needed,
+    # 54 claims in the 16 answers that hold them, so ⌈(85 − 54)·16/54⌉ = 10 (issue 32 item 1)
+    assert "import about 10 more answers" in ana
     for word in ("V₁", "variance formula", "design effect", "±0.2", "Why two half-widths"):
         assert word not in ana, word

@@ -198,7 +198,8 @@ def world_build(marker: str, *, slug: str | None = None, users: dict | None = No
         JudgeVerdict.objects.create(
             run=run, claim=claim, verdict="SUPPORTED", confidence=0.8, raw_response=marker
         )
-    snapshot = ReportSnapshot.objects.create(project=project, judge=judge)
+    # all systems pooled: the web pages' default for a project of two systems (issue 32)
+    snapshot = ReportSnapshot.objects.create(project=project, judge=judge, all_systems=True)
     canary = Canary.objects.create(
         project=project, text=f"{marker} canary statement", pile_answer=answer, source="list"
     )

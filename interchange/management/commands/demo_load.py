@@ -11,7 +11,7 @@ from annotate.models import Membership, Project, Role
 from interchange.demo import demo_records, demo_records_second_system
 from interchange.services.imports import answers_import
 from judges.services import judge_create, judge_run_start
-from metrics.services import snapshot_request
+from metrics.services import snapshot_request_every_system
 
 DEMO_SLUG = "demo"
 DEMO_PASSWORD = "demo-password"
@@ -129,4 +129,5 @@ class Command(BaseCommand):
         run = judge_run_start(judge=judge, user=lead)
         run.refresh_from_db()
         self.stdout.write(f"Baseline judge: {run.done} claims judged ({run.status})")
-        snapshot_request(project=project, judge=judge)
+        # all systems pooled, the dashboard's default, and each system's headline beside it
+        snapshot_request_every_system(project=project, judge=judge)
