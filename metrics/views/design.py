@@ -12,11 +12,16 @@ from django.views.decorators.http import require_POST
 
 from annotate.access import project_view
 from annotate.models import Project, Role
-from annotate.services.design import DesignError
+from annotate.services.design import DesignError, design_settings_check
 from metrics.scope import judge_from
-from metrics.services.active_audit import DEFAULT_DELTA, DEFAULT_TARGET_AGREEMENT
+from metrics.services.active_audit import (
+    DEFAULT_DELTA,
+    DEFAULT_TARGET_AGREEMENT,
+    DEFAULT_TARGET_HALF_WIDTH,
+)
 from metrics.services.active_design import (
     active_design_request,
+    design_run_get,
     design_runs,
     design_runs_unfinished,
 )
@@ -25,6 +30,7 @@ from metrics.services.active_routing import (
     selective_routing_apply,
     selective_routing_clear,
 )
+from metrics.services.design_preview import design_preview
 
 
 class SelectiveRoutingForm(forms.Form):
@@ -141,7 +147,10 @@ def queue_design(request, project, membership):
         runs=runs,
         initial=initial,
     )
-    if request.method == "POST" and form.is_valid():
+    preview = None
+    if request.method == "POST" and request.POST.get("action") == "preview":
+        preview = _preview(project, form)
+    elif request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             active_design_request(
@@ -166,6 +175,30 @@ def queue_design(request, project, membership):
     return render(
         request,
         "metrics/queue_design.html",
-        _design_context(project, membership, form, runs),
+        {**_design_context(project, membership, form, runs), "preview": preview},
         status=400 if form.errors else 200,
+    )
+
+
+def _preview(project, form) -> dict | None:
+    """Each design's forecast for the form's run, budget and target, nothing saved
+    (`design_preview`); None, with the form's errors shown, when the form is invalid."""
+    if not form.is_valid():
+        return None
+    data = form.cleaned_data
+    try:
+        run = (
+            design_run_get(project=project, run_id=data["design_run_id"])
+            if data["design_run_id"]
+            else None
+        )
+        if data["label_budget"] is not None:
+            design_settings_check(project=project, fields={"label_budget": data["label_budget"]})
+    except DesignError as error:
+        field, _, message = str(error).partition(": ")
+        form.add_error(field if field in form.fields else None, message or str(error))
+        return None
+    target = data["target_half_width"] or project.target_half_width or DEFAULT_TARGET_HALF_WIDTH
+    return design_preview(
+        project=project, run=run, budget=data["label_budget"], target=float(target)
     )
