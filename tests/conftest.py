@@ -173,3 +173,17 @@ def finite_population(settings):
     """The product's default: intervals finite-population corrected where the audit holds 5% of
     the claims or more."""
     settings.FAITHAUDIT_FINITE_POPULATION_CORRECTION = True
+
+
+@pytest.fixture
+def demo_project(django_capture_on_commit_callbacks):
+    """The demo (`manage.py demo_load`, its report snapshots computed in-process): the project."""
+    import io
+
+    from django.core.management import call_command
+
+    from annotate.models import Project
+
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("demo_load", stdout=io.StringIO())
+    return Project.objects.get(slug="demo")

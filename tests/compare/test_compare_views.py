@@ -1,23 +1,18 @@
 """The comparison page: leads only, the demo's two systems side by side."""
 
-import io
-
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import Membership, Project, Role, System
+from annotate.models import Membership, Role, System
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def demo(django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command("demo_load", stdout=io.StringIO())
-    return Project.objects.get(slug="demo")
+def demo(demo_project):
+    return demo_project
 
 
 def client_for(username):

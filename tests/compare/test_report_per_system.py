@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import Gold, Project, System, Verdict
+from annotate.models import Gold, System, Verdict
 from judges.models import Judge, JudgeVerdict
 from metrics.models import ReportSnapshot
 
@@ -19,10 +19,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def demo(django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command("demo_load", stdout=io.StringIO())
-    return Project.objects.get(slug="demo")
+def demo(demo_project):
+    return demo_project
 
 
 @pytest.fixture

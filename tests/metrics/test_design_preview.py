@@ -3,10 +3,7 @@ applied, nothing written. On the demo (uniform queue, the baseline judge's finis
 preview's uniform forecast is the dashboard's own (the pooled report's), and once Stratified is
 applied and the report recomputed, the report's stratified forecast is what the preview said."""
 
-import io
-
 import pytest
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -21,10 +18,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def demo(django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command("demo_load", stdout=io.StringIO())
-    return Project.objects.get(slug="demo")
+def demo(demo_project):
+    return demo_project
 
 
 def _pooled_forecast(project, run):
