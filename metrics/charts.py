@@ -187,12 +187,18 @@ def frontier_chart(frontier: list[dict], lambda_hat: float | None) -> SafeString
 
 def systems_intervals(rows: list[dict]) -> SafeString:
     """Each system's headline faithfulness with its 95% interval, one line per system, the
-    pooled figure first (the dashboard's first screen with two systems or more, issue 32).
+    pooled figure first (the dashboard's first screen with two systems or more, issue 32)."""
+    return intervals_chart(rows, "Faithfulness of each system, with its 95% interval")
+
+
+def intervals_chart(rows: list[dict], title: str) -> SafeString:
+    """Figures with their 95% intervals, one line each, the first (the headline) in green: the
+    dashboard's first-screen picture (issue 32 item 6).
 
     `rows`: {"label", "value", "low", "high"} in whole percents as the page prints them (the
     chart draws the same rounded figures the table beside it reads); a row without a value
     is drawn as its label alone ("not computed yet")."""
-    left, right, row_h, top = 150, 24, 30, 12
+    left, right, row_h, top = 160, 24, 30, 12
     width = 520
     height = top + row_h * len(rows) + 34
     span = width - left - right
@@ -212,7 +218,7 @@ def systems_intervals(rows: list[dict]) -> SafeString:
         )
     for index, row in enumerate(rows):
         y = top + row_h * index + row_h / 2
-        label = row["label"] if len(row["label"]) <= 24 else row["label"][:23] + "…"
+        label = row["label"] if len(row["label"]) <= 22 else row["label"][:21] + "…"
         body.append(
             f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" class="chart-label">'
             f"{escape(label)}</text>"
@@ -235,4 +241,4 @@ def systems_intervals(rows: list[dict]) -> SafeString:
         f'<text x="{left + span / 2:.1f}" y="{height - 2}" text-anchor="middle" '
         'class="chart-label">claims supported (95% interval)</text>'
     )
-    return _svg("Faithfulness of each system, with its 95% interval", body, width, height)
+    return _svg(title, body, width, height)

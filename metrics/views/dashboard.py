@@ -23,7 +23,12 @@ from metrics.services import (
     snapshot_request,
     snapshot_request_every_system,
 )
-from metrics.services.summary import dashboard_summary, labels_time_text, system_headline
+from metrics.services.summary import (
+    dashboard_summary,
+    labels_time_text,
+    system_headline,
+    whole_percent,
+)
 
 # metrics.services pulls in scikit-learn, SciPy and statsmodels through metrics.stats; the
 # URLconf imports this module on any page's first request, so the services are imported where
@@ -140,6 +145,36 @@ def _systems_headlines(project, judge, scope: Scope, instrument: int, pooled) ->
     }
 
 
+def _estimates_picture(context: dict) -> dict | None:
+    """One system's first-screen picture (issue 32 item 6): the judge's instrument's estimates
+    of the faithfulness side by side with their intervals, the headline first; None without a
+    judge's audit (the gold-only report's one figure is the summary itself)."""
+    audit = context.get("audit")
+    if not audit:
+        return None
+    headline = audit.get("headline_estimate")
+    rows = []
+    for entry in sorted(context["estimates"], key=lambda e: e["key"] != headline):
+        estimate = entry["estimate"] or {}
+        if estimate.get("value") is None:
+            continue
+        ci = estimate.get("ci") or [None, None]
+        rows.append(
+            {
+                "label": entry["label"],
+                "value": whole_percent(estimate["value"]),
+                "low": whole_percent(ci[0]) if ci[0] is not None else None,
+                "high": whole_percent(ci[1]) if ci[1] is not None else None,
+                "headline": entry["key"] == headline,
+            }
+        )
+    if len(rows) < 2:
+        return None
+    title = "Faithfulness by each estimate, with its 95% interval"
+    short = [{**row, "label": row["label"].split(" (")[0]} for row in rows]  # "PPI++"
+    return {"rows": rows, "svg": charts.intervals_chart(short, title)}
+
+
 def _dashboard_summary(context: dict) -> dict | None:
     """The answer first (metrics.services.summary), or None before any report."""
     if not context.get("report"):
@@ -183,6 +218,8 @@ def dashboard(request, project, membership):
     context["systems_headlines"] = _systems_headlines(
         project, judge, scope, context.get("instrument_index") or 0, context["report"]
     )
+    if not context["systems_headlines"] and context.get("estimates"):
+        context["estimates_picture"] = _estimates_picture(context)
     context["pace"] = label_pace(project=project)
     labels_more = ((context["summary"] or {}).get("next") or {}).get("labels_more")
     context["pace_text"] = labels_time_text(labels_more, context["pace"])

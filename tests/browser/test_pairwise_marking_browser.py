@@ -12,6 +12,7 @@ from django.core.management import call_command
 
 from annotate.models import PairwisePreference, System
 from judges.models import JudgeRun, PairwiseVerdict
+from tests.browser.test_screens_pages_browser import axe_serious
 from tests.factories import JudgeFactory, JudgeRunFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -71,6 +72,12 @@ def test_analyst_marks_three_pairs_by_keyboard_and_lead_sees_agreement(browser_p
     assert abs(box_l["y"] - box_r["y"]) < 5
     assert box_r["x"] > box_l["x"]
     screenshot(page, "pairwise_marking.png")
+    # where the two answers differ, word by word, or that they read the same (issue 32 item 9)
+    said = page.locator('[data-testid="pairwise-diff-legend"], [data-testid="pairwise-identical"]')
+    expect(said).to_have_count(1)
+    if page.get_by_test_id("pairwise-diff-legend").count():
+        assert left.locator("mark.diff").count() + right.locator("mark.diff").count() >= 1
+    assert axe_serious(page) == []
 
     page.keyboard.press("a")
     expect(progress).to_contain_text(f"1 of {len(keys)} pairs")

@@ -81,4 +81,13 @@ def test_the_default_dashboard_shows_every_system_and_a_chart_on_the_first_scree
         value = shown.inner_text()
         table.get_by_role("link", name=f"{system.name}@{system.version}").click()
         expect(page.locator("[data-figure=summary-faithfulness]")).to_have_text(value)
+        # one system's first screen pictures its estimates side by side, the headline first
+        estimates = page.get_by_test_id("estimates-picture")
+        box = estimates.get_by_role("img").bounding_box()
+        assert box is not None
+        assert box["y"] + box["height"] <= 720, box
+        expect(estimates.locator("tbody tr").first).to_contain_text(value)
         page.go_back()
+    page.goto(f"{page.base_url}/p/demo/dashboard/?system={system.pk}")
+    screenshot(page, "dashboard-one-system.png", full_page=False)
+    assert axe_serious(page) == []

@@ -147,6 +147,24 @@ def test_each_systems_headline_is_the_figure_of_its_own_dashboard(demo, lead):
     assert f'<td class="num">{headline}</td>' in row
 
 
+def test_one_systems_dashboard_pictures_its_estimates_on_the_first_screen(demo, lead):
+    """With a judge, one system's dashboard draws its estimates side by side, the headline
+    first and equal to the summary's figure; the gold-only one has no such picture."""
+    judge = Judge.objects.get(project=demo)
+    system = System.objects.filter(project=demo).order_by("id").first()
+    url = reverse("metrics:dashboard", args=["demo"])
+    page = lead.get(url, {"judge": judge.pk, "system": system.pk}).content.decode()
+    picture = page.split('data-testid="estimates-picture"')[1].split("</table>")[0]
+    rows = picture.split("<tbody>")[1].split("<tr")[1:]
+    assert len(rows) == 3  # gold only, PPI++, Rogan–Gladen
+    assert rows[0].startswith(' class="pooled">')
+    assert "(headline)" in rows[0]
+    figure = page.split('data-figure="summary-faithfulness">')[1].split("<")[0]
+    assert f'<td class="num">{figure}</td>' in rows[0]
+    assert picture.count('<circle cx="') == 3
+    assert 'data-testid="systems-headlines"' not in page
+
+
 def test_report_download_and_audit_card_are_of_the_system_picked(
     demo, lead, django_capture_on_commit_callbacks
 ):

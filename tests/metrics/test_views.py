@@ -49,7 +49,10 @@ def test_dashboard_lead_sees_the_stored_report_with_charts_and_tables(client, pl
     # (metrics/format.py), so 73% where Python's own rounding would print 72%.
     assert GOLD.count("SUPPORTED") == 29
     assert 'data-figure="faithfulness">73%<' in html
-    assert html.count("<svg") == 3  # confusion heat map, reliability diagram, frontier
+    # the first screen's estimates side by side, then the confusion heat map, the reliability
+    # diagram and the frontier
+    assert html.count("<svg") == 4
+    assert 'aria-label="Faithfulness by each estimate, with its 95% interval"' in html
     assert "confusion-table" in html
     assert "frontier-table" in html
     assert "lenient · m-1 · prompt p-1" in html
