@@ -124,6 +124,17 @@ def _left_out_text(left_out: int) -> str:
     )
 
 
+def active_labelled(gold, pi_label, claim_pi) -> tuple[np.ndarray, np.ndarray]:
+    """(the gold claims an active-design figure weights: those with a recorded π, every
+    claim's π): a labelled claim its label's π, another its claim's π, else the labels' mean
+    π (so a constant design reads as constant)."""
+    labelled = gold & np.isfinite(pi_label) & (pi_label > 0)
+    pi = np.where(np.isfinite(claim_pi) & (claim_pi > 0), claim_pi, np.nan)
+    pi[labelled] = pi_label[labelled]
+    fill = float(np.mean(pi_label[labelled])) if labelled.any() else 1.0
+    return labelled, np.where(np.isfinite(pi), pi, fill)
+
+
 def _active_headline(
     y, gold, prediction, pi_label, claim_pi, answer_ids, also_left_out=0
 ) -> tuple[dict, dict]:
@@ -133,11 +144,7 @@ def _active_headline(
 
     Only the labelled claims' π enter the Hájek estimate; the others get their claim's π (or
     the labels' mean π when they have none) so that a constant design reads as constant."""
-    labelled = gold & np.isfinite(pi_label) & (pi_label > 0)
-    pi = np.where(np.isfinite(claim_pi) & (claim_pi > 0), claim_pi, np.nan)
-    pi[labelled] = pi_label[labelled]
-    fill = float(np.mean(pi_label[labelled])) if labelled.any() else 1.0
-    pi = np.where(np.isfinite(pi), pi, fill)
+    labelled, pi = active_labelled(gold, pi_label, claim_pi)
     left_out = int((gold & ~labelled).sum()) + int(also_left_out)
     if labelled.sum() < 2:
         method = "Fewer than 2 gold claims drawn under the active design: not estimated."
@@ -264,7 +271,7 @@ def _forecast_entry(result, target: float, answer_ids: np.ndarray) -> dict:
     }
 
 
-def _forecast_inputs(*, design, gold, prediction, strata, claim_pi, active_inputs) -> dict:
+def forecast_inputs(*, design, gold, prediction, strata, claim_pi, active_inputs) -> dict:
     """The labels, the probabilities they were drawn with and the prediction each design's
     forecast reads (`stats.labels_needed`)."""
     if design == "active":
@@ -288,7 +295,7 @@ def _forecast_inputs(*, design, gold, prediction, strata, claim_pi, active_input
     return {"labelled": gold, "pi": pi, "design_pi": None, "prediction": prediction}
 
 
-def _forecasts(*, design, target, y, answer_ids, strata, inputs) -> tuple[dict, dict]:
+def design_forecasts(*, design, target, y, answer_ids, strata, inputs) -> tuple[dict, dict]:
     """(the report's forecast entries {"uniform", design}, the raw `stats.Forecast`s, with
     "gold_only" for the gain)."""
     common = {
@@ -399,7 +406,7 @@ def _selective_block(
 # the report's block
 
 
-def _claim_inputs(project: Project, data) -> dict:
+def claim_design_inputs(project: Project, data) -> dict:
     """Per report claim: the π its first label drawn under the active design recorded (NaN if
     none: a claim labelled under another design, outside the queue, or not at all), its active
     stratum, whether it is routed; and the designs the labels were drawn under."""
@@ -438,7 +445,7 @@ def _claim_inputs(project: Project, data) -> dict:
     }
 
 
-def _prediction(data, judged) -> np.ndarray | None:
+def judge_prediction(data, judged) -> np.ndarray | None:
     """The judge's P(SUPPORTED) (its 0/1 verdict where it gave none) on every report claim;
     claims it did not judge get 0.5 (any fixed prediction keeps the rectified estimate
     unbiased; it only costs precision)."""
@@ -463,13 +470,13 @@ def active_audit_block(*, project: Project, data, figures: Mapping, judged=None)
     gold = gold_codes >= 0
     if not gold.any():
         return None
-    inputs = _claim_inputs(project, data)
+    inputs = claim_design_inputs(project, data)
     design = design_in_use(project, inputs["label_designs"])
     target_set = project.target_half_width is not None
     target = float(project.target_half_width) if target_set else DEFAULT_TARGET_HALF_WIDTH
     y = (gold_codes == Verdict.SUPPORTED.code).astype(float)
     answer_ids = data.answer_ids()
-    prediction = _prediction(data, judged)
+    prediction = judge_prediction(data, judged)
     uniform = _uniform_headline(figures)
     labels_now = int(gold.sum())
     block: dict = {"design": design, "target_half_width": target, "target_set": target_set}
@@ -495,7 +502,7 @@ def active_audit_block(*, project: Project, data, figures: Mapping, judged=None)
     headline["half_width"] = _half_width(headline["ci"])
     block["headline"] = headline
     block["labels_now"] = labels_now
-    forecast_inputs = _forecast_inputs(
+    drawn_inputs = forecast_inputs(
         design=design,
         gold=gold,
         prediction=prediction,
@@ -503,13 +510,13 @@ def active_audit_block(*, project: Project, data, figures: Mapping, judged=None)
         claim_pi=inputs["claim_pi"],
         active_inputs=active_inputs,
     )
-    entries, raw = _forecasts(
+    entries, raw = design_forecasts(
         design=design,
         target=target,
         y=y,
         answer_ids=answer_ids,
         strata=inputs["strata"],
-        inputs=forecast_inputs,
+        inputs=drawn_inputs,
     )
     block["forecast"] = entries
     # The stop rule reads the interval the lead would quote: the headline's own.

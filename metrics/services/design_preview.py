@@ -2,38 +2,41 @@
 labels each design would need for the target half-width, from the labels so far, computed with
 nothing written.
 
-Each design's forecast is `stats.labels_needed` on the inputs that design would have once
-applied, the same inputs the report's forecast reads (`metrics.services.active_audit`):
+It is the report's own forecast (`metrics.services.active_audit`), run once per design on the
+inputs that design would have: the report's claims (`_Data`: abstentions out, gold as the
+design read leaves it), the judge's prediction as the report takes it, and the labels so far
+weighted by the design they were drawn under (`design_in_use`: the stratified queue's n_h/N_h,
+the active queue's recorded π with the gold it cannot weight left out), never as raw gold. What
+changes per design is only what applying it would set:
 
-- every claim outside abstentions, clustered by answer, with the finite-population correction
-  as the report has it (`fpc_on`);
-- the judge's prediction as the report takes it (`_prediction` there): the run's confidence,
-  its 0/1 verdict where it gave none, 0.5 on a claim it did not judge;
-- **uniform**: PPI++ with that prediction (gold-only without a run);
-- **stratified**: the strata `active_design_apply` would store (verdict × confidence band ×
-  risk category, `active_strata_names`), each label weighted by its stratum's sampling
-  fraction n_h/N_h;
+- **stratified**: the strata `active_design_apply` would store from the run (verdict ×
+  confidence band × risk category); with labels drawn uniformly, each label is weighted by its
+  new stratum's sampling fraction n_h/N_h, as the report does once the design is applied;
 - **active**: the π the budget would set (`active_probabilities`).
-
-The labels so far are taken as drawn with equal probability; under an active or stratified
-queue already in use the page says the preview of the other designs ignores the π they were
-drawn with (the report's own forecast for the design in use does not).
-Then `forecast_within_claims`: past the claims present, "import about N more answers".
 """
 
 import numpy as np
 import pandas as pd
 
-from annotate.models import Claim, Gold, Project, Verdict
+from annotate.models import Project
+from annotate.vocabulary import Verdict
 from judges.models import JudgeRun
-from metrics import stats
+from metrics import selectors
+from metrics.services.active_audit import (
+    active_labelled,
+    claim_design_inputs,
+    design_forecasts,
+    design_in_use,
+    forecast_inputs,
+    judge_prediction,
+)
 from metrics.services.active_design import (
     active_probabilities,
     active_strata_names,
     claim_support_probabilities,
 )
-from metrics.services.audit_design import fpc_on
-from metrics.stats.active_forecast import forecast_within_claims
+from metrics.services.inputs import _Data
+from metrics.services.judged import judged_of
 
 DESIGN_NAMES = {
     "uniform": "Uniform random order",
@@ -42,97 +45,68 @@ DESIGN_NAMES = {
 }
 
 
-def _gold_y(project: Project, claim_ids: np.ndarray) -> np.ndarray:
-    """1 SUPPORTED, 0 otherwise, -1 without gold, in `claim_ids`' order."""
-    at = {claim_id: i for i, claim_id in enumerate(claim_ids.tolist())}
-    y = np.full(claim_ids.size, -1, dtype=np.int64)
-    rows = Gold.objects.filter(claim__project=project).values_list("claim_id", "verdict")
-    for claim_id, verdict in rows.iterator(chunk_size=10000):
-        i = at.get(claim_id)
-        if i is not None:
-            y[i] = 1 if verdict == Verdict.SUPPORTED else 0
-    return y
-
-
-def _prediction(support: dict) -> np.ndarray:
-    """The report's prediction: confidence, else the 0/1 verdict, 0.5 where unjudged."""
-    judged = support["verdict"] != ""
-    verdict01 = (support["verdict"] == Verdict.SUPPORTED).astype(float)
-    score = np.where(np.isnan(support["confidence"]), verdict01, support["confidence"])
-    return np.where(judged, score, 0.5)
-
-
-def _entry(result, claims: int, answers: int) -> dict:
-    bound = forecast_within_claims(result, claims=claims, answers=answers)
-    return {
-        "labels_total": None if result.labels_total is None else int(result.labels_total),
-        "labels_more": bound.labels_more,
-        "half_width_now": result.half_width_now,
-        "within_claims": bound.reachable,
-        "answers_more": bound.answers_more,
-        "claims": bound.claims,
-        "estimator": result.design,
-    }
+def _silent(fraction: float, stage: str = "") -> None:
+    """No progress bar: the preview answers the request that asked for it."""
 
 
 def design_preview(
     *, project: Project, run: JudgeRun | None, budget: int | None, target: float
 ) -> dict:
-    """{"target", "labelled", "claims", "rows": [{"design", "name", …forecast}], "note"} for
-    every design the inputs allow: uniform always; stratified and active with a finished run
-    (active with a budget too)."""
-    abstaining = set(
-        Claim.objects.filter(project=project, answer__abstention=True).values_list("id", flat=True)
+    """{"target", "labelled", "claims", "drawn", "rows": [{"design", "name", "in_use",
+    …the report's forecast entry}]} for every design the inputs allow: uniform always;
+    stratified and active with a finished run (active with a budget too)."""
+    data = _Data(project=project, progress=_silent)
+    inputs = claim_design_inputs(project, data)
+    drawn = design_in_use(project, inputs["label_designs"])
+    gold_codes = data.claims["gold"].to_numpy()
+    gold = gold_codes >= 0
+    out = {"target": target, "claims": int(gold.size), "drawn": drawn, "rows": []}
+    judged = judged_of(data, selectors.judge_verify_columns(judge=run.judge)) if run else None
+    prediction = judge_prediction(data, judged)
+    weighted = forecast_inputs(
+        design=drawn,
+        gold=gold,
+        prediction=prediction,
+        strata=inputs["strata"],
+        claim_pi=inputs["claim_pi"],
+        active_inputs=_drawn_active(drawn, gold, inputs),
     )
+    out["labelled"] = int(weighted["labelled"].sum())
+    if gold.size == 0 or not gold.any():
+        return _named(out, project)
+    common = {
+        "target": target,
+        "y": (gold_codes == Verdict.SUPPORTED.code).astype(float),
+        "answer_ids": data.answer_ids(),
+    }
+    candidates = {"uniform": (inputs["strata"], weighted)}
     if run is not None:
         support = claim_support_probabilities(project=project, run=run)
-    else:
-        rows = list(
-            Claim.objects.filter(project=project).order_by("id").values_list("id", "answer_id")
-        )
-        support = {
-            "claim_id": np.array([r[0] for r in rows], dtype=np.int64),
-            "answer_id": np.array([r[1] for r in rows], dtype=np.int64),
-        }
-    keep = np.array([c not in abstaining for c in support["claim_id"].tolist()], dtype=bool)
-    claim_ids = support["claim_id"][keep]
-    answers = support["answer_id"][keep]
-    y01 = _gold_y(project, claim_ids)
-    labelled = y01 >= 0
-    y = np.where(labelled, y01, 0).astype(float)
-    n_claims, n_answers = int(keep.sum()), int(pd.unique(answers).size)
-    common = {"y": y, "labelled": labelled, "cluster": answers, "fpc": fpc_on()}
-    out = {
-        "target": target,
-        "labelled": int(labelled.sum()),
-        "claims": n_claims,
-        "rows": [],
-        "drawn_unequally": project.queue_design != Project.QueueDesign.UNIFORM,
-    }
-    if n_claims == 0:
-        return _named(out, project)
-    prediction = _prediction(support)[keep] if run is not None else None
-    uniform = stats.labels_needed(
-        target, "uniform_ppi" if prediction is not None else "uniform_gold",
-        prediction=prediction, **common,
-    )  # fmt: skip
-    out["rows"].append({"design": "uniform", **_entry(uniform, n_claims, n_answers)})
-    if run is None:
-        return _named(out, project)
-    strata = active_strata_names(support)[keep]
-    codes, _ = pd.factorize(strata)
-    big = np.bincount(codes).astype(float)
-    small = np.bincount(codes[labelled], minlength=big.size).astype(float)
-    pi = np.where(small > 0, small / big, 1.0)[codes]  # each stratum's sampling fraction
-    stratified = stats.labels_needed(target, "stratified", pi=pi, strata=strata, **common)
-    out["rows"].append({"design": "stratified", **_entry(stratified, n_claims, n_answers)})
-    if budget:
-        design_pi = active_probabilities(project=project, support=support, budget=budget)[keep]
-        active = stats.labels_needed(
-            target, "active", prediction=prediction, design_pi=design_pi, **common
-        )
-        out["rows"].append({"design": "active", **_entry(active, n_claims, n_answers)})
+        at = pd.Series(np.arange(support["claim_id"].size), index=support["claim_id"])
+        position = at.loc[data.claim_ids].to_numpy()
+        strata = active_strata_names(support)[position]
+        stratified = dict(weighted)
+        if drawn == "uniform":  # post-stratified: the report's weights once it is applied
+            stratified["pi"] = forecast_inputs(
+                design="stratified", gold=gold, prediction=prediction, strata=strata,
+                claim_pi=None, active_inputs=None,
+            )["pi"]  # fmt: skip
+        candidates["stratified"] = (strata, stratified)
+        if budget:
+            pi = active_probabilities(project=project, support=support, budget=budget)
+            candidates["active"] = (inputs["strata"], {**weighted, "design_pi": pi[position]})
+    for design, (strata, design_inputs) in candidates.items():
+        entries, _ = design_forecasts(design=design, strata=strata, inputs=design_inputs, **common)
+        out["rows"].append({"design": design, **entries[design]})
     return _named(out, project)
+
+
+def _drawn_active(drawn: str, gold: np.ndarray, inputs: dict) -> dict | None:
+    """Under an active queue, the gold it weights and their π (`active_labelled`)."""
+    if drawn != "active":
+        return None
+    labelled, pi = active_labelled(gold, inputs["pi"], inputs["claim_pi"])
+    return {"labelled": labelled, "pi": pi}
 
 
 def _named(out: dict, project: Project) -> dict:

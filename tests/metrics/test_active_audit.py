@@ -541,7 +541,7 @@ def test_selective_routing_routes_exactly_the_claims_at_or_above_the_threshold()
 
 @pytest.mark.django_db
 def test_active_forecast_uses_the_claims_current_pi_for_the_labels_to_come():
-    """active_audit `_forecasts` `_54` (`design_pi=None`: the forecast of the labels still to
+    """active_audit `design_forecasts` `_54` (`design_pi=None`: the forecast of the labels still to
     draw used the labels' π, with their mean for claims without one, instead of the claims'
     current π). 40 one-claim answers, the queue active: 20 labelled with π 0.5 (gold 14 S, 6 N),
     10 unlabelled with π 0.1, 10 without π. The labels' π fill the last 10 with 0.5, the
@@ -1454,7 +1454,7 @@ def test_uniform_hot_path_gives_no_pi_no_stratum_and_nothing_routed(monkeypatch)
     monkeypatch.setattr(selectors, "label_design_columns", lambda project: labels.copy())
     monkeypatch.setattr(selectors, "active_claim_columns", no_columns)
     data = FakeData(IDS[:3], ANS[:3], GOLD_CODES[:3])
-    out = aa._claim_inputs(Project(queue_design="uniform"), data)
+    out = aa.claim_design_inputs(Project(queue_design="uniform"), data)
     assert set(out) == {"pi", "claim_pi", "strata", "routed", "label_designs"}
     assert np.isnan(out["pi"]).all()
     assert out["pi"].dtype == float
@@ -1486,7 +1486,7 @@ def test_claim_inputs_reads_the_first_active_pi_the_strata_and_the_routed_mask(m
     )
     plant(monkeypatch, labels, claims)
     data = FakeData(IDS[:4], ANS[:4], GOLD_CODES[:4])
-    out = aa._claim_inputs(Project(queue_design="active"), data)
+    out = aa.claim_design_inputs(Project(queue_design="active"), data)
     np.testing.assert_array_equal(out["pi"], [0.3, 0.4, NAN, NAN])
     np.testing.assert_array_equal(out["claim_pi"], [0.5, NAN, 0.7, NAN])
     assert out["strata"].tolist() == ["A", aa.NO_STRATUM, aa.NO_STRATUM, aa.NO_STRATUM]
@@ -1526,7 +1526,7 @@ def test_a_claim_with_pi_zero_takes_the_mean_pi_in_the_active_forecast(monkeypat
     pi[17] = 0.0
     block = _active_block(monkeypatch, claim_pi=pi)
     same(block, ACTIVE_BLOCK)  # the same as with no π on claim 17
-    out = aa._forecast_inputs(
+    out = aa.forecast_inputs(
         design="active",
         gold=np.array([True, False, False]),
         prediction=None,
@@ -1536,7 +1536,7 @@ def test_a_claim_with_pi_zero_takes_the_mean_pi_in_the_active_forecast(monkeypat
     )
     assert out["design_pi"].tolist() == [0.2, 0.4, 0.6]
     assert out["prediction"].tolist() == [0.5, 0.5, 0.5]
-    out = aa._forecast_inputs(
+    out = aa.forecast_inputs(
         design="active",
         gold=np.array([True, False]),
         prediction=np.array([0.3, 0.4]),
@@ -1551,7 +1551,7 @@ def test_a_claim_with_pi_zero_takes_the_mean_pi_in_the_active_forecast(monkeypat
 def test_stratified_and_uniform_forecast_inputs():
     gold = np.array([True, False, True, True, False, False])
     strata = np.array(["A", "A", "B", "B", "B", "C"], dtype=object)
-    out = aa._forecast_inputs(
+    out = aa.forecast_inputs(
         design="stratified", gold=gold, prediction=None, strata=strata, claim_pi=None,
         active_inputs=None,
     )  # fmt: skip
@@ -1560,7 +1560,7 @@ def test_stratified_and_uniform_forecast_inputs():
     assert out["labelled"] is gold
     assert out["design_pi"] is None
     assert out["prediction"] is None
-    out = aa._forecast_inputs(
+    out = aa.forecast_inputs(
         design="uniform", gold=gold, prediction=None, strata=strata, claim_pi=None,
         active_inputs=None,
     )  # fmt: skip
@@ -1593,10 +1593,10 @@ def test_small_pieces():
 
 def test_prediction_is_the_confidence_or_the_verdict_and_half_elsewhere():
     data = FakeData(IDS[:4], ANS[:4], GOLD_CODES[:4])
-    assert aa._prediction(data, None) is None
-    assert aa._prediction(data, judged_for(data, [], [], positions=[])) is None
+    assert aa.judge_prediction(data, None) is None
+    assert aa.judge_prediction(data, judged_for(data, [], [], positions=[])) is None
     judged = judged_for(data, [S_CODE, C_CODE, S_CODE], [NAN, NAN, 0.7], positions=[0, 1, 3])
-    assert aa._prediction(data, judged).tolist() == [1.0, 0.0, 0.5, 0.7]
+    assert aa.judge_prediction(data, judged).tolist() == [1.0, 0.0, 0.5, 0.7]
 
 
 def test_confidence_block_needs_errors_and_correct_verdicts_and_warns_when_uninformative():

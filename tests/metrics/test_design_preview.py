@@ -80,3 +80,43 @@ def test_the_page_previews_every_design_and_applies_nothing(demo):
     page = client.post(url, {**form, "label_budget": "100000"})
     assert page.status_code == 400
     assert 'data-testid="design-preview"' not in page.content.decode()
+
+
+def test_under_an_applied_design_the_preview_weights_the_labels_as_the_report_does(demo):
+    """Once Stratified is applied, the labels so far count with their stratum's share n_h/N_h
+    in the report's forecast; the preview's row for the design in use reads the same figures,
+    not those of the labels taken as drawn with equal probability (what it did before)."""
+    run = JudgeRun.objects.get(project=demo)
+    # before: labels drawn uniformly, taken with equal probability
+    equal = design_preview(project=demo, run=run, budget=None, target=0.10)
+    assert equal["drawn"] == "uniform"
+    active_design_apply(project=demo, run=run, budget=None, design="stratified")
+    project = Project.objects.get(pk=demo.pk)
+    report = _pooled_forecast(project, run)
+    preview = design_preview(project=project, run=run, budget=None, target=0.10)
+    assert preview["drawn"] == "stratified"
+    rows = _rows(preview)
+    assert rows["stratified"]["in_use"]
+    for design in ("uniform", "stratified"):
+        for key in ("labels_total", "labels_more", "half_width_now"):
+            assert rows[design][key] == pytest.approx(report[design][key], abs=1e-12), (design, key)
+    # the equal-probability reading is a different figure: the weights matter here
+    assert _rows(equal)["uniform"]["half_width_now"] != pytest.approx(
+        rows["uniform"]["half_width_now"], abs=1e-6
+    )
+    page = _preview_page(project, run)
+    assert 'data-testid="preview-weighted"' in page
+
+
+def _preview_page(project, run):
+    lead = Membership.objects.get(project=project, user__username="lead").user
+    client = Client()
+    client.force_login(lead)
+    form = {
+        "queue_design": project.queue_design,
+        "label_budget": "",
+        "target_half_width": "0.1",
+        "design_run_id": str(run.pk),
+        "action": "preview",
+    }
+    return client.post(reverse("metrics:queue-design", args=["demo"]), form).content.decode()
