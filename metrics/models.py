@@ -49,3 +49,68 @@ class ReportSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"report of {self.project} ({self.status}) {self.computed_at or ''}"
+
+
+class RollupState(models.Model):
+    """The report's sufficient statistics of one project × judge run × system, kept up to date
+    by the writes that touch them (issue 30, `metrics.services.rollup_state`): per stratum
+    N_h, r_h, Σf, Σf², g_h and the cross-products of per-answer totals (`totals`), with the
+    per-answer cells they are sums of (`RollupCell`). PostgreSQL only: its triggers mark the
+    answers a gold, verdict, claim or answer write touched (`RollupMark`)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # plain ids: a state outlives nothing (its run or system gone, it is simply never read)
+    run_id = models.BigIntegerField(null=True, blank=True)
+    system_id = models.BigIntegerField(null=True, blank=True)
+    key = models.CharField(max_length=80, unique=True, help_text="project:run:system")
+    totals = models.JSONField(default=dict, blank=True)
+    answers_refreshed = models.PositiveBigIntegerField(
+        default=0, help_text="Answers re-aggregated by the last refresh (all of them on a build)."
+    )
+    built_at = models.DateTimeField(null=True, blank=True)
+    refreshed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"rollup {self.key}"
+
+
+class RollupCell(models.Model):
+    """One answer's claims in one design stratum, as `metrics.sql.ROLLUP_CELLS` sums them."""
+
+    state = models.ForeignKey(RollupState, on_delete=models.CASCADE, related_name="+")
+    answer_id = models.BigIntegerField()
+    stratum = models.CharField(max_length=200)
+    claims = models.BigIntegerField()
+    m = models.BigIntegerField(help_text="Unaudited judged claims.")
+    s = models.FloatField(help_text="Σ f over them.")
+    s2 = models.FloatField(help_text="Σ f² over them.")
+    has_gold = models.BooleanField()
+    first_id = models.BigIntegerField(null=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["state", "answer_id"], name="rollupcell_answer_idx"),
+            models.Index(
+                fields=["state", "answer_id"],
+                name="rollupcell_gold_idx",
+                condition=models.Q(has_gold=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"cell of answer {self.answer_id} in {self.stratum}"
+
+
+class RollupMark(models.Model):
+    """An answer a write touched since its state's last refresh (inserted by the triggers of
+    migration 0005, consumed by `rollup_state.rollup_refresh`)."""
+
+    id = models.BigAutoField(primary_key=True)
+    state_id = models.BigIntegerField()
+    answer_id = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["state_id"], name="rollupmark_state_idx")]
+
+    def __str__(self) -> str:
+        return f"answer {self.answer_id} changed (state {self.state_id})"

@@ -41,8 +41,8 @@ def rows_as_csv_text(sql: str, params, *, names: list[str], quoted) -> str | Non
 # are sums and counts (partial aggregates), no window function runs across answers, and the
 # cross-products join each answer's cells to the same answer's cells only (co-located).
 
-ROLLUP_CELLS = """
-WITH cells AS (
+# One row per (answer, design stratum): the cell every rollup is a sum of (`RollupCell`).
+CELLS_SELECT = """
     SELECT c.answer_id,
            CASE WHEN c.stratum <> '' THEN c.stratum ELSE %(default)s END AS stratum,
            count(*) AS claims,
@@ -62,11 +62,13 @@ WITH cells AS (
         WHERE run_id = %(run)s AND claim_id IS NOT NULL AND NOT stale
               AND verdict = ANY(%(parsed)s)
     ) v ON v.claim_id = c.id
-    WHERE c.project_id = %(project)s AND NOT a.abstention {system}
+    WHERE c.project_id = %(project)s AND NOT a.abstention {system} {answers}
     GROUP BY c.answer_id, 2
-), gold_answers AS (
-    SELECT DISTINCT answer_id FROM cells WHERE has_gold
-)
+"""
+
+# The sums of the cells (`cells`: a CTE of CELLS_SELECT's columns): per stratum, the
+# cross-products of the same answer's cells, the answers judged.
+CELL_SUMS = """
 SELECT 'stratum', stratum, NULL::text, sum(claims), sum(m), sum(s), sum(s2),
        count(*) FILTER (WHERE m > 0), min(first_id)
 FROM cells GROUP BY stratum
@@ -79,11 +81,19 @@ GROUP BY x.stratum, y.stratum
 UNION ALL
 SELECT 'answers', NULL, NULL, count(*) FILTER (WHERE m > 0), count(*), NULL, NULL, NULL, NULL
 FROM (SELECT answer_id, sum(m) AS m FROM cells GROUP BY answer_id) per_answer
-UNION ALL
+"""
+
+ROLLUP_CELLS = (
+    "WITH cells AS (" + CELLS_SELECT + "), gold_answers AS (\n"
+    "    SELECT DISTINCT answer_id FROM cells WHERE has_gold\n"
+    ")\n"
+    + CELL_SUMS
+    + """UNION ALL
 SELECT 'touched', cells.stratum, cells.answer_id::text, m, s, NULL, NULL, NULL, NULL
 FROM cells JOIN gold_answers USING (answer_id)
 WHERE m > 0
 """
+)
 
 ROLLUP_GOLD = """
 SELECT c.id, c.answer_id,
@@ -131,7 +141,7 @@ def rollup_cells(
         # The per-answer cells sort and hash in memory rather than spill to disk (the plan in
         # docs/SCALE.md); LOCAL: for this statement's transaction only.
         cursor.execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
-        cursor.execute(ROLLUP_CELLS.format(system=system), params)
+        cursor.execute(ROLLUP_CELLS.format(system=system, answers=""), params)
         return cursor.fetchall()
 
 
@@ -145,3 +155,89 @@ def rollup_gold(
     with connection.cursor() as cursor:
         cursor.execute(ROLLUP_GOLD.format(system=system), params)
         return cursor.fetchall()
+
+
+# --- Incremental rollups (issue 30): `metrics.models.RollupCell` holds the cells, their sums
+# are kept in `RollupState.totals`; a refresh re-aggregates the answers a write marked. -------
+
+STATE_CELLS = (
+    "SELECT answer_id, stratum, claims, m, s, s2, first_id, has_gold "
+    "FROM metrics_rollupcell WHERE state_id = %(state)s"
+)
+
+
+def rollup_cells_store(
+    *, state_id: int, project_id: int, run_id: int | None, system_id: int | None, default: str
+) -> int:
+    """Every cell of the project (or one system) aggregated into `RollupCell` rows of state
+    `state_id`; the number stored. Why raw: the one scan of every claim a build costs, done
+    where the claims are (`INSERT … SELECT`), nothing crosses to Python."""
+    system, params = _rollup_params(project_id, run_id, system_id, default)
+    statement = (
+        "INSERT INTO metrics_rollupcell "
+        "(answer_id, stratum, claims, m, s, s2, first_id, has_gold, state_id) "
+        "SELECT cells.answer_id, cells.stratum, cells.claims, cells.m, cells.s, cells.s2, "
+        "cells.first_id, cells.has_gold, %(state)s FROM (" + CELLS_SELECT + ") cells"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
+        cursor.execute(statement.format(system=system, answers=""), {**params, "state": state_id})
+        return cursor.rowcount
+
+
+def rollup_cells_of(
+    *, answers: list[int], project_id: int, run_id: int | None, system_id: int | None,
+    default: str,
+) -> list[tuple]:  # fmt: skip
+    """The cells of `answers` as they are now (columns of `STATE_CELLS`). Why raw: the same
+    CELLS_SELECT as a build, so a refreshed cell cannot differ from a rebuilt one."""
+    system, params = _rollup_params(project_id, run_id, system_id, default)
+    statement = (
+        "SELECT cells.answer_id, cells.stratum, cells.claims, cells.m, cells.s, cells.s2, "
+        "cells.first_id, cells.has_gold FROM (" + CELLS_SELECT + ") cells"
+    ).format(system=system, answers="AND c.answer_id = ANY(%(answers)s)")
+    with connection.cursor() as cursor:
+        cursor.execute(statement, {**params, "answers": answers})
+        return cursor.fetchall()
+
+
+def rollup_state_cells(*, state_id: int, answers: list[int]) -> list[tuple]:
+    """The stored cells of `answers` (columns of `STATE_CELLS`), through the state's index."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            STATE_CELLS + " AND answer_id = ANY(%(answers)s)",
+            {"state": state_id, "answers": answers},
+        )
+        return cursor.fetchall()
+
+
+def rollup_state_sums(*, state_id: int) -> list[tuple]:
+    """`rollup_cells`' "stratum", "cross" and "answers" rows, summed over the stored cells
+    (after a build). Why raw: the same CELL_SUMS as the one-statement read."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
+        cursor.execute("WITH cells AS (" + STATE_CELLS + ")" + CELL_SUMS, {"state": state_id})
+        return cursor.fetchall()
+
+
+def rollup_state_touched(*, state_id: int) -> list[tuple]:
+    """`rollup_cells`' "touched" rows from the stored cells: the judged cells of the answers
+    that hold gold, through the partial index on them (a few thousand rows)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 'touched', stratum, answer_id::text, m, s, NULL, NULL, NULL, NULL "
+            "FROM metrics_rollupcell WHERE state_id = %(state)s AND m > 0 AND answer_id IN "
+            "(SELECT answer_id FROM metrics_rollupcell WHERE state_id = %(state)s AND has_gold)",
+            {"state": state_id},
+        )
+        return cursor.fetchall()
+
+
+def rollup_marks_take(*, state_id: int) -> list[int]:
+    """The answers marked for state `state_id` since its last refresh, the marks consumed
+    (committed marks only: a write still in flight keeps its mark for the next refresh)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM metrics_rollupmark WHERE state_id = %s RETURNING answer_id", [state_id]
+        )
+        return sorted({int(row[0]) for row in cursor.fetchall()})

@@ -13,9 +13,9 @@ through the ORM and computes the same statistics in numpy (`stats.design_ppi_sum
 
 What it covers today: a claim's design stratum is the file's (`Claim.stratum`) or the project's
 single default stratum, and the judge's scores come from one run; the report's strata from
-queue labels and active designs' 1/π weights are not read here yet, and nothing is
-incremental yet: every read aggregates the project's claims again (docs/SCALE.md says what is
-left).
+queue labels and active designs' 1/π weights are not read here yet (docs/SCALE.md says what is
+left). On PostgreSQL a read is incremental: it re-aggregates only the answers written since the
+last read (`metrics.services.rollup_state`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from annotate.vocabulary import VERDICT_VALUES, Verdict
 from judges.models import JudgeVerdict
 from metrics import sql
 from metrics.services.audit_design import DEFAULT_STRATUM, design_rate
+from metrics.services.rollup_state import rollup_refresh
 from metrics.stats.design_ppi_sums import RestSums, design_ppi_from_sums, rest_sums
 
 
@@ -45,6 +46,7 @@ class Rollups:
     gold_score: np.ndarray  # the judge's score on each gold claim, nan where unjudged
     run_id: int | None
     rows_read: int  # rows the database sent (strata, cross-products, gold, touched cells)
+    answers_refreshed: int | None = None  # incremental: answers re-aggregated (all on a build)
 
 
 def _postgres() -> bool:
@@ -131,8 +133,11 @@ def _scores(run_id, ids: np.ndarray) -> np.ndarray:
     return out
 
 
-def rollups_read(*, project, run=None, system=None) -> Rollups:
-    """The project's (or one system's) rollups, with the scores of judge run `run`.
+def rollups_read(*, project, run=None, system=None, incremental=True) -> Rollups:
+    """The project's (or one system's) rollups, with the scores of judge run `run`. On
+    PostgreSQL from its `RollupState`, brought up to date by the answers written since
+    (`rollup_state.rollup_refresh`); `incremental=False` aggregates every claim again in one
+    statement (`sql.rollup_cells`), the reference the state is held to.
 
     Refused (ValueError) when any label was drawn by the active or stratified queue: their
     gold must be weighted by the design they were drawn under (1/π, the queue's strata), which
@@ -150,9 +155,13 @@ def rollups_read(*, project, run=None, system=None) -> Rollups:
         )
     run_id = None if run is None else run.pk
     system_id = None if system is None else system.pk
+    refreshed = None
     if _postgres():
         where = {"project_id": project.pk, "run_id": run_id, "system_id": system_id}
-        rows = sql.rollup_cells(**where, default=DEFAULT_STRATUM)
+        if incremental:
+            rows, refreshed = rollup_refresh(**where, default=DEFAULT_STRATUM)
+        else:
+            rows = sql.rollup_cells(**where, default=DEFAULT_STRATUM)
         rest, sizes = _rest_from_rows(rows)
         gold_rows = sql.rollup_gold(**where, default=DEFAULT_STRATUM)
         read = len(rows) + len(gold_rows)
@@ -170,6 +179,7 @@ def rollups_read(*, project, run=None, system=None) -> Rollups:
         ),
         run_id=run_id,
         rows_read=read,
+        answers_refreshed=refreshed,
     )
 
 

@@ -1,0 +1,122 @@
+"""Issue 30 item 2: incremental rollups. After every kind of write the report's rollups can
+see (a new gold label, a gold changed or removed, a verdict re-scored or made stale, a claim
+imported into a new or an existing answer, a claim's stratum changed, an answer marked as an
+abstention or moved to another system), the state refreshed from the triggers' marks must hold
+exactly what one fresh aggregation of every claim gives (`sql.rollup_cells`, the reference), and
+the refresh must have re-aggregated only the answers written, not the project."""
+
+import numpy as np
+import pytest
+
+from annotate.models import Answer, Claim, Gold, System
+from judges.models import JudgeVerdict
+from metrics.models import RollupMark, RollupState
+from metrics.services.rollups import headline_from_rollups, rollups_read
+from tests.factories import AnswerFactory, ClaimFactory
+from tests.metrics.test_rollups import _project
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+
+
+def _same(project, run, system=None):
+    """The incremental read equals the fresh one, figure for figure and sum for sum."""
+    got = rollups_read(project=project, run=run, system=system)
+    want = rollups_read(project=project, run=run, system=system, incremental=False)
+    assert got.sizes == want.sizes
+    a, b = got.rest, want.rest
+    assert sorted(a.labels) == sorted(b.labels)
+    order = [a.labels.index(name) for name in b.labels]
+    assert a.count[order].tolist() == b.count.tolist()
+    assert a.answers[order].tolist() == b.answers.tolist()
+    np.testing.assert_allclose(a.sum_f[order], b.sum_f, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a.m2[order], b.m2, rtol=0, atol=1e-12)
+    h = len(order)
+    full = order + [h + k for k in order]
+    np.testing.assert_allclose(a.cross[np.ix_(full, full)], b.cross, rtol=0, atol=1e-12)
+    assert a.n_answers == b.n_answers
+    key = lambda r: sorted(zip(r.touched_answer.tolist(), r.touched_m.tolist(), strict=True))  # noqa: E731
+    assert key(a) == key(b)
+    head, ref = headline_from_rollups(got), headline_from_rollups(want)
+    for path in (("faithfulness", "pooled"),):
+        assert head[path[0]][path[1]]["value"] == pytest.approx(ref[path[0]][path[1]]["value"])
+    assert head["ppi_faithfulness"]["value"] == pytest.approx(
+        ref["ppi_faithfulness"]["value"], abs=1e-12
+    )
+    assert list(head["ppi_faithfulness"]["ci"]) == pytest.approx(
+        list(ref["ppi_faithfulness"]["ci"]), abs=1e-12
+    )
+    return got
+
+
+def test_the_first_read_builds_and_the_next_reads_nothing_new():
+    project, _judge, run = _project(seed=11)
+    first = _same(project, run)
+    # built: every answer (abstentions out) aggregated
+    assert (
+        first.answers_refreshed == Answer.objects.filter(project=project, abstention=False).count()
+    )
+    again = _same(project, run)
+    assert again.answers_refreshed == 0  # nothing written since: no claim re-read
+
+
+def test_a_new_gold_label_refreshes_its_answer_only():
+    project, _judge, run = _project(seed=12)
+    _same(project, run)
+    claim = Claim.objects.filter(project=project, gold__isnull=True, answer__abstention=False)[0]
+    Gold.objects.create(claim=claim, verdict="CONTRADICTED", source="adjudicated")
+    after = _same(project, run)
+    assert after.answers_refreshed == 1
+    assert not RollupMark.objects.exists()  # the marks were consumed
+
+
+def test_every_kind_of_write_is_seen():
+    project, _judge, run = _project(seed=13)
+    _same(project, run)
+    gold = Gold.objects.filter(claim__project=project).order_by("id")
+    gold[0].delete()
+    Gold.objects.filter(pk=gold[1].pk).update(verdict="NOT_IN_PILE")
+    _same(project, run)
+    verdicts = JudgeVerdict.objects.filter(run=run).order_by("id")
+    JudgeVerdict.objects.filter(pk=verdicts[0].pk).update(confidence=0.01)
+    JudgeVerdict.objects.filter(pk=verdicts[1].pk).update(stale=True)
+    _same(project, run)
+    old = Answer.objects.filter(project=project, abstention=False).order_by("id")[0]
+    ClaimFactory(answer=old)  # a claim into an existing answer, unjudged
+    fresh = AnswerFactory(project=project)
+    new_claim = ClaimFactory(answer=fresh)
+    JudgeVerdict.objects.create(run=run, claim=new_claim, verdict="SUPPORTED", confidence=0.9)
+    _same(project, run)
+    Claim.objects.filter(pk=new_claim.pk).update(stratum="a stratum of its own")
+    _same(project, run)
+    Answer.objects.filter(pk=old.pk).update(abstention=True)
+    _same(project, run)
+    Answer.objects.filter(pk=old.pk).update(abstention=False)
+    after = _same(project, run)
+    assert after.answers_refreshed == 1
+    # an update that changes nothing the rollups read (the queue's keys) marks nothing
+    Claim.objects.filter(project=project).update(queue_key=0.5)
+    assert not RollupMark.objects.exists()
+
+
+def test_one_system_state_sees_an_answer_moved_out():
+    project, _judge, run = _project(seed=14)
+    first = System.objects.create(project=project, name="rag", version="1")
+    other = System.objects.create(project=project, name="rag", version="2")
+    Answer.objects.filter(project=project).update(system=first)
+    _same(project, run, system=first)
+    moved = Answer.objects.filter(project=project, abstention=False).order_by("id")[:3]
+    Answer.objects.filter(pk__in=[a.pk for a in moved]).update(system=other)
+    after = _same(project, run, system=first)
+    assert after.answers_refreshed == 3
+    assert RollupState.objects.filter(project=project).count() == 1
+
+
+def test_a_large_import_rebuilds_rather_than_refreshes_answer_by_answer():
+    project, _judge, run = _project(seed=15)
+    _same(project, run)
+    for _ in range(20):  # more than a fifth of the ~30 answers
+        ClaimFactory(answer=AnswerFactory(project=project))
+    after = _same(project, run)
+    assert (
+        after.answers_refreshed == Answer.objects.filter(project=project, abstention=False).count()
+    )
