@@ -335,11 +335,19 @@ def measure_judge(
 # --- 3b. the headline from rollups (issue 30) --------------------------------------------------
 
 
-def measure_report_rollups(*, slug: str, workers: int | None = None) -> dict:
+def measure_report_rollups(*, slug: str, workers: int | None = None, mode: str = "fresh") -> dict:
     """`metrics.services.rollups`: read the rollups of the project's judge run and compute the
     headline (faithfulness pooled and by stratum, design PPI++); `workers` sets PostgreSQL's
-    max_parallel_workers_per_gather for the session (None: the server's)."""
+    max_parallel_workers_per_gather for the session (None: the server's). `mode`:
+
+    - "fresh": one statement aggregating every claim (`incremental=False`);
+    - "label": the incremental read after one new gold label (the state built first if it is
+      not, that build timed apart as `build_seconds`); the label is removed afterwards and the
+      state refreshed again, so every run starts from the same data.
+    """
+    from annotate.models import Claim, Gold
     from judges.models import JudgeRun
+    from metrics.models import RollupState
     from metrics.services.rollups import headline_from_rollups, rollups_read
 
     project = Project.objects.get(slug=slug)
@@ -347,16 +355,30 @@ def measure_report_rollups(*, slug: str, workers: int | None = None) -> dict:
     if workers is not None:
         with connection.cursor() as cursor:
             cursor.execute(f"SET max_parallel_workers_per_gather = {int(workers)}")
+    out: dict = {"build_seconds": None}
+    gold = None
+    if mode == "label":
+        if not RollupState.objects.filter(project=project, run_id=run.pk, built_at__isnull=False):
+            started = time.perf_counter()
+            rollups_read(project=project, run=run)
+            out["build_seconds"] = time.perf_counter() - started
+        claim = Claim.objects.filter(project=project, gold__isnull=True).order_by("-id").first()
+        gold = Gold.objects.create(claim=claim, verdict="SUPPORTED", source="adjudicated")
     started, cpu = time.perf_counter(), time.process_time()
-    rollups = rollups_read(project=project, run=run)
+    rollups = rollups_read(project=project, run=run, incremental=mode == "label")
     read = time.perf_counter() - started
     head = headline_from_rollups(rollups)
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    if gold is not None:
+        gold.delete()
+        rollups_read(project=project, run=run)
     return {
+        **out,
         "seconds": seconds,
         "read_seconds": read,
         "cpu_seconds": cpu,
         "rows_read": rollups.rows_read,
+        "answers_refreshed": rollups.answers_refreshed,
         "faithfulness": head["faithfulness"]["pooled"]["value"],
         "ppi": head["ppi_faithfulness"]["value"],
         "ppi_ci": list(head["ppi_faithfulness"]["ci"]),

@@ -77,7 +77,10 @@ class RollupState(models.Model):
 class RollupCell(models.Model):
     """One answer's claims in one design stratum, as `metrics.sql.ROLLUP_CELLS` sums them."""
 
-    state = models.ForeignKey(RollupState, on_delete=models.CASCADE, related_name="+")
+    # indexed by (state, answer) below: the foreign key's own index would be a second copy
+    state = models.ForeignKey(
+        RollupState, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     answer_id = models.BigIntegerField()
     stratum = models.CharField(max_length=200)
     claims = models.BigIntegerField()

@@ -5,11 +5,15 @@ abstention or moved to another system), the state refreshed from the triggers' m
 exactly what one fresh aggregation of every claim gives (`sql.rollup_cells`, the reference), and
 the refresh must have re-aggregated only the answers written, not the project."""
 
+import io
+import json
+
 import numpy as np
 import pytest
+from django.core.management import CommandError, call_command
 
 from annotate.models import Answer, Claim, Gold, System
-from judges.models import JudgeVerdict
+from judges.models import JudgeRun, JudgeVerdict
 from metrics.models import RollupMark, RollupState
 from metrics.services.rollups import headline_from_rollups, rollups_read
 from tests.factories import AnswerFactory, ClaimFactory
@@ -120,3 +124,27 @@ def test_a_large_import_rebuilds_rather_than_refreshes_answer_by_answer():
     assert (
         after.answers_refreshed == Answer.objects.filter(project=project, abstention=False).count()
     )
+
+
+def test_the_rollups_command_prints_the_headline_and_what_it_read():
+    """`manage.py rollups --project SLUG --judge NAME`: the headline as JSON (valid: NaN as null), the
+    second call re-reading nothing; a judge without a finished run is named."""
+    project, judge, run = _project(seed=16)
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.DONE)
+    first = json.loads(_command("--project", project.slug, "--judge", judge.name))
+    want = headline_from_rollups(rollups_read(project=project, run=run, incremental=False))
+    assert first["ppi_faithfulness"]["value"] == pytest.approx(
+        want["ppi_faithfulness"]["value"], abs=1e-12
+    )
+    assert first["faithfulness"]["by_stratum"]["travel"]["value"] is None  # no gold: no rate
+    again = json.loads(_command("--project", project.slug, "--judge", judge.name))
+    assert again["answers_refreshed"] == 0
+    JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.FAILED)
+    with pytest.raises(CommandError, match="no finished verify run"):
+        _command("--project", project.slug, "--judge", judge.name)
+
+
+def _command(*args) -> str:
+    out = io.StringIO()
+    call_command("rollups", *args, stdout=out)
+    return out.getvalue()

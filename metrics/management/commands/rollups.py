@@ -1,0 +1,67 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judges.models import JudgeRun
+from metrics.management.commands.report import SYSTEM_HELP, project_and_judge, system_option
+from metrics.services.rollups import headline_from_rollups, rollups_read
+
+
+class Command(BaseCommand):
+    help = (
+        "The headline of a project too large for the full report, from its rollups (issue 30): "
+        "faithfulness pooled and per stratum, and the judge's design PPI++, as JSON. On "
+        "PostgreSQL a read re-aggregates only the answers written since the last one "
+        "(--fresh: every claim again, the reference). manage.py rollups --project SLUG [--judge NAME] "
+        "[--system NAME@VERSION] [--fresh]"
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--judge", help="judge name: its newest finished verify run")
+        parser.add_argument("--system", help=SYSTEM_HELP.split("; all")[0])
+        parser.add_argument("--fresh", action="store_true", help="aggregate every claim again")
+
+    def handle(self, *args, project, judge, system, fresh, **options):
+        project, judge = project_and_judge(project, judge)
+        chosen, pooled = system_option(project, system)
+        if pooled:
+            raise CommandError("--system all: the rollups are per system or the whole project")
+        run = None
+        if judge is not None:
+            run = (
+                JudgeRun.objects.filter(
+                    judge=judge, kind=JudgeRun.Kind.VERIFY, status=JudgeRun.Status.DONE
+                )
+                .order_by("-id")
+                .first()
+            )
+            if run is None:
+                raise CommandError(f"judge {judge.name!r} has no finished verify run")
+        try:
+            rollups = rollups_read(project=project, run=run, system=chosen, incremental=not fresh)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        out = {
+            "project": project.slug,
+            "run_id": rollups.run_id,
+            "rows_read": rollups.rows_read,
+            "answers_refreshed": rollups.answers_refreshed,
+            **headline_from_rollups(rollups),
+        }
+        self.stdout.write(json.dumps(_plain(out), indent=2, allow_nan=False))
+
+
+def _plain(value):
+    """numpy numbers and tuples as JSON numbers and lists, NaN as null, keys as text."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if value is None or isinstance(value, str | bool):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return None if number != number else number
