@@ -99,16 +99,32 @@ ROLLUP_GOLD = """
 SELECT c.id, c.answer_id,
        CASE WHEN c.stratum <> '' THEN c.stratum ELSE %(default)s END,
        g.verdict,
-       (SELECT CASE WHEN v.confidence IS NULL THEN (v.verdict = 'SUPPORTED')::int::float8
-                    ELSE v.confidence END
-        FROM judges_judgeverdict v
-        WHERE v.run_id = %(run)s AND v.claim_id = c.id AND NOT v.stale
-              AND v.verdict = ANY(%(parsed)s))
+       CASE WHEN v.confidence IS NULL THEN (v.verdict = 'SUPPORTED')::int::float8
+            ELSE v.confidence END,
+       v.confidence
 FROM annotate_gold g
 JOIN annotate_claim c ON c.id = g.claim_id
 JOIN annotate_answer a ON a.id = c.answer_id
+LEFT JOIN LATERAL (
+    SELECT verdict, confidence FROM judges_judgeverdict
+    WHERE run_id = %(run)s AND claim_id = c.id AND NOT stale AND verdict = ANY(%(parsed)s)
+) v ON true
 WHERE c.project_id = %(project)s AND NOT a.abstention {system}
 ORDER BY c.id
+"""
+
+# The judge's confidences over every judged claim of the project (or one system), as distinct
+# values with their counts: all the calibration section and CRC read of the unaudited claims.
+ROLLUP_CONFIDENCES = """
+SELECT {value}, count(*)
+FROM judges_judgeverdict v
+JOIN annotate_claim c ON c.id = v.claim_id
+JOIN annotate_answer a ON a.id = c.answer_id
+WHERE v.run_id = %(run)s AND NOT v.stale AND v.verdict = ANY(%(parsed)s)
+      AND v.confidence IS NOT NULL
+      AND c.project_id = %(project)s AND NOT a.abstention {system}
+GROUP BY 1
+ORDER BY 1
 """
 
 
@@ -154,6 +170,23 @@ def rollup_gold(
     system, params = _rollup_params(project_id, run_id, system_id, default)
     with connection.cursor() as cursor:
         cursor.execute(ROLLUP_GOLD.format(system=system), params)
+        return cursor.fetchall()
+
+
+def rollup_confidences(
+    *, project_id: int, run_id: int, system_id: int | None, digits: int | None
+) -> list[tuple[float, int]]:
+    """(confidence, judged claims) per distinct confidence of run `run_id`, ascending; with
+    `digits`, confidences rounded to that many decimals first (bins of 10^−digits, at most
+    10^digits + 1 rows however many claims). Why raw: one GROUP BY over the run's verdicts
+    where they are (on Citus, partial counts per worker), not every claim into Python."""
+    system, params = _rollup_params(project_id, run_id, system_id, "")
+    value = (
+        "v.confidence" if digits is None else f"round(v.confidence::numeric, {int(digits)})::float8"
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
+        cursor.execute(ROLLUP_CONFIDENCES.format(value=value, system=system), params)
         return cursor.fetchall()
 
 

@@ -21,6 +21,14 @@ def _split_list(items: list, cuts: np.ndarray) -> list[list]:
     return [items[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
+def confidence_counts(confidence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct confidences the judge gave (NaN — none given — left out) and how many
+    judged claims got each: all CRC reads of the claims beyond the audited ones (the rollups
+    get the same pair from `metrics.sql.rollup_confidences` without reading the claims)."""
+    values = np.asarray(confidence, dtype=float)
+    return np.unique(values[~np.isnan(values)], return_counts=True)
+
+
 def _apply_calibrator(method: str, c: np.ndarray, y: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Calibrate every judged claim's confidence with a calibrator fit on all audited claims."""
     out = np.full(values.shape, math.nan)
@@ -112,17 +120,24 @@ def _crc_arrays(
     groups: np.ndarray,
     audited_answers: np.ndarray,
     judged_calibrated: np.ndarray,
+    judged_counts: np.ndarray,
 ) -> dict:
     """CRC's inputs: a seeded split of the audited answers into a calibration half and a test
     half, and the distinct calibrated confidences of every judged claim with counts (so a lead's
-    α can be applied project-wide without rereading the claims)."""
+    α can be applied project-wide without rereading the claims). `judged_calibrated` is the
+    calibration of each distinct raw confidence, `judged_counts` its claims: the calibrator is
+    applied claim by claim, so calibrating the distinct values and summing their counts per
+    rounded result is the same histogram."""
     rng = np.random.default_rng(CRC_SEED)
     shuffled = rng.permutation(audited_answers)
     calibration_answers = np.sort(shuffled[: shuffled.size // 2])
     half = np.isin(groups, calibration_answers).astype(np.int8)  # 1 = calibration
     _, answer_index = np.unique(groups, return_inverse=True)
-    judged = np.round(judged_calibrated[~np.isnan(judged_calibrated)], 4)
-    hist_values, hist_counts = np.unique(judged, return_counts=True)
+    ok = ~np.isnan(judged_calibrated)
+    hist_values, where = np.unique(np.round(judged_calibrated[ok], 4), return_inverse=True)
+    hist_counts = np.bincount(
+        where.reshape(-1), weights=np.asarray(judged_counts)[ok], minlength=hist_values.size
+    ).astype(np.int64)
     return {
         "confidence": calibrated.tolist(),
         "supported": y.astype(int).tolist(),
@@ -139,11 +154,14 @@ def _calibration(
     supported: np.ndarray,
     answer_ids: np.ndarray,
     claim_ids: np.ndarray,
-    all_confidence: np.ndarray,
+    judged_confidence: tuple[np.ndarray, np.ndarray],
     grounded_links: pd.DataFrame,
     facts: pd.DataFrame,
 ) -> tuple[dict, dict]:
-    """Reliability, ECE raw/Platt/isotonic (out of fold), the frontier and CRC at α = 0.10."""
+    """Reliability, ECE raw/Platt/isotonic (out of fold), the frontier and CRC at α = 0.10.
+
+    Per-claim rows of the audited claims only; of every judged claim, `judged_confidence`: the
+    distinct confidences and their counts (`confidence_counts`)."""
     has = ~np.isnan(confidence)
     c, y, groups, ids = confidence[has], supported[has], answer_ids[has], claim_ids[has]
     enough = c.size >= 2 and np.unique(groups).size >= 2 and 0 < y.sum() < y.size
@@ -167,7 +185,8 @@ def _calibration(
         y=y,
         groups=groups,
         audited_answers=audited_answers,
-        judged_calibrated=_apply_calibrator(used, c, y, all_confidence),
+        judged_calibrated=_apply_calibrator(used, c, y, judged_confidence[0]),
+        judged_counts=judged_confidence[1],
     )
     detail = {
         "n": int(c.size),

@@ -17,7 +17,7 @@ from metrics.services.audit_design import (
     estimate_fields,
 )
 from metrics.services.by_category import category_correction
-from metrics.services.calibration import _calibration
+from metrics.services.calibration import _calibration, confidence_counts
 from metrics.services.common import _pct, _proportion
 from metrics.services.inputs import _Data
 from metrics.services.judge_heldout import heldout_audit
@@ -225,10 +225,17 @@ def _calibration_fields(
         supported=(judged.gold_codes[audited] == Verdict.SUPPORTED.code).astype(float),
         answer_ids=judged.answer_ids[audited],
         claim_ids=data.claim_ids[judged.position][audited],
-        all_confidence=judged.confidence,
+        judged_confidence=confidence_counts(judged.confidence),
         grounded_links=grounded_links,
         facts=data.facts,
     )
+    return calibration_fields(calibration, judged), crc_inputs
+
+
+def calibration_fields(calibration: dict, judged) -> dict:
+    """`_calibration`'s block as the report shows it: not shown, with the reason, when the
+    audited claims of `judged` (weights, strata, audited, sizes) stand for unequal numbers of
+    the project's claims. The rollups' calibration goes through here too."""
     fields = {
         "ece": calibration["ece"],
         "calibration": calibration["detail"],
@@ -236,11 +243,11 @@ def _calibration_fields(
         "frontier_not_computed": calibration["detail"]["not_computed"],
         "crc": calibration["crc"],
     }
-    if audited.any() and audited_unequally(judged):
+    if judged.audited.any() and audited_unequally(judged):
         _not_under_design(
             fields, NOT_UNDER_DESIGN if judged.weights is not None else NOT_UNDER_STRATA
         )
-    return fields, crc_inputs
+    return fields
 
 
 NOT_UNDER_DESIGN = (

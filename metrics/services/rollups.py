@@ -21,8 +21,10 @@ last read (`metrics.services.rollup_state`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 from django.db import connection
 
 from annotate.models import Claim, Gold, Label
@@ -30,6 +32,8 @@ from annotate.vocabulary import VERDICT_VALUES, Verdict
 from judges.models import JudgeVerdict
 from metrics import sql
 from metrics.services.audit_design import DEFAULT_STRATUM, design_rate
+from metrics.services.calibration import _calibration, confidence_counts
+from metrics.services.judge_audit import calibration_fields
 from metrics.services.rollup_state import rollup_refresh
 from metrics.stats.design_ppi_sums import RestSums, design_ppi_from_sums, rest_sums
 
@@ -44,6 +48,8 @@ class Rollups:
     gold_stratum: np.ndarray
     gold_verdict: np.ndarray
     gold_score: np.ndarray  # the judge's score on each gold claim, nan where unjudged
+    gold_claim: np.ndarray  # each gold claim's id
+    gold_confidence: np.ndarray  # the judge's P(SUPPORTED) on each gold claim, nan: none given
     run_id: int | None
     rows_read: int  # rows the database sent (strata, cross-products, gold, touched cells)
     answers_refreshed: int | None = None  # incremental: answers re-aggregated (all on a build)
@@ -104,33 +110,38 @@ def _orm_read(project, run_id, system) -> tuple[RestSums, dict[str, float], list
     strata = np.array([r[2] or DEFAULT_STRATUM for r in rows], dtype=object)
     names, counts = np.unique(strata, return_counts=True)
     sizes = {str(name): float(n) for name, n in zip(names, counts, strict=True)}
-    scores = _scores(run_id, ids)
+    scores, confidences = _scores(run_id, ids)
     gold = dict(Gold.objects.filter(claim_id__in=ids.tolist()).values_list("claim_id", "verdict"))
     is_gold = np.isin(ids, np.fromiter(gold, dtype=np.int64, count=len(gold)))
     rest = ~is_gold & ~np.isnan(scores)
     sums = rest_sums(scores[rest], answers[rest], strata[rest], answers[is_gold])
     gold_rows = [
-        (int(ids[i]), answers[i], strata[i], gold[int(ids[i])], scores[i])
+        (int(ids[i]), answers[i], strata[i], gold[int(ids[i])], scores[i], confidences[i])
         for i in np.flatnonzero(is_gold)
     ]
     return sums, sizes, gold_rows
 
 
-def _scores(run_id, ids: np.ndarray) -> np.ndarray:
-    """The run's judge score per claim (P(SUPPORTED), else the 0/1 verdict), nan unjudged."""
-    out = np.full(ids.size, np.nan)
+def _scores(run_id, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The run's judge score per claim (P(SUPPORTED), else the 0/1 verdict), nan unjudged;
+    and its P(SUPPORTED) alone, nan where it gave none."""
+    out, confidences = np.full(ids.size, np.nan), np.full(ids.size, np.nan)
     if run_id is None:
-        return out
+        return out, confidences
     verdicts = JudgeVerdict.objects.filter(
         run_id=run_id, claim__isnull=False, stale=False, verdict__in=VERDICT_VALUES
     ).values_list("claim_id", "verdict", "confidence")
     at = {int(claim): i for i, claim in enumerate(ids.tolist())}
     for claim, verdict, confidence in verdicts:
         if claim in at:
-            out[at[claim]] = (
-                float(verdict == Verdict.SUPPORTED) if confidence is None else confidence
-            )
-    return out
+            i = at[claim]
+            out[i] = float(verdict == Verdict.SUPPORTED) if confidence is None else confidence
+            confidences[i] = np.nan if confidence is None else confidence
+    return out, confidences
+
+
+def _nan_or_float(value) -> float:
+    return np.nan if value is None else float(value)
 
 
 def rollups_read(*, project, run=None, system=None, incremental=True) -> Rollups:
@@ -174,9 +185,9 @@ def rollups_read(*, project, run=None, system=None, incremental=True) -> Rollups
         gold_answer=np.array([row[1] for row in gold_rows], dtype=object),
         gold_stratum=np.array([row[2] for row in gold_rows], dtype=object),
         gold_verdict=np.array([row[3] for row in gold_rows], dtype=object),
-        gold_score=np.array(
-            [np.nan if row[4] is None else float(row[4]) for row in gold_rows], dtype=float
-        ),
+        gold_score=np.array([_nan_or_float(row[4]) for row in gold_rows], dtype=float),
+        gold_claim=np.array([int(row[0]) for row in gold_rows], dtype=np.int64),
+        gold_confidence=np.array([_nan_or_float(row[5]) for row in gold_rows], dtype=float),
         run_id=run_id,
         rows_read=read,
         answers_refreshed=refreshed,
@@ -215,3 +226,65 @@ def headline_from_rollups(rollups: Rollups) -> dict:
             "method": est.method,
         }
     return out
+
+
+# Bins of the judge's confidences the calibration reads from a large project: 10^−6 wide, at
+# most a million rows however many claims; tests/metrics/test_rollup_calibration.py shows the
+# figures moving by less than 1e-6 against the distinct values themselves (digits=None).
+CONFIDENCE_DIGITS = 6
+
+
+def rollups_confidences(
+    *, project, run, system=None, digits: int | None = CONFIDENCE_DIGITS
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct confidences run `run` gave over the project's (or one system's) judged
+    claims, abstentions left out, and each one's claims: `calibration.confidence_counts` of
+    every judged claim, without reading the claims. `digits`: rounded to that many decimals
+    first (None: exact)."""
+    system_id = None if system is None else system.pk
+    if _postgres():
+        rows = sql.rollup_confidences(
+            project_id=project.pk, run_id=run.pk, system_id=system_id, digits=digits
+        )
+        values = np.array([float(row[0]) for row in rows], dtype=float)
+        return values, np.array([int(row[1]) for row in rows], dtype=np.int64)
+    verdicts = JudgeVerdict.objects.filter(
+        run=run,
+        stale=False,
+        verdict__in=VERDICT_VALUES,
+        confidence__isnull=False,
+        claim__project=project,
+        claim__answer__abstention=False,
+    )
+    if system is not None:
+        verdicts = verdicts.filter(claim__answer__system=system)
+    values = np.array(list(verdicts.values_list("confidence", flat=True)), dtype=float)
+    return confidence_counts(values if digits is None else np.round(values, digits))
+
+
+def calibration_from_rollups(rollups: Rollups, judged_confidence) -> dict:
+    """The report's calibration figures — ECE raw/Platt/isotonic, the reliability bins, the
+    frontier along the confidence cut and CRC at α = 0.10 — from the gold rows and the
+    confidences' counts (`rollups_confidences`): `calibration._calibration`, the report's own
+    code. The frontier's fact coverage is not read here (no facts passed): its faithfulness and
+    retained share are the report's."""
+    supported = (rollups.gold_verdict == Verdict.SUPPORTED.value).astype(float)
+    judged = ~np.isnan(rollups.gold_score)
+    block, _ = _calibration(
+        confidence=rollups.gold_confidence[judged],
+        supported=supported[judged],
+        answer_ids=rollups.gold_answer[judged],
+        claim_ids=rollups.gold_claim[judged],
+        judged_confidence=judged_confidence,
+        grounded_links=pd.DataFrame({"claim_id": [], "fact_id": []}, dtype=np.int64),
+        facts=pd.DataFrame({"answer_id": [], "fact_id": []}, dtype=np.int64),
+    )
+    # The report's rule, the report's code: strata audited at different rates leave these
+    # figures unshown (each is an unweighted average over the audited claims), with the reason.
+    audit = SimpleNamespace(
+        weights=None,
+        strata=rollups.gold_stratum[judged],
+        audited=np.ones(int(judged.sum()), dtype=bool),
+        sizes=rollups.sizes,
+    )
+    return calibration_fields(block, audit)

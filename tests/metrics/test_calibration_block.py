@@ -23,7 +23,7 @@ def test_lower_ece_picks_the_recalibration_with_the_smaller_ece():
 def test_calibration_recalibrates_from_two_claims_in_two_answers_of_both_outcomes():
     import pandas as pd
 
-    from metrics.services.calibration import _calibration
+    from metrics.services.calibration import _calibration, confidence_counts
 
     conf = np.array([0.8, 0.3])
     block, _ = _calibration(
@@ -31,7 +31,7 @@ def test_calibration_recalibrates_from_two_claims_in_two_answers_of_both_outcome
         supported=np.array([1.0, 0.0]),
         answer_ids=np.array([1, 2]),
         claim_ids=np.array([10, 11]),
-        all_confidence=conf,
+        judged_confidence=confidence_counts(conf),
         grounded_links=pd.DataFrame({"claim_id": [], "fact_id": []}),
         facts=pd.DataFrame({"answer_id": [], "fact_id": []}),
     )

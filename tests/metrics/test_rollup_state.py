@@ -137,6 +137,12 @@ def test_the_rollups_command_prints_the_headline_and_what_it_read():
         want["ppi_faithfulness"]["value"], abs=1e-12
     )
     assert first["faithfulness"]["by_stratum"]["travel"]["value"] is None  # no gold: no rate
+    # the calibration beside it: strata audited at different rates leave it unshown, saying why
+    assert first["calibration"]["crc"]["not_computed"].startswith("not shown")
+    judged = JudgeVerdict.objects.filter(
+        run=run, confidence__isnull=False, claim__answer__abstention=False
+    )
+    assert first["calibration"]["crc"]["judged_with_confidence"] == judged.count()
     again = json.loads(_command("--project", project.slug, "--judge", judge.name))
     assert again["answers_refreshed"] == 0
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.FAILED)

@@ -1,19 +1,28 @@
 import json
+import math
 
 from django.core.management.base import BaseCommand, CommandError
 
 from judges.models import JudgeRun
 from metrics.management.commands.report import SYSTEM_HELP, project_and_judge, system_option
-from metrics.services.rollups import headline_from_rollups, rollups_read
+from metrics.services.rollups import (
+    CONFIDENCE_DIGITS,
+    calibration_from_rollups,
+    headline_from_rollups,
+    rollups_confidences,
+    rollups_read,
+)
 
 
 class Command(BaseCommand):
     help = (
         "The headline of a project too large for the full report, from its rollups (issue 30): "
-        "faithfulness pooled and per stratum, and the judge's design PPI++, as JSON. On "
+        "faithfulness pooled and per stratum, the judge's design PPI++ and its calibration (ECE, "
+        "the frontier, CRC at α = 0.10, from the gold rows and its confidences counted in "
+        f"bins of 1e-{CONFIDENCE_DIGITS}; --exact-confidences: by distinct value), as JSON. On "
         "PostgreSQL a read re-aggregates only the answers written since the last one "
         "(--fresh: every claim again, the reference). manage.py rollups --project SLUG [--judge NAME] "
-        "[--system NAME@VERSION] [--fresh]"
+        "[--system NAME@VERSION] [--fresh] [--exact-confidences]"
     )
 
     def add_arguments(self, parser):
@@ -21,8 +30,13 @@ class Command(BaseCommand):
         parser.add_argument("--judge", help="judge name: its newest finished verify run")
         parser.add_argument("--system", help=SYSTEM_HELP.split("; all")[0])
         parser.add_argument("--fresh", action="store_true", help="aggregate every claim again")
+        parser.add_argument(
+            "--exact-confidences",
+            action="store_true",
+            help="count the judge's confidences by distinct value, not in bins",
+        )
 
-    def handle(self, *args, project, judge, system, fresh, **options):
+    def handle(self, *args, project, judge, system, fresh, exact_confidences, **options):
         project, judge = project_and_judge(project, judge)
         chosen, pooled = system_option(project, system)
         if pooled:
@@ -49,11 +63,19 @@ class Command(BaseCommand):
             "answers_refreshed": rollups.answers_refreshed,
             **headline_from_rollups(rollups),
         }
+        if run is not None:
+            digits = None if exact_confidences else CONFIDENCE_DIGITS
+            confidences = rollups_confidences(
+                project=project, run=run, system=chosen, digits=digits
+            )
+            out["confidence_rows_read"] = int(confidences[0].size)
+            out["calibration"] = calibration_from_rollups(rollups, confidences)
         self.stdout.write(json.dumps(_plain(out), indent=2, allow_nan=False))
 
 
 def _plain(value):
-    """numpy numbers and tuples as JSON numbers and lists, NaN as null, keys as text."""
+    """numpy numbers and tuples as JSON numbers and lists, NaN and ∞ as null (as the report's
+    JSON form), keys as text."""
     if isinstance(value, dict):
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
@@ -64,4 +86,4 @@ def _plain(value):
         number = float(value)
     except (TypeError, ValueError):
         return str(value)
-    return None if number != number else number
+    return number if math.isfinite(number) else None
