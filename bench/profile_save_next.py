@@ -8,6 +8,8 @@ new bench run), then saves as one of its analysts through Django's full request 
 (middleware, view, template) with the test client. Prints the wall time per POST split
 into time inside database calls and the rest, the statements per POST, and a cProfile of the
 POSTs sorted by own time. `--sql` prints each statement of one POST with its time.
+`--rollup-state` builds the project's rollup state first (`metrics.services.rollups`), so each
+write's rollup triggers (migration metrics 0005) join it: their cost on the save path.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--sql", action="store_true")
     parser.add_argument("--claims", type=int, default=100_000)
+    parser.add_argument("--rollup-state", action="store_true")
     options = parser.parse_args()
     django_setup(migrate=True)
     from bench.datagen import project_generate, tables_vacuum
@@ -63,6 +66,11 @@ def main() -> None:
     from django.test import Client
 
     settings.ALLOWED_HOSTS = ["*"]
+    if options.rollup_state:
+        from annotate.models import Project
+        from metrics.services.rollups import rollups_read
+
+        rollups_read(project=Project.objects.get(slug=slug))
     user = get_user_model().objects.filter(username__startswith=f"{slug}-a").order_by("-id")[0]
     client = Client()
     client.force_login(user)
