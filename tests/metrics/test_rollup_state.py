@@ -154,3 +154,22 @@ def _command(*args) -> str:
     out = io.StringIO()
     call_command("rollups", *args, stdout=out)
     return out.getvalue()
+
+
+def test_deleting_a_project_leaves_none_of_its_rollup_marks():
+    """Marks carry a plain state id (no key check per inserted row): migration 0006's trigger
+    drops a deleted state's marks, so a deleted project leaves nothing behind — and another
+    project's marks stay."""
+    project, _judge, run = _project(seed=17)
+    other, _other_judge, other_run = _project(seed=18)
+    rollups_read(project=project, run=run)
+    rollups_read(project=other, run=other_run)
+    for p in (project, other):
+        claim = Claim.objects.filter(project=p, gold__isnull=True).first()
+        Gold.objects.create(claim=claim, verdict="SUPPORTED", source="unanimous")
+    state_ids = list(RollupState.objects.filter(project=project).values_list("id", flat=True))
+    assert RollupMark.objects.filter(state_id__in=state_ids).exists()
+    project.delete()
+    assert not RollupMark.objects.filter(state_id__in=state_ids).exists()
+    kept = RollupState.objects.filter(project=other).values_list("id", flat=True)
+    assert RollupMark.objects.filter(state_id__in=list(kept)).exists()
