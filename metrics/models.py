@@ -117,3 +117,27 @@ class RollupMark(models.Model):
 
     def __str__(self) -> str:
         return f"answer {self.answer_id} changed (state {self.state_id})"
+
+
+class RollupHeadline(models.Model):
+    """The headline from rollups a lead last asked for on the dashboard's "at scale" page
+    (`metrics.services.rollup_headline`): faithfulness pooled and per stratum, the judge's
+    design PPI++ and its calibration, as JSON, computed by a task for one project × judge run
+    × system; the page reads this row, never the claims."""
+
+    Status = ReportSnapshot.Status  # the same four states as a report snapshot
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    run_id = models.BigIntegerField(null=True, blank=True)
+    system_id = models.BigIntegerField(null=True, blank=True)
+    key = models.CharField(max_length=80, unique=True, help_text="project:run:system")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    stage = models.CharField(max_length=200, blank=True)
+    figures = models.JSONField(default=dict, blank=True)
+    seconds = models.FloatField(null=True, blank=True, help_text="The last computation's time.")
+    error = models.TextField(blank=True)
+    requested_at = models.DateTimeField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"rollup headline {self.key} ({self.status})"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics.views import compare, dashboard, design, downloads
+from metrics.views import compare, dashboard, design, downloads, rollups
 from metrics.views import judge_compare as views_judge_compare
 
 app_name = "metrics"
@@ -28,6 +28,12 @@ urlpatterns = [
     ),
     path("p/<slug:slug>/dashboard/", dashboard.dashboard, name="dashboard"),
     path("p/<slug:slug>/dashboard/recompute/", dashboard.recompute, name="recompute"),
+    path("p/<slug:slug>/dashboard/at-scale/", rollups.rollups_page, name="rollups"),
+    path(
+        "p/<slug:slug>/dashboard/at-scale/refresh/",
+        rollups.rollups_refresh,
+        name="rollups-refresh",
+    ),
     path(
         "p/<slug:slug>/dashboard/snapshots/<int:snapshot_id>/progress/",
         dashboard.snapshot_progress,

@@ -84,6 +84,8 @@ EXPECTED_ROLE = {
     "judges:split-panel": "lead",
     "metrics:dashboard": "lead",
     "metrics:recompute": "lead",
+    "metrics:rollups": "lead",
+    "metrics:rollups-refresh": "lead",
     "metrics:compare-pairwise-run": "lead",
     "metrics:snapshot-progress": "lead",
     "metrics:report-download": "lead",

@@ -1,10 +1,9 @@
 import json
-import math
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judges.models import JudgeRun
 from metrics.management.commands.report import SYSTEM_HELP, project_and_judge, system_option
+from metrics.services.rollup_headline import newest_verify_run, plain
 from metrics.services.rollups import (
     CONFIDENCE_DIGITS,
     calibration_from_rollups,
@@ -41,17 +40,9 @@ class Command(BaseCommand):
         chosen, pooled = system_option(project, system)
         if pooled:
             raise CommandError("--system all: the rollups are per system or the whole project")
-        run = None
-        if judge is not None:
-            run = (
-                JudgeRun.objects.filter(
-                    judge=judge, kind=JudgeRun.Kind.VERIFY, status=JudgeRun.Status.DONE
-                )
-                .order_by("-id")
-                .first()
-            )
-            if run is None:
-                raise CommandError(f"judge {judge.name!r} has no finished verify run")
+        run = newest_verify_run(judge)
+        if judge is not None and run is None:
+            raise CommandError(f"judge {judge.name!r} has no finished verify run")
         try:
             rollups = rollups_read(project=project, run=run, system=chosen, incremental=not fresh)
         except ValueError as error:
@@ -70,20 +61,4 @@ class Command(BaseCommand):
             )
             out["confidence_rows_read"] = int(confidences[0].size)
             out["calibration"] = calibration_from_rollups(rollups, confidences)
-        self.stdout.write(json.dumps(_plain(out), indent=2, allow_nan=False))
-
-
-def _plain(value):
-    """numpy numbers and tuples as JSON numbers and lists, NaN and ∞ as null (as the report's
-    JSON form), keys as text."""
-    if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    if value is None or isinstance(value, str | bool):
-        return value
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    return number if math.isfinite(number) else None
+        self.stdout.write(json.dumps(plain(out), indent=2, allow_nan=False))
