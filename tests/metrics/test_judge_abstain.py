@@ -60,9 +60,11 @@ def _world(split: bool):
         )
     else:
         tuned = JudgeFactory(project=project, name="tuned")
-    # right on every sure claim, 30% of unsure ones: the threshold lands near 0.75 whatever
-    # the answer ids (and so the split) come out as
-    _run(tuned, claims, rng, sure_right=1.0, unsure_right=0.3)
+    # right on every sure claim, wrong on every unsure one: the threshold lands at 0.75 and
+    # the held-out error is near 0 whatever the answer ids (and so the split) come out as.
+    # (Right on 30% of unsure ones let the development threshold fall to ~0.72 for one id
+    # offset in about thirty, and 0.72-0.75 then failed certification on held-out gold.)
+    _run(tuned, claims, rng, sure_right=1.0, unsure_right=0.0)
     return project, claims, base, tuned
 
 
