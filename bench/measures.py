@@ -343,12 +343,19 @@ def measure_report_rollups(*, slug: str, workers: int | None = None, mode: str =
     - "fresh": one statement aggregating every claim (`incremental=False`);
     - "label": the incremental read after one new gold label (the state built first if it is
       not, that build timed apart as `build_seconds`); the label is removed afterwards and the
-      state refreshed again, so every run starts from the same data.
+      state refreshed again, so every run starts from the same data. Then, timed apart as
+      `calibration_seconds`, what the "Headline at scale" page adds: the confidence counts
+      from the state (`rollups_confidences`) and the calibration and CRC from them.
     """
     from annotate.models import Claim, Gold
     from judges.models import JudgeRun
     from metrics.models import RollupState
-    from metrics.services.rollups import headline_from_rollups, rollups_read
+    from metrics.services.rollups import (
+        calibration_from_rollups,
+        headline_from_rollups,
+        rollups_confidences,
+        rollups_read,
+    )
 
     project = Project.objects.get(slug=slug)
     run = JudgeRun.objects.filter(project=project).order_by("id").first()
@@ -369,9 +376,17 @@ def measure_report_rollups(*, slug: str, workers: int | None = None, mode: str =
     read = time.perf_counter() - started
     head = headline_from_rollups(rollups)
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    if mode == "label":
+        started = time.perf_counter()
+        confidences = rollups_confidences(project=project, run=run)
+        calibration_from_rollups(rollups, confidences)
+        out["calibration_seconds"] = time.perf_counter() - started
+        out["confidence_rows"] = int(confidences[0].size)
     if gold is not None:
         gold.delete()
         rollups_read(project=project, run=run)
+        if mode == "label":
+            rollups_confidences(project=project, run=run)
     return {
         **out,
         "seconds": seconds,

@@ -8,6 +8,8 @@ new bench run), then saves as one of its analysts through Django's full request 
 (middleware, view, template) with the test client. Prints the wall time per POST split
 into time inside database calls and the rest, the statements per POST, and a cProfile of the
 POSTs sorted by own time. `--sql` prints each statement of one POST with its time.
+`--phases` times named phases of each POST (the label service, the template, the session,
+user and membership reads, COMMIT) by wrapping them, and prints each one's median per POST.
 `--rollup-state` builds the project's rollup state first (`metrics.services.rollups`), so each
 write's rollup triggers (migration metrics 0005) join it: their cost on the save path.
 """
@@ -53,6 +55,7 @@ def main() -> None:
     parser.add_argument("--sql", action="store_true")
     parser.add_argument("--claims", type=int, default=100_000)
     parser.add_argument("--rollup-state", action="store_true")
+    parser.add_argument("--phases", action="store_true")
     options = parser.parse_args()
     django_setup(migrate=True)
     from bench.datagen import project_generate, tables_vacuum
@@ -102,6 +105,7 @@ def main() -> None:
         assert following != claim_id, f"claim {claim_id} was not saved: served again"
         claim_id = following
 
+    phases = _phases_install() if options.phases else None
     with connection.execute_wrapper(timer):
         for _ in range(20):  # warm caches, connections, templates
             post()
@@ -121,6 +125,8 @@ def main() -> None:
         )
         for key, spent in sorted(timer.by_statement.items(), key=lambda kv: -kv[1]):
             print(f"  {spent / (options.saves + 20) * 1000:6.2f} ms per POST  {key}")
+        if phases is not None:
+            phases.report(len(walls))
         walls.clear(), in_db.clear(), statements.clear()
         profiler = cProfile.Profile()
         profiler.enable()
@@ -135,6 +141,53 @@ def main() -> None:
     stats = pstats.Stats(profiler)
     stats.sort_stats("tottime").print_stats(options.top)
     stats.sort_stats("cumulative").print_stats(options.top)
+
+
+class _Phases:
+    """Wall time spent inside each wrapped callable, summed per POST (a phase called twice in
+    one POST counts both calls)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    def wrap(self, owner, attribute: str, name: str) -> None:
+        original = getattr(owner, attribute)
+
+        def timed(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+
+        setattr(owner, attribute, timed)
+
+    def report(self, posts: int) -> None:
+        print(f"  phases, mean per POST over {posts} POSTs (warm-up included):")
+        for name, spent in sorted(self.seconds.items(), key=lambda kv: -kv[1]):
+            print(f"  {spent / (posts + 20) * 1000:6.2f} ms  {name}")
+
+
+def _phases_install() -> _Phases:
+    from django.db.backends.base.base import BaseDatabaseWrapper
+
+    import annotate.access
+    import annotate.views.labelling as labelling
+    from config import auth
+
+    phases = _Phases()
+    phases.wrap(labelling, "label_save_and_next", "label service (its transaction)")
+    phases.wrap(labelling, "render", "template render")
+    phases.wrap(labelling, "labelling_progress", "progress")
+    phases.wrap(labelling, "thread_context", "comments thread")
+    phases.wrap(labelling, "label_screen_get", "screen context (label_screen_get)")
+    phases.wrap(labelling, "claim_reveal_for_user", "saved claim's reveal")
+    phases.wrap(labelling, "LabelForm", "form construction")
+    phases.wrap(annotate.access, "project_get_for_user", "membership and project read")
+    phases.wrap(auth.SessionStore, "_get_session_from_db", "session read")
+    phases.wrap(auth.UserBackend, "get_user", "user read")
+    phases.wrap(BaseDatabaseWrapper, "commit", "COMMIT")
+    return phases
 
 
 if __name__ == "__main__":

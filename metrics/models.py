@@ -89,6 +89,13 @@ class RollupCell(models.Model):
     s2 = models.FloatField(help_text="Σ f² over them.")
     has_gold = models.BooleanField()
     first_id = models.BigIntegerField(null=True)
+    confidences = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The judge's confidences on every judged claim of the cell, gold included, "
+        "rounded to metrics.sql.STATE_CONFIDENCE_DIGITS: what the cell adds to the state's "
+        "RollupConfidence counts, taken out again when the cell is replaced.",
+    )
 
     class Meta:
         indexes = [
@@ -102,6 +109,28 @@ class RollupCell(models.Model):
 
     def __str__(self) -> str:
         return f"cell of answer {self.answer_id} in {self.stratum}"
+
+
+class RollupConfidence(models.Model):
+    """How many judged claims of a state's project got one (rounded) confidence from its run:
+    the calibration's `judged_confidence` counts (`metrics.services.rollups.rollups_confidences`)
+    kept up to date from the cells' `confidences`, so a refresh moves the counts of the answers
+    written instead of scanning every verdict. A count of 0 is left in place and not read."""
+
+    # indexed by the (state, value) constraint below
+    state = models.ForeignKey(
+        RollupState, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    value = models.FloatField()
+    count = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["state", "value"], name="rollupconfidence_value_uniq")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.count} claims at confidence {self.value} (state {self.state_id})"
 
 
 class RollupMark(models.Model):

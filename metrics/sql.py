@@ -5,11 +5,19 @@ the query, only the way its rows come back is hand-made. (The SQLite read of the
 went back to the ORM's `values_list`: one query either way, no figure bought.)
 """
 
+import numpy as np
 from django.db import connection, transaction
 
 from annotate.vocabulary import VERDICT_VALUES
 
 ROLLUP_WORK_MEM = "256MB"
+# A state's cells keep their judged claims' confidences rounded to this many decimals (bins of
+# 10^-6: tests/metrics/test_rollup_calibration.py shows the calibration moving by < 1e-6).
+STATE_CONFIDENCE_DIGITS = 6
+_ROUNDED = f"round(v.c::numeric, {STATE_CONFIDENCE_DIGITS})::float8"
+# CELLS_SELECT's last column: the cell's rounded confidences (a build, a refresh) or nothing
+# (the one-statement read, which sums the cells and never reads them)
+CELL_CONFIDENCES = f"coalesce(jsonb_agg({_ROUNDED}) FILTER (WHERE v.c IS NOT NULL), '[]'::jsonb)"
 
 
 def rows_as_csv_text(sql: str, params, *, names: list[str], quoted) -> str | None:
@@ -50,14 +58,16 @@ CELLS_SELECT = """
            coalesce(sum(v.f) FILTER (WHERE g.claim_id IS NULL), 0) AS s,
            coalesce(sum(v.f * v.f) FILTER (WHERE g.claim_id IS NULL), 0) AS s2,
            min(c.id) FILTER (WHERE g.claim_id IS NULL AND v.f IS NOT NULL) AS first_id,
-           bool_or(g.claim_id IS NOT NULL) AS has_gold
+           bool_or(g.claim_id IS NOT NULL) AS has_gold,
+           {confidences} AS confidences
     FROM annotate_claim c
     JOIN annotate_answer a ON a.id = c.answer_id
     LEFT JOIN annotate_gold g ON g.claim_id = c.id
     LEFT JOIN (
         SELECT claim_id,
                CASE WHEN confidence IS NULL THEN (verdict = 'SUPPORTED')::int::float8
-                    ELSE confidence END AS f
+                    ELSE confidence END AS f,
+               confidence AS c
         FROM judges_judgeverdict
         WHERE run_id = %(run)s AND claim_id IS NOT NULL AND NOT stale
               AND verdict = ANY(%(parsed)s)
@@ -157,7 +167,7 @@ def rollup_cells(
         # The per-answer cells sort and hash in memory rather than spill to disk (the plan in
         # docs/SCALE.md); LOCAL: for this statement's transaction only.
         cursor.execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
-        cursor.execute(ROLLUP_CELLS.format(system=system, answers=""), params)
+        cursor.execute(ROLLUP_CELLS.format(system=system, answers="", confidences="NULL"), params)
         return cursor.fetchall()
 
 
@@ -208,13 +218,17 @@ def rollup_cells_store(
     system, params = _rollup_params(project_id, run_id, system_id, default)
     statement = (
         "INSERT INTO metrics_rollupcell "
-        "(answer_id, stratum, claims, m, s, s2, first_id, has_gold, state_id) "
+        "(answer_id, stratum, claims, m, s, s2, first_id, has_gold, confidences, state_id) "
         "SELECT cells.answer_id, cells.stratum, cells.claims, cells.m, cells.s, cells.s2, "
-        "cells.first_id, cells.has_gold, %(state)s FROM (" + CELLS_SELECT + ") cells"
+        "cells.first_id, cells.has_gold, cells.confidences, %(state)s "
+        "FROM (" + CELLS_SELECT + ") cells"
     )
     with connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
-        cursor.execute(statement.format(system=system, answers=""), {**params, "state": state_id})
+        cursor.execute(
+            statement.format(system=system, answers="", confidences=CELL_CONFIDENCES),
+            {**params, "state": state_id},
+        )
         stored = cursor.rowcount
         # the planner's figures for the new cells, so a refresh's probes use the indexes
         cursor.execute("ANALYZE metrics_rollupcell")
@@ -225,13 +239,16 @@ def rollup_cells_of(
     *, answers: list[int], project_id: int, run_id: int | None, system_id: int | None,
     default: str,
 ) -> list[tuple]:  # fmt: skip
-    """The cells of `answers` as they are now (columns of `STATE_CELLS`). Why raw: the same
-    CELLS_SELECT as a build, so a refreshed cell cannot differ from a rebuilt one."""
+    """The cells of `answers` as they are now (columns of `STATE_CELLS`, then the confidences'
+    JSON text). Why raw: the same CELLS_SELECT as a build, so a refreshed cell cannot differ
+    from a rebuilt one."""
     system, params = _rollup_params(project_id, run_id, system_id, default)
     statement = (
         "SELECT cells.answer_id, cells.stratum, cells.claims, cells.m, cells.s, cells.s2, "
-        "cells.first_id, cells.has_gold FROM (" + CELLS_SELECT + ") cells"
-    ).format(system=system, answers="AND c.answer_id = ANY(%(answers)s)")
+        "cells.first_id, cells.has_gold, cells.confidences::text FROM (" + CELLS_SELECT + ") cells"
+    ).format(
+        system=system, answers="AND c.answer_id = ANY(%(answers)s)", confidences=CELL_CONFIDENCES
+    )
     with connection.cursor() as cursor:
         cursor.execute(statement, {**params, "answers": answers})
         return cursor.fetchall()
@@ -271,6 +288,62 @@ def rollup_state_touched(*, state_id: int) -> list[tuple]:
             {"state": state_id},
         )
         return cursor.fetchall()
+
+
+# The confidences of a state's cells, counted per value (`answers`: only those answers' cells).
+_CELL_COUNTS = (
+    "SELECT e::float8 AS value, count(*) AS n FROM metrics_rollupcell x "
+    "CROSS JOIN LATERAL jsonb_array_elements_text(x.confidences) e "
+    "WHERE x.state_id = %(state)s {answers} GROUP BY 1"
+)
+
+
+def rollup_confidences_store(*, state_id: int) -> None:
+    """The state's `RollupConfidence` counts from its stored cells (after a build). Why raw:
+    one GROUP BY over the cells where they are, a million values without crossing to Python."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM metrics_rollupconfidence WHERE state_id = %s", [state_id])
+        cursor.execute(f"SET LOCAL work_mem = '{ROLLUP_WORK_MEM}'")
+        cursor.execute(
+            "INSERT INTO metrics_rollupconfidence (state_id, value, count) "
+            "SELECT %(state)s, value, n FROM (" + _CELL_COUNTS.format(answers="") + ") counted",
+            {"state": state_id},
+        )
+
+
+def rollup_confidences_move(*, state_id: int, answers: list[int], sign: int) -> None:
+    """Add (sign +1) or take out (−1) the confidences of `answers`' stored cells from the
+    state's counts: out before a refresh replaces the cells, in after. Why raw: an upsert of a
+    few values where the counts are."""
+    cells = _CELL_COUNTS.format(answers="AND x.answer_id = ANY(%(answers)s)")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO metrics_rollupconfidence AS h (state_id, value, count) "
+            "SELECT %(state)s, value, %(sign)s * n FROM (" + cells + ") counted "
+            "ON CONFLICT (state_id, value) DO UPDATE SET count = h.count + excluded.count",
+            {"state": state_id, "answers": answers, "sign": int(sign)},
+        )
+
+
+def rollup_state_confidences(*, state_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """(confidences, judged claims at each) of the state, ascending: `rollup_confidences`'
+    rows at STATE_CONFIDENCE_DIGITS, read from the counts (at most 10^6 + 1 rows, however many
+    claims) instead of every verdict. Read in slices into two arrays, so a million rows never
+    stand as a million Python tuples (~120 MB at 1M rows, measured at 550k)."""
+    values, counts = [], []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT value, count FROM metrics_rollupconfidence "
+            "WHERE state_id = %s AND count > 0 ORDER BY value",
+            [state_id],
+        )
+        while rows := cursor.fetchmany(50_000):
+            block = np.array(rows, dtype=float)
+            values.append(block[:, 0])
+            counts.append(block[:, 1].astype(np.int64))
+    if not values:
+        return np.zeros(0, dtype=float), np.zeros(0, dtype=np.int64)
+    return np.concatenate(values), np.concatenate(counts)
 
 
 def rollup_marks_take(*, state_id: int) -> list[int]:

@@ -53,3 +53,28 @@ def test_a_kept_row_keeps_its_first_date_through_later_partial_writes():
 
 def test_a_full_write_replaces_every_row():
     assert rows_kept(OLD, OLD.replace("11.7 ms", "9.9 ms")) == OLD.replace("11.7 ms", "9.9 ms")
+
+
+def test_a_run_of_one_size_keeps_the_other_sizes_rows_of_its_measurement():
+    old = f"""{AUTO_BEGIN}
+- date: 2026-12-06 04:53 UTC; git commit 6a83aa3
+
+| # | what | size | median of runs | min–max | target | met |
+|---|---|---|---|---|---|---|
+| 14 | rollups recompute | 1M claims | 0.83 s (n=1) | 0.83–0.83 | ≤ 5 s | met |
+| 14 | rollups one statement | 1M claims | 6.21 s (n=1) | 6.21–6.21 | — | — |
+| 14 | rollups recompute | 10M claims | 0.45 s (n=1) | 0.45–0.45 | ≤ 2 s | met |
+{AUTO_END}"""
+    new = f"""{AUTO_BEGIN}
+- date: 2026-12-06 13:50 UTC; git commit 1234567
+
+| # | what | size | median of runs | min–max | target | met |
+|---|---|---|---|---|---|---|
+| 14 | rollups recompute | 1M claims | 0.35 s (n=3) | 0.28–0.42 | ≤ 5 s | met |
+{AUTO_END}"""
+    rows = [line for line in rows_kept(old, new).splitlines() if line.startswith("| 14 ")]
+    assert rows == [
+        "| 14 | rollups recompute | 1M claims | 0.35 s (n=3) | 0.28–0.42 | ≤ 5 s | met |",
+        "| 14 | rollups recompute [kept from 2026-12-06 04:53 UTC] | 10M claims | 0.45 s (n=1) "
+        "| 0.45–0.45 | ≤ 2 s | met |",
+    ]

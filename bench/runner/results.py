@@ -112,21 +112,29 @@ those is shown.
 _ROW = re.compile(r"^\| (\d+) \|")
 
 
+def _row_key(line: str) -> tuple[int, str]:
+    """A row's measurement and size: a run that measured row 14 at 1M claims replaces the 1M
+    rows 14 and keeps the 3M and 10M ones."""
+    cells = line.split(" | ")
+    return int(_ROW.match(line).group(1)), cells[2].strip() if len(cells) > 2 else ""
+
+
 def rows_kept(old_block: str, new_block: str) -> str:
     """`new_block` with the rows of every measurement it did not make taken from `old_block`.
 
     A run of some measurements (`--only save_next --write`) used to replace the whole table, so
     the figures of the others were lost from RESULTS.md; now they stay, in number order, each
     marked with the date of the write that measured it ("[kept from 2026-12-01 16:34 UTC]", a
-    mark that stays through later partial writes)."""
+    mark that stays through later partial writes). A row is replaced by the new rows of its
+    number at its size (`_row_key`), so a run of one size keeps the other sizes' rows."""
     old_lines, new_lines = old_block.splitlines(), new_block.splitlines()
-    measured = {int(m.group(1)) for line in new_lines if (m := _ROW.match(line))}
+    measured = {_row_key(line) for line in new_lines if _ROW.match(line)}
     date = next((line[8:] for line in old_lines if line.startswith("- date: ")), "")
     when = date.split(";")[0].strip() or "an earlier run"
     kept = []
     for line in old_lines:
         found = _ROW.match(line)
-        if not found or int(found.group(1)) in measured:
+        if not found or _row_key(line) in measured:
             continue
         if "[kept from " not in line:
             cells = line.split(" | ")

@@ -113,8 +113,15 @@ def run_all(*, size: str, only: list[str], runs: int, write: bool) -> tuple[list
     return rows, ctx
 
 
+# Rows numbered past MEASUREMENTS, by the measurement that writes them (14: `--only report
+# --size large`, the headline from rollups).
+EXTRA_ROWS = {14: "report"}
+
+
 def _measurement_of(row: dict) -> str:
-    return "stats" if "bench.stats" in row["what"] else MEASUREMENTS[row["number"] - 1]
+    if "bench.stats" in row["what"]:
+        return "stats"
+    return EXTRA_ROWS.get(row["number"]) or MEASUREMENTS[row["number"] - 1]
 
 
 def _merge_previous(rows: list[Row], chosen: list[str], previous: dict, ctx: Context) -> list[Row]:

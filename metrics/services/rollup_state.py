@@ -7,7 +7,8 @@ judged) in `totals`, and the per-(answer, stratum) cells they are sums of in `Ro
 triggers of migration 0005 mark each answer a gold, verdict, claim or answer write touched;
 `rollup_refresh` takes the marks, reads those answers' stored cells and their cells as they
 are now (`sql.rollup_cells_of`), takes the old ones out of the sums and puts the new ones in,
-and replaces the cells. Each answer's cross-product v_a v_aᵀ is its own, so the delta is
+and replaces the cells; the judge's confidences, counted per value in `RollupConfidence`
+for the calibration, move the same way (each cell keeps its own). Each answer's cross-product v_a v_aᵀ is its own, so the delta is
 exact: sums of integers (counts, m·m') stay integers; Σf and its products move by rounding
 only (`tests/metrics/test_rollup_state.py` holds a refreshed state to a rebuilt one, 1e-12).
 
@@ -18,8 +19,10 @@ is cheaper than a delta per answer. PostgreSQL only; `rollups.rollups_read` read
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
+import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
@@ -112,6 +115,7 @@ def rows_of(totals: dict) -> list[tuple]:
 def _build(state: RollupState, where: dict) -> int:
     RollupCell.objects.filter(state=state).delete()
     sql.rollup_cells_store(state_id=state.pk, **where)
+    sql.rollup_confidences_store(state_id=state.pk)
     state.totals = _totals_from_rows(sql.rollup_state_sums(state_id=state.pk))
     state.built_at = timezone.now()
     return state.totals["all_answers"]
@@ -152,7 +156,8 @@ def _delta(state: RollupState, marked: list[int], where: dict) -> int:
     old = sql.rollup_state_cells(state_id=state.pk, answers=marked)
     new = sql.rollup_cells_of(answers=marked, **where)
     _apply(state.totals, old, -1)
-    _apply(state.totals, new, +1)
+    _apply(state.totals, [row[:8] for row in new], +1)
+    sql.rollup_confidences_move(state_id=state.pk, answers=marked, sign=-1)
     RollupCell.objects.filter(state=state, answer_id__in=marked).delete()
     RollupCell.objects.bulk_create(
         RollupCell(
@@ -165,7 +170,21 @@ def _delta(state: RollupState, marked: list[int], where: dict) -> int:
             s2=s2,
             first_id=first,
             has_gold=gold,
+            confidences=json.loads(confidences),
         )
-        for answer, stratum, claims, m, s, s2, first, gold in new
+        for answer, stratum, claims, m, s, s2, first, gold, confidences in new
     )
+    sql.rollup_confidences_move(state_id=state.pk, answers=marked, sign=+1)
     return len(marked)
+
+
+def rollup_confidences_refreshed(
+    *, project_id: int, run_id: int, system_id: int | None, default: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """(confidences, judged claims at each) of the run over the project's (or one system's) judged
+    claims, rounded to `sql.STATE_CONFIDENCE_DIGITS`, from the state's counts once it is up to
+    date: the rows `sql.rollup_confidences` gives at those digits, without its scan of every
+    verdict."""
+    rollup_refresh(project_id=project_id, run_id=run_id, system_id=system_id, default=default)
+    state = RollupState.objects.get(key=_key(project_id, run_id, system_id))
+    return sql.rollup_state_confidences(state_id=state.pk)

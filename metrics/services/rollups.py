@@ -34,7 +34,7 @@ from metrics import sql
 from metrics.services.audit_design import DEFAULT_STRATUM, design_rate
 from metrics.services.calibration import _calibration, confidence_counts
 from metrics.services.judge_audit import calibration_fields
-from metrics.services.rollup_state import rollup_refresh
+from metrics.services.rollup_state import rollup_confidences_refreshed, rollup_refresh
 from metrics.stats.design_ppi_sums import RestSums, design_ppi_from_sums, rest_sums
 
 
@@ -231,18 +231,24 @@ def headline_from_rollups(rollups: Rollups) -> dict:
 # Bins of the judge's confidences the calibration reads from a large project: 10^−6 wide, at
 # most a million rows however many claims; tests/metrics/test_rollup_calibration.py shows the
 # figures moving by less than 1e-6 against the distinct values themselves (digits=None).
-CONFIDENCE_DIGITS = 6
+CONFIDENCE_DIGITS = sql.STATE_CONFIDENCE_DIGITS
 
 
 def rollups_confidences(
-    *, project, run, system=None, digits: int | None = CONFIDENCE_DIGITS
+    *, project, run, system=None, digits: int | None = CONFIDENCE_DIGITS, incremental=True
 ) -> tuple[np.ndarray, np.ndarray]:
     """The distinct confidences run `run` gave over the project's (or one system's) judged
     claims, abstentions left out, and each one's claims: `calibration.confidence_counts` of
     every judged claim, without reading the claims. `digits`: rounded to that many decimals
-    first (None: exact)."""
+    first (None: exact). On PostgreSQL at CONFIDENCE_DIGITS, from the `RollupState`'s counts
+    brought up to date (`rollup_state.rollup_confidences_refreshed`); otherwise, or with
+    `incremental=False`, one GROUP BY over the run's verdicts (`sql.rollup_confidences`)."""
     system_id = None if system is None else system.pk
     if _postgres():
+        if incremental and digits == CONFIDENCE_DIGITS:
+            return rollup_confidences_refreshed(
+                project_id=project.pk, run_id=run.pk, system_id=system_id, default=DEFAULT_STRATUM
+            )
         rows = sql.rollup_confidences(
             project_id=project.pk, run_id=run.pk, system_id=system_id, digits=digits
         )

@@ -11,21 +11,51 @@ import json
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotate.models import Answer, Claim, Gold, System
 from judges.models import JudgeRun, JudgeVerdict
-from metrics.models import RollupMark, RollupState
-from metrics.services.rollups import headline_from_rollups, rollups_read
+from metrics.models import RollupConfidence, RollupMark, RollupState
+from metrics.services.rollups import headline_from_rollups, rollups_confidences, rollups_read
 from tests.factories import AnswerFactory, ClaimFactory
 from tests.metrics.test_rollups import _project
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
+def _confidence_counts_by_hand(project, run, system=None):
+    """The judge's confidences over the judged claims (abstentions out), rounded to 6 decimals
+    in Python and counted: the reference the state's counts are held to."""
+    verdicts = JudgeVerdict.objects.filter(
+        run=run,
+        stale=False,
+        verdict__in=["SUPPORTED", "CONTRADICTED", "NOT_IN_PILE"],
+        confidence__isnull=False,
+        claim__project=project,
+        claim__answer__abstention=False,
+    )
+    if system is not None:
+        verdicts = verdicts.filter(claim__answer__system=system)
+    counted: dict[float, int] = {}
+    for value in verdicts.values_list("confidence", flat=True):
+        key = round(float(value), 6)
+        counted[key] = counted.get(key, 0) + 1
+    return sorted(counted.items())
+
+
 def _same(project, run, system=None):
-    """The incremental read equals the fresh one, figure for figure and sum for sum."""
+    """The incremental read equals the fresh one, figure for figure and sum for sum; the
+    state's confidence counts equal a count of every verdict."""
     got = rollups_read(project=project, run=run, system=system)
     want = rollups_read(project=project, run=run, system=system, incremental=False)
+    if run is not None:
+        values, counts = rollups_confidences(project=project, run=run, system=system)
+        state = list(zip(values.tolist(), counts.tolist(), strict=True))
+        assert state == _confidence_counts_by_hand(project, run, system)
+        scan = rollups_confidences(project=project, run=run, system=system, incremental=False)
+        assert values.tolist() == scan[0].tolist()
+        assert counts.tolist() == scan[1].tolist()
     assert got.sizes == want.sizes
     a, b = got.rest, want.rest
     assert sorted(a.labels) == sorted(b.labels)
@@ -71,6 +101,22 @@ def test_a_new_gold_label_refreshes_its_answer_only():
     after = _same(project, run)
     assert after.answers_refreshed == 1
     assert not RollupMark.objects.exists()  # the marks were consumed
+
+
+def test_the_confidence_counts_move_with_the_answers_written_not_a_scan_of_every_verdict():
+    project, _judge, run = _project(seed=16)
+    _same(project, run)
+    verdict = JudgeVerdict.objects.filter(run=run, claim__answer__abstention=False).first()
+    JudgeVerdict.objects.filter(pk=verdict.pk).update(confidence=0.123456789)
+    with CaptureQueriesContext(connection) as queries:
+        values, counts = rollups_confidences(project=project, run=run)
+    read = " ".join(q["sql"] for q in queries.captured_queries)
+    assert "judges_judgeverdict" in read  # the one answer written, re-aggregated
+    assert "ANY(" in read.split("judges_judgeverdict", 1)[1]  # ... and only it
+    assert "GROUP BY 1\nORDER BY 1" not in read  # not sql.rollup_confidences' scan
+    assert dict(zip(values.tolist(), counts.tolist(), strict=True))[0.123457] >= 1
+    state = RollupState.objects.get(project=project, run_id=run.pk)
+    assert RollupConfidence.objects.filter(state=state, count__gt=0).count() == values.size
 
 
 def test_every_kind_of_write_is_seen():

@@ -57,7 +57,7 @@ class Command(BaseCommand):
         if run is not None:
             digits = None if exact_confidences else CONFIDENCE_DIGITS
             confidences = rollups_confidences(
-                project=project, run=run, system=chosen, digits=digits
+                project=project, run=run, system=chosen, digits=digits, incremental=not fresh
             )
             out["confidence_rows_read"] = int(confidences[0].size)
             out["calibration"] = calibration_from_rollups(rollups, confidences)
