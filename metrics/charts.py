@@ -192,12 +192,13 @@ def systems_intervals(rows: list[dict]) -> SafeString:
 
 
 def intervals_chart(rows: list[dict], title: str) -> SafeString:
-    """Figures with their 95% intervals, one line each, the first (the headline) in green: the
+    """Figures with their 95% intervals, one line each, the headline in green: the
     dashboard's first-screen picture (issue 32 item 6).
 
     `rows`: {"label", "value", "low", "high"} in whole percents as the page prints them (the
-    chart draws the same rounded figures the table beside it reads); a row without a value
-    is drawn as its label alone ("not computed yet")."""
+    chart draws the same rounded figures the table beside it reads), and "headline" where the
+    caller knows which row is the headline (without the key: the first row is); a row without a
+    value is drawn as its label alone ("not computed yet")."""
     left, right, row_h, top = 160, 24, 30, 12
     width = 520
     height = top + row_h * len(rows) + 34
@@ -230,7 +231,8 @@ def intervals_chart(rows: list[dict], title: str) -> SafeString:
                 "not computed yet</text>"
             )
             continue
-        colour = "#1f5f99" if index else "#1f7a3a"
+        headline = row.get("headline", index == 0)
+        colour = "#1f7a3a" if headline else "#1f5f99"
         if row.get("low") is not None and row.get("high") is not None:
             body.append(
                 f'<line x1="{x(row["low"]):.1f}" y1="{y:.1f}" x2="{x(row["high"]):.1f}" '

@@ -172,7 +172,12 @@ def _estimates_picture(context: dict) -> dict | None:
         return None
     title = "Faithfulness by each estimate, with its 95% interval"
     short = [{**row, "label": row["label"].split(" (")[0]} for row in rows]  # "PPI++"
-    return {"rows": rows, "svg": charts.intervals_chart(short, title)}
+    return {
+        "rows": rows,
+        "svg": charts.intervals_chart(short, title),
+        # the headline estimate may be missing from the rows (not computed): then none is it
+        "headline": any(row["headline"] for row in rows),
+    }
 
 
 def _dashboard_summary(context: dict) -> dict | None:

@@ -522,3 +522,40 @@ def test_summary_whole_dict_with_everything():
             "text": "Label about 40 more claims to reach ±10 points.",
         },
     }
+
+
+def _picture_context(headline):
+    estimates = [
+        {"key": "gold_only", "label": "Gold only", "estimate": {"value": 0.64, "ci": [0.45, 0.80]}},
+        {
+            "key": "ppi",
+            "label": "PPI++ (judge + gold)",
+            "estimate": {"value": 0.61, "ci": [0.5, 0.7]},
+        },
+        {"key": "rogan_gladen", "label": "Rogan–Gladen", "estimate": {"value": None}},
+    ]
+    return {"audit": {"headline_estimate": headline}, "estimates": estimates}
+
+
+@pytest.mark.parametrize("headline", ["rogan_gladen", None])
+def test_the_picture_marks_no_headline_when_the_headline_estimate_is_not_drawn(headline):
+    """The headline estimate not computed (Rogan–Gladen without a value) or not named: no row
+    is marked or drawn green as the headline, and the first row is not taken for it."""
+    from metrics.views.dashboard import _estimates_picture
+
+    picture = _estimates_picture(_picture_context(headline))
+    assert [row["label"] for row in picture["rows"]] == ["Gold only", "PPI++ (judge + gold)"]
+    assert not any(row["headline"] for row in picture["rows"])
+    assert picture["headline"] is False
+    assert "#1f7a3a" not in picture["svg"]  # the headline's green
+    assert picture["svg"].count('fill="#1f5f99"') == 2
+
+
+def test_the_picture_draws_the_headline_first_and_green():
+    from metrics.views.dashboard import _estimates_picture
+
+    picture = _estimates_picture(_picture_context("ppi"))
+    assert [row["headline"] for row in picture["rows"]] == [True, False]
+    assert picture["rows"][0]["label"] == "PPI++ (judge + gold)"
+    assert picture["svg"].count('fill="#1f7a3a"') == 1
+    assert picture["svg"].index("#1f7a3a") < picture["svg"].index("#1f5f99")
