@@ -29,9 +29,11 @@ def _owner(project: Project):
 # --- 2. import ---------------------------------------------------------------------------------
 
 
-def measure_import(*, path: str, slug: str) -> dict:
+def measure_import(*, path: str, slug: str, rollup_state: bool = False) -> dict:
     """`answers_import` of a native JSON Lines file into a new, empty project; timed whole
-    (reading, checking, writing, and the COMMIT with its deferred foreign-key checks)."""
+    (reading, checking, writing, and the COMMIT with its deferred foreign-key checks).
+    `rollup_state`: the project's rollup state built first (untimed), so every answer and claim
+    written fires the rollup triggers (migration metrics 0005) that mark it for a refresh."""
     from bench.datagen import project_delete, tables_vacuum
     from interchange.services.imports import answers_import
 
@@ -40,6 +42,10 @@ def measure_import(*, path: str, slug: str) -> dict:
     user = get_user_model().objects.get_or_create(username="bench-importer")[0]
     project = Project.objects.create(slug=slug, name=f"Benchmark import {slug}")
     Membership.objects.create(project=project, user=user, role=Role.OWNER)
+    if rollup_state:
+        from metrics.services.rollups import rollups_read
+
+        rollups_read(project=project)
     size = os.path.getsize(path)
     started, cpu = time.perf_counter(), time.process_time()
     result = answers_import(project=project, path_or_file=path, format="native", user=user)
@@ -54,6 +60,11 @@ def measure_import(*, path: str, slug: str) -> dict:
         "answers_per_s": result.answers / seconds,
         "mb_per_s": size / 1e6 / seconds,
     }
+    if rollup_state:
+        from metrics.models import RollupMark, RollupState
+
+        state = RollupState.objects.get(project=project, run_id=None, system_id=None)
+        out["marks"] = RollupMark.objects.filter(state_id=state.pk).count()
     project_delete(slug=slug)  # vacuumed by the next run's start
     return out
 
