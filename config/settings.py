@@ -105,6 +105,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+# The hand-written batches of annotate.sql (save-and-next, every page's session, user and
+# membership reads) as prepared statements on PostgreSQL: planned once per connection instead
+# of on every request (annotate/sql/batch.py `_Pipelined`). Off behind a pooler in transaction
+# mode that cannot keep prepared statements (PgBouncer before 1.21). The threshold only lets
+# those batches prepare (they ask); Django's ORM queries use client-side binding and never do.
+FAITHAUDIT_PREPARED_STATEMENTS = env_bool("FAITHAUDIT_PREPARED_STATEMENTS", default=True)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 1_000_000_000)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -18,6 +18,11 @@ What is here, and why:
   callers keep every statement portable (PostgreSQL and SQLite), `%s` placeholders, no
   literal `%`. Bought: save-and-next in 6 statements instead of 18 (commit cd0b6ff), today
   "save-and-next server time p50, 1 analyst: 6.86 ms at 100k claims" (bench/RESULTS.md).
+  On PostgreSQL the batch goes as prepared statements in one psycopg pipeline (`_Pipelined`,
+  setting FAITHAUDIT_PREPARED_STATEMENTS): PostgreSQL planned the save's statements in longer
+  than it ran them; the save-and-next POST's time in database calls went 5.4-6.5 -> 3.0-3.2 ms
+  in-process (bench/profile_save_next.py, same machine, runs alternated). `statement_rows`:
+  one statement the same way (the session, user and membership reads).
 - `ModelRows`: instances from those statements' rows, built with the ORM's converters.
 - `project_membership_get`: every project page's first read (the same save-and-next figure).
 - `reservations_expired_delete`: correctness, `FOR UPDATE SKIP LOCKED` (no deadlock).
@@ -43,7 +48,7 @@ imports), `counters.py` (the save's queued writes: counters, reservation release
 queue's and the screen's statements).
 """
 
-from .batch import ModelRows, StatementBatch, _one_round_trip, model_rows
+from .batch import ModelRows, StatementBatch, _one_round_trip, model_rows, statement_rows
 from .bulk import copy_rows, copy_statement, sequence_ids_reserve
 from .counters import (
     claim_label_count_add,
@@ -80,6 +85,7 @@ from .queue import (
 __all__ = [
     "ModelRows",
     "StatementBatch",
+    "statement_rows",
     "_one_round_trip",
     "active_strata_statement",
     "active_stratum_move",

@@ -112,3 +112,67 @@ def test_model_rows_build_the_same_instances_as_the_orm():
         assert not built._state.adding
     assert isinstance(built.created_at, datetime.datetime)
     assert built.tags == ["number"]
+
+
+def test_model_rows_from_a_batch_build_the_same_instances_as_the_orm():
+    """The same through a batch (prepared statements with server-side binding on PostgreSQL):
+    JSON, dates, booleans and nulls converted as the ORM converts them."""
+    answer = AnswerFactory(metadata={"model": "m-2", "n": [1, 2.5]}, abstention=False)
+    claim = ClaimFactory(answer=answer, project=answer.project, tags=["date"], span_end=None)
+    for model, pk in ((Answer, answer.pk), (Claim, claim.pk)):
+        rows = model_rows(model)
+        for _ in range(2):  # the second run reuses the prepared statement
+            found = StatementBatch().run_then(
+                f"SELECT {rows.columns('t')} FROM {model._meta.db_table} t WHERE t.id = %s", [pk]
+            )
+            (built,) = rows.instances(found)
+            assert _fields(built) == _fields(model.objects.get(pk=pk))
+
+
+def _prepared_texts() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [text for (text,) in cursor.fetchall()]
+
+
+@pytest.mark.postgres
+def test_postgresql_prepares_a_batch_once_per_connection_and_logs_it_as_one_query():
+    project = ProjectFactory(name="before")
+    table = Project._meta.db_table
+    rename = f"UPDATE {table} SET name = %s WHERE id = %s AND slug <> 'prepared-test'"
+
+    def run(name):
+        batch = StatementBatch()
+        batch.add(rename, [name, project.pk])
+        batch.add(f"SELECT name FROM {table} WHERE id = %s", [project.pk])
+        with CaptureQueriesContext(connection) as queries:
+            rows = batch.run()
+        return rows, queries.captured_queries
+
+    (_, first), logged = run("one")
+    assert first == [("one",)]
+    # Django's query log holds the batch as one query, with its parameters written in.
+    assert len(logged) == 1
+    assert "'one'" in logged[0]["sql"]
+    assert ";" in logged[0]["sql"]
+    texts = [t for t in _prepared_texts() if "prepared-test" in t]
+    assert texts == [f"UPDATE {table} SET name = $1 WHERE id = $2 AND slug <> 'prepared-test'"]
+    (_, second), _ = run("two")
+    assert second == [("two",)]
+    assert [t for t in _prepared_texts() if "prepared-test" in t] == texts  # the same one
+
+
+@pytest.mark.postgres
+def test_with_prepared_statements_off_a_batch_goes_as_one_client_side_query(settings):
+    settings.FAITHAUDIT_PREPARED_STATEMENTS = False
+    project = ProjectFactory(name="before")
+    table = Project._meta.db_table
+    batch = StatementBatch()
+    batch.add(
+        f"UPDATE {table} SET name = %s WHERE id = %s AND slug <> 'not-prepared'", ["x", project.pk]
+    )
+    batch.add(f"SELECT name FROM {table} WHERE id = %s", [project.pk])
+    with CaptureQueriesContext(connection) as queries:
+        assert batch.run()[1] == [("x",)]
+    assert len(queries.captured_queries) == 1
+    assert not [t for t in _prepared_texts() if "not-prepared" in t]
