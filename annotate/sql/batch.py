@@ -35,30 +35,35 @@ class StatementBatch:
     def run(self) -> list[list[tuple] | None]:
         """Run the queued statements in order; each one's rows (None when it returns none)."""
         statements, self._statements = self._statements, []
-        if not statements:
-            return []
-        results: list[list[tuple] | None] = []
-        with _cursor(statements) as cursor:
-            if _one_round_trip(cursor) and len(statements) > 1:
-                cursor.execute(
-                    ";\n".join(sql for sql, _ in statements),
-                    [param for _, params in statements for param in params],
-                )
-                for index in range(len(statements)):
-                    if index:
-                        cursor.nextset()
-                    results.append(cursor.fetchall() if cursor.description else None)
-            else:
-                for sql, params in statements:
-                    cursor.execute(sql, params)
-                    results.append(cursor.fetchall() if cursor.description else None)
-        return results
+        return _results(statements)
 
 
 def statement_rows(sql: str, params: list | tuple = ()) -> list[tuple]:
-    """One hand-written statement's rows, as a batch of one: prepared on PostgreSQL (see
-    `prepared_statements`). For the reads every page starts with (session, user, membership)."""
-    return StatementBatch().run_then(sql, params)
+    """One hand-written statement's rows, on its own cursor: prepared on PostgreSQL (see
+    `prepared_statements`). For the reads every page starts with (session, user, membership);
+    not a `StatementBatch`, whose `run()` is the unit of a save's transaction."""
+    return _results([(sql.strip().rstrip(";"), list(params))])[0] or []
+
+
+def _results(statements: list[tuple[str, list]]) -> list[list[tuple] | None]:
+    if not statements:
+        return []
+    results: list[list[tuple] | None] = []
+    with _cursor(statements) as cursor:
+        if _one_round_trip(cursor) and len(statements) > 1:
+            cursor.execute(
+                ";\n".join(sql for sql, _ in statements),
+                [param for _, params in statements for param in params],
+            )
+            for index in range(len(statements)):
+                if index:
+                    cursor.nextset()
+                results.append(cursor.fetchall() if cursor.description else None)
+        else:
+            for sql, params in statements:
+                cursor.execute(sql, params)
+                results.append(cursor.fetchall() if cursor.description else None)
+    return results
 
 
 def prepared_statements() -> bool:
