@@ -265,6 +265,13 @@ def project_delete(*, slug: str) -> None:
         return
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL session_replication_role = replica")
+        # The rollup states' marks carry a plain state id, cascaded by a statement trigger
+        # (metrics migration 0006) that the replica role skips: deleted here first.
+        cursor.execute(
+            "DELETE FROM metrics_rollupmark WHERE state_id IN "
+            "(SELECT id FROM metrics_rollupstate WHERE project_id = %s)",
+            [project_id],
+        )
         # Claims, passages and answers first, so the walk below finds their tables empty.
         for model, where in (
             (Claim, "project_id = %(p)s"),

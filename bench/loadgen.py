@@ -3,9 +3,13 @@
 `gunicorn_start()` serves the product as in production: the `web` service's command in
 docker-compose.yml (`gunicorn config.wsgi --workers 3 --threads 4`; change both together)
 against the bench database. `save_next_run()` has each
-logged-in analyst do: GET the labelling screen, then repeatedly POST the screen's save form as
-htmx does (HX-Request, X-CSRFToken), which saves the label and answers with the next claim's
-screen — the one request an analyst waits for.
+logged-in analyst do what label.js does in a browser: GET the labelling screen, then for each
+claim GET the screen its save will answer with, ahead (…/following/, reserving that claim),
+and POST the screen's save form as htmx does (HX-Request, X-CSRFToken, X-Screen-Ahead naming
+the claim shown ahead), which saves the label and answers with the confirmation of the claim
+shown ahead (the counters and the "Saved …" line) — the request an analyst's save waits for.
+Both requests are timed and count in the load; `ahead=False` posts without the read-ahead, the
+answer then being the whole next screen (a save whose screen ahead had not arrived in time).
 
 Two ways to drive it:
 - `think=0`: a closed loop, every analyst posting again the moment the previous answer arrives.
@@ -156,37 +160,57 @@ def access_log_size(server: Server) -> int:
     return server.access_log.stat().st_size
 
 
-def _save_lines_read(path: Path, start: int, slug: str) -> tuple[list[float], int]:
-    """The request times (ms) of the save POSTs logged from byte `start`, and where the last
-    complete line read ends (a line being written is left for the next read)."""
+def _following_url_re(slug: str) -> re.Pattern:
+    return re.compile(rf"/p/{re.escape(slug)}/label/(\d+)/following/")
+
+
+# What a save's answer shows: the whole next screen, or (read-ahead) its confirmation.
+_SHOWN_RE = re.compile(r'id="screen" class="label-screen" data-claim-id="(\d+)"')
+
+
+def _save_lines_read(
+    path: Path, start: int, slug: str, *, ahead: bool = False
+) -> tuple[list[float], int]:
+    """The request times (ms) of the save POSTs logged from byte `start` (`ahead`: of the
+    read-ahead GETs instead), and where the last complete line read ends (a line being written
+    is left for the next read)."""
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read()
     end = data.rfind(b"\n") + 1
-    pattern = _save_url_re(slug)
+    method_wanted, pattern = (
+        ("GET", _following_url_re(slug)) if ahead else ("POST", _save_url_re(slug))
+    )
     times = []
     for line in data[:end].decode().splitlines():
         method, rest = line.split(" ", 1)
         path_info, _status, micros = rest.rsplit(" ", 2)
-        if method == "POST" and pattern.fullmatch(path_info):
+        if method == method_wanted and pattern.fullmatch(path_info):
             times.append(int(micros) / 1000)
     return times, start + end
 
 
 async def access_log_times(
-    server: Server, slug: str, start: int, expected: int, *, timeout: float = 10.0
+    server: Server,
+    slug: str,
+    start: int,
+    expected: int,
+    *,
+    timeout: float = 10.0,
+    ahead: bool = False,
 ) -> tuple[list[float], int]:
-    """gunicorn's request times (ms, sorted) of the save POSTs logged since byte `start`.
+    """gunicorn's request times (ms, sorted) of the save POSTs logged since byte `start`
+    (`ahead`: of the read-ahead GETs).
 
     gunicorn writes a request's line after it has sent the answer, so the client can have its
     answer a moment before the line is in the file: this waits (up to `timeout`) until
-    `expected` save POSTs (the number the client sent) are logged. Returns the times and the
+    `expected` requests (the number the client sent) are logged. Returns the times and the
     offset where they end, the start of the next phase; the caller compares the count with
     `expected`.
     """
     deadline = time.monotonic() + timeout
     while True:
-        times, end = _save_lines_read(server.access_log, start, slug)
+        times, end = _save_lines_read(server.access_log, start, slug, ahead=ahead)
         if len(times) >= expected or time.monotonic() >= deadline:
             return sorted(times), end
         await asyncio.sleep(0.05)
@@ -198,6 +222,7 @@ class Analyst:
     client: httpx.AsyncClient
     claim_id: int | None = None
     latencies: list[float] = field(default_factory=list)
+    ahead_latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
@@ -237,36 +262,69 @@ async def _open_screen(analyst: Analyst, slug: str) -> None:
     analyst.claim_id = int(found.group(1)) if found else None
 
 
+async def _ahead_fetch(analyst: Analyst, slug: str) -> int | None:
+    """label.js's read-ahead: GET the screen the save of the claim shown will answer with
+    (…/following/, which reserves that claim); its claim id, None when nothing follows (204)."""
+    started = time.perf_counter()
+    response = await analyst.client.get(
+        f"/p/{slug}/label/{analyst.claim_id}/following/",
+        headers={"HX-Request": "true", "HX-Target": "screen"},
+    )
+    analyst.ahead_latencies.append(time.perf_counter() - started)
+    if response.status_code == 204:
+        return None
+    if response.status_code != 200:
+        analyst.errors.append(f"read-ahead HTTP {response.status_code}")
+        return None
+    found = _SHOWN_RE.search(response.text)
+    return int(found.group(1)) if found else None
+
+
 async def _work(
-    analyst: Analyst, slug: str, *, saves: int, deadline: float, think: float, rng: random.Random
+    analyst: Analyst,
+    slug: str,
+    *,
+    saves: int,
+    deadline: float,
+    think: float,
+    rng: random.Random,
+    ahead: bool = True,
 ) -> None:
-    pattern = _save_url_re(slug)
+    """Save claim after claim as the labelling screen does. `ahead` (label.js in a browser):
+    once a claim is shown, its next screen is fetched ahead; the analyst then thinks; the save
+    is posted naming the claim shown ahead (X-Screen-Ahead), and the answer confirms it. Without
+    `ahead` (no JavaScript's read-ahead), the save's answer is the whole next screen."""
     done = 0
     if think:
         await asyncio.sleep(rng.uniform(0, think))  # analysts do not all start at once
     while analyst.claim_id is not None and done < saves and time.monotonic() < deadline:
-        token = analyst.client.cookies.get("csrftoken", "")
+        headers = {"HX-Request": "true", "HX-Target": "screen"}
+        if ahead:
+            shown_ahead = await _ahead_fetch(analyst, slug)
+            if shown_ahead is not None:
+                headers["X-Screen-Ahead"] = str(shown_ahead)
+        if think and done:
+            pause = rng.expovariate(1 / think)
+            if time.monotonic() + pause >= deadline:
+                break
+            await asyncio.sleep(pause)
+        headers["X-CSRFToken"] = analyst.client.cookies.get("csrftoken", "")
         started = time.perf_counter()
         response = await analyst.client.post(
             f"/p/{slug}/label/{analyst.claim_id}/save/",
             data={"verdict": "NOT_IN_PILE", "note": ""},
-            headers={"HX-Request": "true", "X-CSRFToken": token, "HX-Target": "screen"},
+            headers=headers,
         )
         elapsed = time.perf_counter() - started
         if response.status_code != 200:
             analyst.errors.append(f"HTTP {response.status_code}")
         analyst.latencies.append(elapsed)
-        found = pattern.search(response.text)
+        found = _SHOWN_RE.search(response.text)
         saved = found is None or int(found.group(1)) != analyst.claim_id
         if not saved:
             analyst.errors.append("same claim served again (save refused)")
         analyst.claim_id = int(found.group(1)) if found else None
         done += 1
-        if think:
-            pause = rng.expovariate(1 / think)
-            if time.monotonic() + pause >= deadline:
-                break
-            await asyncio.sleep(pause)
 
 
 async def save_next_run(
@@ -277,14 +335,19 @@ async def save_next_run(
     seconds: float,
     think: float = 0.0,
     seed: int = 7,
+    ahead: bool = True,
 ) -> dict:
     """Each analyst opens the screen, then saves up to `saves` claims within `seconds`.
 
-    `think` is the mean pause between an answer and the analyst's next save (exponential,
-    seeded by `seed` and the analyst's place in the list); 0 posts back to back.
+    `think` is the mean pause between the next screen fetched ahead and the analyst's save of
+    the claim shown (exponential, seeded by `seed` and the analyst's place in the list); 0
+    posts back to back. `ahead`: the read-ahead GET before each save, as label.js does
+    (`_work`). Returns the saves' latencies, the read-ahead GETs' (`ahead_latencies`), the
+    errors and the wall time.
     """
     for analyst in analysts:
         analyst.latencies.clear()
+        analyst.ahead_latencies.clear()
         analyst.errors.clear()
     await asyncio.gather(*(_open_screen(a, slug) for a in analysts))
     deadline = time.monotonic() + seconds
@@ -298,14 +361,21 @@ async def save_next_run(
                 deadline=deadline,
                 think=think,
                 rng=random.Random(seed * 1000 + i),
+                ahead=ahead,
             )
             for i, a in enumerate(analysts)
         )
     )
     wall = time.perf_counter() - started
     latencies = sorted(x for a in analysts for x in a.latencies)
+    ahead_latencies = sorted(x for a in analysts for x in a.ahead_latencies)
     errors = [e for a in analysts for e in a.errors]
-    return {"latencies": latencies, "errors": errors, "wall": wall}
+    return {
+        "latencies": latencies,
+        "ahead_latencies": ahead_latencies,
+        "errors": errors,
+        "wall": wall,
+    }
 
 
 def percentile(sorted_values: list[float], q: float) -> float:

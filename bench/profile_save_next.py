@@ -10,6 +10,9 @@ into time inside database calls and the rest, the statements per POST, and a cPr
 POSTs sorted by own time. `--sql` prints each statement of one POST with its time.
 `--phases` times named phases of each POST (the label service, the template, the session,
 user and membership reads, COMMIT) by wrapping them, and prints each one's median per POST.
+`--ahead` has each POST follow its read-ahead GET (…/following/, timed apart) and name the
+claim shown ahead, as label.js does: the POST then answers with the confirmation only (the
+per-statement and `--phases` figures then count the GET's work in with its POST's).
 `--rollup-state` builds the project's rollup state first (`metrics.services.rollups`), so each
 write's rollup triggers (migration metrics 0005) join it: their cost on the save path.
 """
@@ -56,6 +59,7 @@ def main() -> None:
     parser.add_argument("--claims", type=int, default=100_000)
     parser.add_argument("--rollup-state", action="store_true")
     parser.add_argument("--phases", action="store_true")
+    parser.add_argument("--ahead", action="store_true")
     options = parser.parse_args()
     django_setup(migrate=True)
     from bench.datagen import project_generate, tables_vacuum
@@ -88,20 +92,30 @@ def main() -> None:
     timer = _SqlTimer()
     walls, in_db, statements = [], [], []
 
+    shown = re.compile(r'id="screen" class="label-screen" data-claim-id="(\d+)"')
+    aheads: list[float] = []
+
     def post() -> None:
         nonlocal claim_id
+        sent = dict(headers)
+        if options.ahead:  # label.js's read-ahead first, timed apart
+            started = time.perf_counter()
+            ahead = client.get(f"/p/{slug}/label/{claim_id}/following/", headers=headers)
+            aheads.append(time.perf_counter() - started)
+            if ahead.status_code == 200:
+                sent["X-Screen-Ahead"] = shown.search(ahead.content.decode()).group(1)
         db_before, count_before = timer.seconds, timer.count
         started = time.perf_counter()
         response = client.post(
             f"/p/{slug}/label/{claim_id}/save/",
             {"verdict": "NOT_IN_PILE", "note": ""},
-            headers=headers,
+            headers=sent,
         )
         walls.append(time.perf_counter() - started)
         in_db.append(timer.seconds - db_before)
         statements.append(timer.count - count_before)
         assert response.status_code == 200, response.status_code
-        following = int(pattern.search(response.content.decode()).group(1))
+        following = int(shown.search(response.content.decode()).group(1))
         assert following != claim_id, f"claim {claim_id} was not saved: served again"
         claim_id = following
 
@@ -109,7 +123,7 @@ def main() -> None:
     with connection.execute_wrapper(timer):
         for _ in range(20):  # warm caches, connections, templates
             post()
-        walls.clear(), in_db.clear(), statements.clear()
+        walls.clear(), in_db.clear(), statements.clear(), aheads.clear()
         if options.sql:
             timer.keep = True
             post()
@@ -123,6 +137,8 @@ def main() -> None:
             f"{len(walls)} POSTs without the profiler: wall p50 {ms(walls):.2f} ms, of it in "
             f"database calls {ms(in_db):.2f} ms; {statistics.median(statements):.0f} statements"
         )
+        if aheads:
+            print(f"  each after its read-ahead GET: wall p50 {ms(aheads):.2f} ms")
         for key, spent in sorted(timer.by_statement.items(), key=lambda kv: -kv[1]):
             print(f"  {spent / (options.saves + 20) * 1000:6.2f} ms per POST  {key}")
         if phases is not None:

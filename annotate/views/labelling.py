@@ -233,12 +233,8 @@ def _screen(
             context["values"]["passage"] = request.GET["passage"]
         if not (request.htmx and request.htmx.target == "pile"):
             context.update(thread_context(claim=claim, user=request.user, membership=membership))
-    saved = extra.get("saved")
-    if saved is not None:
-        context["saved_reveal"] = claim_reveal_for_user(
-            claim=saved.claim, user=request.user, project=project
-        )
-    _ground_truth_attach(context, claim, saved)
+    _saved_reveal_attach(context, request, project, extra.get("saved"))
+    _ground_truth_attach(context, claim, extra.get("saved"))
     if not request.htmx:  # the panel sits outside the #screen partial: not on every save
         context["guidelines"] = guidelines_html(project.guidelines)
     template = "annotate/label.html"
@@ -246,10 +242,41 @@ def _screen(
     pile_only = bool(request.htmx) and request.htmx.target == "pile" and claim is not None
     if not pile_only:
         _reveals_record(request.user, (context.get("reveal"), context.get("own_label")))
-        _reveals_record(request.user, (context.get("saved_reveal"), saved))
+        _reveals_record(request.user, (context.get("saved_reveal"), extra.get("saved")))
     if request.htmx:
         template += "#pile-page" if pile_only else "#screen"
     return render(request, template, context, status=status)
+
+
+def _saved_reveal_attach(context: dict, request, project, saved) -> None:
+    """Beside the "Saved …" line, what the analyst may now see of the claim just labelled."""
+    if saved is not None:
+        context["saved_reveal"] = claim_reveal_for_user(
+            claim=saved.claim, user=request.user, project=project
+        )
+
+
+def _confirmation(request, project, membership, following: Claim, *, saved, saved_quoted):
+    """What a save answers when the browser already shows `following`'s screen, rendered ahead
+    (label.js sends its id as `X-Screen-Ahead` and, when the answer is for that claim, takes
+    only the counters and the "Saved …" line from it): the `#screen` element with those two,
+    not the whole screen again. The saved claim's reveal and its record are as on the screen
+    (`_screen`); `following`'s own reveal was recorded when its screen was rendered ahead."""
+    context = {"project": project, "membership": membership, "claim": following}
+    context["progress"] = labelling_progress(
+        project=project, user=request.user, membership=membership
+    )
+    context.update(saved=saved, saved_quoted=saved_quoted)
+    _saved_reveal_attach(context, request, project, saved)
+    _ground_truth_attach(context, None, saved)
+    _reveals_record(request.user, (context.get("saved_reveal"), saved))
+    return render(request, "annotate/label.html#confirmation", context)
+
+
+def _shown_ahead(request, following: Claim | None) -> bool:
+    """Whether the browser shows `following`'s screen already (label.js's `X-Screen-Ahead`)."""
+    shown = request.headers.get("X-Screen-Ahead", "")
+    return bool(request.htmx) and following is not None and shown == str(following.pk)
 
 
 class _PileById:
@@ -395,9 +422,20 @@ def label_claim_save(request, project, membership, claim_id: int):
     quoted = label.evidence_quote and _quotes_phrase(
         [label.evidence_quote, *(span["quote"] for span in more)]
     )
-    response = _screen(
-        request, project, membership, following, saved=label, saved_quoted=quoted, from_queue=True
-    )
+    if _shown_ahead(request, following):
+        response = _confirmation(
+            request, project, membership, following, saved=label, saved_quoted=quoted
+        )
+    else:
+        response = _screen(
+            request,
+            project,
+            membership,
+            following,
+            saved=label,
+            saved_quoted=quoted,
+            from_queue=True,
+        )
     push_url(response, reverse("annotate:label-next", args=[project.slug]))
     return trigger_client_event(
         response, "labelSaved", {"claim": claim_id, "verdict": label.verdict}

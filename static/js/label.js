@@ -863,7 +863,14 @@
       method: "POST",
       body: body,
       credentials: "same-origin",
-      headers: { "HX-Request": "true", "HX-Target": "screen", "HX-Current-URL": location.href },
+      // The claim shown ahead: a save answered for it comes back as the counters and the
+      // "Saved …" line alone (views/labelling.py `_confirmation`), not its screen again.
+      headers: {
+        "HX-Request": "true",
+        "HX-Target": "screen",
+        "HX-Current-URL": location.href,
+        "X-Screen-Ahead": saving.to,
+      },
     })
       .then(function (response) {
         return response.text().then(function (html) { answered(response, html); });
@@ -890,6 +897,11 @@
         else if (theirs) live.querySelector(".label-status").after(theirs);
         if (theirs && window.htmx) window.htmx.process(theirs);
       });
+    } else if (fresh && fresh.hasAttribute("data-confirmation")) {
+      // Saved, but the screen shown is no longer the one the confirmation is for: load the
+      // queue's screen whole (the claim stays reserved for this analyst).
+      location.assign((response && response.headers.get("HX-Push-Url")) || location.href);
+      return;
     } else if (fresh) {
       show(fresh); // the server's answer wins
     } else {

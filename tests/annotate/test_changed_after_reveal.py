@@ -203,3 +203,33 @@ def test_the_flag_survives_export_and_import_and_keeps_the_claim_out_of_gold(cli
     )
     assert flags == {analyst.username: True, colleague.username: False}
     assert not Gold.objects.filter(claim__project=copy).exists()
+
+
+def test_a_save_confirmed_for_the_screen_shown_ahead_reveals_and_records_as_the_screen(client):
+    """label.js's save while the next screen is shown ahead gets the "Saved …" line alone: the
+    judge's verdict is revealed in it and recorded, so a change after it is still flagged."""
+    project, claim, passage, analyst, _colleague, _lead = _world()
+    following = ClaimFactory(answer=claim.answer, text="Refunds are fast.", position=2)
+    client.force_login(analyst)
+    client.get(reverse("annotate:label-next", args=[project.slug]), **HTMX)
+    client.get(reverse("annotate:label-following", args=[project.slug, claim.pk]), **HTMX)
+    quote = QUOTES["SUPPORTED"]
+    start = PILE.index(quote)
+    saved = client.post(
+        reverse("annotate:label-save", args=[project.slug, claim.pk]),
+        {
+            "verdict": "SUPPORTED",
+            "passage": passage.pk,
+            "quote": quote,
+            "start_utf16": start,
+            "end_utf16": start + len(quote),
+        },
+        HTTP_X_SCREEN_AHEAD=str(following.pk),
+        **HTMX,
+    )
+    page = saved.content.decode()
+    assert "data-confirmation" in page
+    assert "judge-owl" in page
+    assert Reveal.objects.get(claim=claim, user=analyst).verdict == "SUPPORTED"
+    _post(client, project, claim, passage, "CONTRADICTED")
+    assert Label.objects.get(claim=claim, annotator=analyst).changed_after_reveal

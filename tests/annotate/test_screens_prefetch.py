@@ -196,3 +196,58 @@ def test_a_save_holding_the_claim_ahead_takes_no_more_statements_than_one_withou
         # Session, user, member with project; the claim's lock and read; the label's writes
         # with the queue's search; the reservation with the next screen's reads.
         assert without == 6
+
+
+def save_shown_ahead(client, project, claim, ahead):
+    """A save as label.js posts it while `ahead`'s screen (rendered ahead) is shown."""
+    url = reverse("annotate:label-save", args=[project.slug, claim.pk])
+    return client.post(url, {"verdict": "NOT_IN_PILE"}, HTTP_X_SCREEN_AHEAD=str(ahead.pk), **HTMX)
+
+
+def test_a_save_of_a_claim_whose_next_screen_is_shown_ahead_answers_only_what_label_js_takes(
+    client,
+):
+    project, ana, _bob, claims = three_claims()
+    client = logged_in(client, ana)
+    client.get(reverse("annotate:label-next", args=[project.slug]), **HTMX)
+    client.get(following_url(project, claims[0]), **HTMX)  # B rendered ahead, reserved
+    answer = save_shown_ahead(client, project, claims[0], claims[1])
+    html = answer.content.decode()
+    assert answer.status_code == 200
+    assert shown_claim(html) == claims[1].pk
+    assert "data-confirmation" in html
+    # The counters after the save and the "Saved …" line, as the whole screen has them.
+    assert 'data-testid="my-count">1</strong>' in html
+    assert (
+        f'class="last-saved" role="status" aria-label="Last save" data-saved-claim="{claims[0].pk}"'
+        in html
+    )
+    assert "Claim text A." in html
+    # Not B's screen again: its form, text and pile came with the GET ahead.
+    assert 'id="label-form"' not in html
+    assert "Claim text B." not in html
+    assert "Nothing relevant." not in html
+    assert answer["HX-Push-Url"] == reverse("annotate:label-next", args=[project.slug])
+    assert "labelSaved" in answer["HX-Trigger"]
+    assert Label.objects.get(claim=claims[0], annotator=ana).verdict == Verdict.NOT_IN_PILE
+    # And the queue goes on from B: its save serves C.
+    client.get(following_url(project, claims[1]), **HTMX)
+    after_b = save_shown_ahead(client, project, claims[1], claims[2])
+    assert shown_claim(after_b.content.decode()) == claims[2].pk
+
+
+def test_a_save_whose_claim_shown_ahead_is_not_what_follows_gets_the_whole_screen(client):
+    project, ana, _bob, claims = three_claims()
+    client = logged_in(client, ana)
+    client.get(reverse("annotate:label-next", args=[project.slug]), **HTMX)
+    # The browser claims C is shown ahead, but the queue serves B: the server's screen wins.
+    answer = save_shown_ahead(client, project, claims[0], claims[2])
+    html = answer.content.decode()
+    assert shown_claim(html) == claims[1].pk
+    assert "data-confirmation" not in html
+    assert 'id="label-form"' in html
+    assert "Claim text B." in html
+    # Without htmx (no JavaScript) the header changes nothing: the save redirects.
+    url = reverse("annotate:label-save", args=[project.slug, claims[1].pk])
+    plain = client.post(url, {"verdict": "NOT_IN_PILE"}, HTTP_X_SCREEN_AHEAD=str(claims[2].pk))
+    assert plain.status_code == 302

@@ -80,6 +80,8 @@ def test_save_and_next_shows_the_next_claim_before_the_save_is_answered(browser_
     # The save's POST is still held: the next claim is on the screen, the label not yet stored.
     wait_held(page, held)
     assert len(held) == 1
+    # It names the claim shown ahead: the server answers with the confirmation alone.
+    assert held[0].request.headers.get("x-screen-ahead") == str(claims[1].pk)
     assert not Label.objects.exists()
     assert (
         page.locator(".label-saving").inner_text().startswith(f"Saving your label for “{TEXTS[0]}”")
