@@ -17,6 +17,10 @@
 
   function submit(form) {
     if (!form) return;
+    // htmx binds a swapped-in form's hx-post only when the swap settles (20 ms later): a key
+    // pressed in between would post the form natively and reload the page. Processing it now
+    // binds it at once; htmx skips a form it has bound already.
+    if (window.htmx && form.hasAttribute("hx-post")) window.htmx.process(form);
     if (form.requestSubmit) form.requestSubmit(); else form.submit();
   }
 
