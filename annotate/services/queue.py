@@ -152,22 +152,29 @@ def claim_next_for_user(
     """
     now = timezone.now()
     condition, _ = stratum_condition(project=project, stratum=stratum)
-    if after is not None:
-        condition &= ~Q(pk=after)
-    _expired_release(project=project, user=user, now=now)
     return claim_take_next(
-        project=project, user=user, condition=condition, now=now, ahead=after is not None
+        project=project,
+        user=user,
+        condition=condition,
+        now=now,
+        before=_expired_release(project=project, user=user, now=now),
+        ahead=after is not None,
+        other_than=after,
     )
 
 
-def _expired_release(*, project: Project, user, now) -> None:
+def _expired_release(*, project: Project, user, now) -> StatementBatch:
     """Delete the user's expired reservations in the project, skipping any another
     transaction is writing (a save-and-next releasing or renewing it under its claim's lock):
-    this cleanup takes no claim lock, so waiting there could close a cycle of waits."""
+    this cleanup takes no claim lock, so waiting there could close a cycle of waits. On
+    PostgreSQL the deletion is queued on the batch returned, for the queue's first search to
+    send in its round trip; elsewhere it is done now and the batch is empty."""
+    batch = StatementBatch()
     if not connection.features.has_select_for_update_skip_locked:
         Reservation.objects.filter(user=user, claim__project=project, expires_at__lte=now).delete()
-        return
-    reservations_expired_delete(project_id=project.pk, user_id=user.pk, now=now)
+        return batch
+    reservations_expired_delete(batch, project_id=project.pk, user_id=user.pk, now=now)
+    return batch
 
 
 def claim_take_next(
@@ -182,6 +189,7 @@ def claim_take_next(
     strata: list[tuple] | None = None,
     counted: tuple[str, int, int] | None = None,
     ahead: bool = False,
+    other_than: int | None = None,
 ) -> Claim | None:
     """`claim_next_for_user` for a caller already inside a transaction, with the stratum's
     `condition` (see `stratum_condition`); the claim comes with its answer.
@@ -203,6 +211,8 @@ def claim_take_next(
     the design have no stratum).
 
     `ahead`: the claim is taken for the screen rendered ahead (`Reservation.ahead`), not served.
+    `other_than`: that claim is left out (the one on the screen, when the next is rendered
+    ahead); on the unrestricted queue it stays in the hand-written SQL.
     """
     now = now or timezone.now()
     before = before if before is not None else StatementBatch()
@@ -212,6 +222,8 @@ def claim_take_next(
     restricted = bool(condition)  # a member's stratum: the ORM's query, else the raw SQL
     if routed_out:
         condition &= Q(routed_to_judge=False)
+    if other_than is not None:
+        condition &= ~Q(pk=other_than)
     tries = _strata_tries(project=project, strata=strata, counted=counted)
     if may_hold_one:
         held = _own_reservation_take(
@@ -224,6 +236,7 @@ def claim_take_next(
             restricted=restricted,
             routed_out=routed_out,
             ahead=ahead,
+            other_than=other_than,
         )
         if held is not None:
             return held
@@ -238,6 +251,7 @@ def claim_take_next(
         restricted=restricted,
         routed_out=routed_out,
         ahead=ahead,
+        other_than=other_than,
     )
 
 
@@ -285,6 +299,7 @@ def _own_reservation_take(
     restricted: bool,
     routed_out: bool,
     ahead: bool,
+    other_than: int | None = None,
 ) -> Claim | None:
     """The user's own unexpired reservation, reserved again; None when they hold none (or it
     lost its room). Runs `before` either way, `after` only when it returns a claim."""
@@ -293,7 +308,11 @@ def _own_reservation_take(
         # with the screen's reads in one more, as a claim the search finds.
         rows = before.run_then(
             *sql.own_reservation_statement(
-                project_id=project.pk, user_id=user.pk, now=now, routed_out=routed_out
+                project_id=project.pk,
+                user_id=user.pk,
+                now=now,
+                routed_out=routed_out,
+                other_than=other_than,
             )
         )
         if not rows:
@@ -339,6 +358,7 @@ def _open_claim_take(
     restricted: bool,
     routed_out: bool,
     ahead: bool,
+    other_than: int | None = None,
 ) -> Claim | None:
     """The first open candidate in queue order, stratum by stratum of `tries`, locked (SKIP
     LOCKED), re-checked and reserved under its lock; None when none is left (then `after` runs
@@ -368,6 +388,7 @@ def _open_claim_take(
                 batch=before,
                 active_stratum=active_stratum,
                 routed_out=routed_out,
+                other_than=other_than,
             )
         if claim_id is None:
             tried += 1
@@ -416,6 +437,7 @@ def _first_open_claim_id(
     batch: StatementBatch | None = None,
     active_stratum: str | None = None,
     routed_out: bool = False,
+    other_than: int | None = None,
 ) -> int | None:
     """`_candidates` without a stratum, first in queue order, locked (SKIP LOCKED): the id.
 
@@ -432,6 +454,7 @@ def _first_open_claim_id(
             now=now,
             active_stratum=active_stratum,
             routed_out=routed_out,
+            other_than=other_than,
         )
     )
     return rows[0][0] if rows else None

@@ -45,9 +45,12 @@ def project_membership_get(*, slug: str, user_id: int):
     return membership
 
 
-def reservations_expired_delete(*, project_id: int, user_id: int, now) -> None:
-    """Delete the user's expired reservations in the project, skipping any another transaction
-    is writing (PostgreSQL only: the caller checks `has_select_for_update_skip_locked`).
+def reservations_expired_delete(
+    batch: StatementBatch, *, project_id: int, user_id: int, now
+) -> None:
+    """Queue on `batch` the deletion of the user's expired reservations in the project, skipping
+    any another transaction is writing (PostgreSQL only: the caller checks
+    `has_select_for_update_skip_locked`); it rides in the queue search's round trip.
 
     Why raw: correctness. `FOR UPDATE OF r SKIP LOCKED` in the DELETE's subquery, which the
     ORM cannot write: this cleanup takes no claim lock, so waiting on a row a save-and-next is
@@ -55,13 +58,12 @@ def reservations_expired_delete(*, project_id: int, user_id: int, now) -> None:
     5 of 96 saves answered 500).
     """
     reservations, claims = Reservation._meta.db_table, Claim._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {reservations} WHERE id IN (SELECT r.id FROM {reservations} r"
-            f" INNER JOIN {claims} c ON c.id = r.claim_id WHERE r.user_id = %s"
-            " AND c.project_id = %s AND r.expires_at <= %s FOR UPDATE OF r SKIP LOCKED)",
-            [user_id, project_id, connection.ops.adapt_datetimefield_value(now)],
-        )
+    batch.add(
+        f"DELETE FROM {reservations} WHERE id IN (SELECT r.id FROM {reservations} r"
+        f" INNER JOIN {claims} c ON c.id = r.claim_id WHERE r.user_id = %s"
+        " AND c.project_id = %s AND r.expires_at <= %s FOR UPDATE OF r SKIP LOCKED)",
+        [user_id, project_id, connection.ops.adapt_datetimefield_value(now)],
+    )
 
 
 def queue_candidates_statement(
@@ -71,11 +73,13 @@ def queue_candidates_statement(
     now,
     active_stratum: str | None = None,
     routed_out: bool = False,
+    other_than: int | None = None,
 ) -> tuple[str, list]:
     """The unrestricted queue's first open claim the user may take, in queue order (walks
     claim_open_queue_idx, or claim_open_stratum_idx within `active_stratum`, the stratified
     design's chosen stratum): its id. `routed_out`: claims routed to the judge are not served
-    (selective judging on). Locked `FOR UPDATE OF c SKIP LOCKED` where the backend can (SQLite
+    (selective judging on). `other_than`: that claim left out (the one on the analyst's screen,
+    when the screen after it is rendered ahead). Locked `FOR UPDATE OF c SKIP LOCKED` where the backend can (SQLite
     serialises writers instead).
 
     Why raw: the ORM spent a fifth of a save-and-next's CPU building and compiling these
@@ -94,6 +98,7 @@ def queue_candidates_statement(
         WHERE c.project_id = %s AND c.label_count < c.labels_required AND NOT a.abstention
         {"AND c.active_stratum = %s" if active_stratum is not None else ""}
         {"AND NOT c.routed_to_judge" if routed_out else ""}
+        {"AND c.id <> %s" if other_than is not None else ""}
         AND NOT EXISTS (SELECT 1 FROM {labels} l WHERE l.claim_id = c.id AND l.annotator_id = %s)
         AND NOT EXISTS (SELECT 1 FROM {skips} k WHERE k.claim_id = c.id AND k.user_id = %s)
         AND (
@@ -106,6 +111,7 @@ def queue_candidates_statement(
     params = [
         project_id,
         *([active_stratum] if active_stratum is not None else []),
+        *([other_than] if other_than is not None else []),
         user_id,
         user_id,
         user_id,
@@ -115,7 +121,7 @@ def queue_candidates_statement(
 
 
 def own_reservation_statement(
-    *, project_id: int, user_id: int, now, routed_out: bool = False
+    *, project_id: int, user_id: int, now, routed_out: bool = False, other_than: int | None = None
 ) -> tuple[str, list]:
     """The claim of the project the user holds a live reservation on, still open and neither
     labelled nor skipped by them, first in queue order, locked (SKIP LOCKED: another tab of
@@ -128,6 +134,7 @@ def own_reservation_statement(
     queue's search does; the ORM's query was a round trip and a compilation of its own, and
     its claim's screen reads two more ("save-and-next statements per POST, holding the claim
     ahead: 6, as without; the ORM's path took 11", tests/annotate/test_screens_prefetch.py).
+    `other_than`: that claim left out (as in `queue_candidates_statement`).
     """
     claims, labels = Claim._meta.db_table, Label._meta.db_table
     reservations, skips = Reservation._meta.db_table, ClaimSkip._meta.db_table
@@ -139,6 +146,7 @@ def own_reservation_statement(
         WHERE r.user_id = %s AND r.expires_at > %s AND c.project_id = %s
         AND c.label_count < c.labels_required
         {"AND NOT c.routed_to_judge" if routed_out else ""}
+        {"AND c.id <> %s" if other_than is not None else ""}
         AND NOT EXISTS (SELECT 1 FROM {labels} l WHERE l.claim_id = c.id AND l.annotator_id = %s)
         AND NOT EXISTS (SELECT 1 FROM {skips} k WHERE k.claim_id = c.id AND k.user_id = %s)
         ORDER BY c.queue_key, c.id
@@ -148,6 +156,7 @@ def own_reservation_statement(
         user_id,
         connection.ops.adapt_datetimefield_value(now),
         project_id,
+        *([other_than] if other_than is not None else []),
         user_id,
         user_id,
     ]
