@@ -49,7 +49,7 @@ def _world(*, reveal_after_save: bool = True, judge: bool = True):
     return project, claim, passage, analyst, colleague, lead
 
 
-def _post(client, project, claim, passage, verdict):
+def _post(client, project, claim, passage, verdict, **headers):
     quote = QUOTES.get(verdict, "")
     form = {"verdict": verdict}
     if quote:
@@ -57,7 +57,8 @@ def _post(client, project, claim, passage, verdict):
         form.update(
             passage=passage.pk, quote=quote, start_utf16=start, end_utf16=start + len(quote)
         )
-    return client.post(reverse("annotate:label-save", args=[project.slug, claim.pk]), form, **HTMX)
+    url = reverse("annotate:label-save", args=[project.slug, claim.pk])
+    return client.post(url, form, **HTMX, **headers)
 
 
 def _evidence(passage, verdict):
@@ -213,19 +214,8 @@ def test_a_save_confirmed_for_the_screen_shown_ahead_reveals_and_records_as_the_
     client.force_login(analyst)
     client.get(reverse("annotate:label-next", args=[project.slug]), **HTMX)
     client.get(reverse("annotate:label-following", args=[project.slug, claim.pk]), **HTMX)
-    quote = QUOTES["SUPPORTED"]
-    start = PILE.index(quote)
-    saved = client.post(
-        reverse("annotate:label-save", args=[project.slug, claim.pk]),
-        {
-            "verdict": "SUPPORTED",
-            "passage": passage.pk,
-            "quote": quote,
-            "start_utf16": start,
-            "end_utf16": start + len(quote),
-        },
-        HTTP_X_SCREEN_AHEAD=str(following.pk),
-        **HTMX,
+    saved = _post(
+        client, project, claim, passage, "SUPPORTED", HTTP_X_SCREEN_AHEAD=str(following.pk)
     )
     page = saved.content.decode()
     assert "data-confirmation" in page
