@@ -48,13 +48,17 @@ def membership_get(*, user, project: Project) -> Membership | None:
 
 
 def project_get_for_user(
-    *, user, slug: str, role: str = Role.ANALYST
+    *, user, slug: str, role: str = Role.ANALYST, read: tuple | None = None
 ) -> tuple[Project, Membership]:
-    """The project with this slug if `user` is a member with at least `role`, else Http404."""
+    """The project with this slug if `user` is a member with at least `role`, else Http404.
+    `read`: (a user's id, their membership in it or None) read already (`annotate.access`),
+    used when it is this user's."""
     if not user.is_authenticated:
         raise Http404("No such project.")
-    # Every project page starts here: one hand-written statement (annotate.sql).
-    membership = project_membership_get(slug=slug, user_id=user.pk)
+    if read is not None and read[0] == user.pk:
+        membership = read[1]
+    else:  # one hand-written statement (annotate.sql)
+        membership = project_membership_get(slug=slug, user_id=user.pk)
     if membership is None or ROLE_RANK[Role(membership.role)] < ROLE_RANK[Role(role)]:
         raise Http404("No such project.")
     return membership.project, membership

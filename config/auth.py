@@ -31,6 +31,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
+from annotate.access import user_read_ahead
 from config.sql import row_by
 
 
@@ -51,7 +52,9 @@ class SessionStore(db.SessionStore):
 
 
 class UserBackend(ModelBackend):
-    """Django's model backend; only the per-request load of the logged-in user is SQL."""
+    """Django's model backend; only the per-request load of the logged-in user is SQL. On a
+    project page the user comes from the project's membership read (one statement for both,
+    `annotate.access.user_read_ahead`); Django's checks of it are the same either way."""
 
     def get_user(self, user_id):
         model = get_user_model()
@@ -59,7 +62,7 @@ class UserBackend(ModelBackend):
             user_id = model._meta.pk.to_python(user_id)
         except ValidationError:  # a session holding a malformed id: nobody is logged in
             return None
-        user = row_by(model, model._meta.pk.column, user_id)
+        user = user_read_ahead(user_id) or row_by(model, model._meta.pk.column, user_id)
         return user if user is not None and self.user_can_authenticate(user) else None
 
 

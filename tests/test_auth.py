@@ -10,6 +10,8 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.models import Session
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from config.auth import SessionStore, UserBackend
@@ -20,6 +22,12 @@ pytestmark = pytest.mark.django_db
 
 def _projects_page(client):
     return client.get("/")
+
+
+def _project_page(client, membership):
+    """A project page, where the user is read with the membership in one statement
+    (annotate.access) and handed to the backend: the same rules must hold there."""
+    return client.get(f"/p/{membership.project.slug}/")
 
 
 def test_a_logged_in_analyst_is_recognised_on_the_next_request(client):
@@ -76,3 +84,40 @@ def test_the_session_store_reads_back_what_it_saved():
     assert loaded[SESSION_KEY] == "42"
     assert loaded["note"] == {"draft": "é"}
     assert SessionStore("x" * 32).load() == {}  # unknown key: an empty, fresh session
+
+
+@pytest.mark.parametrize("change", ["deactivated", "password changed", "user gone"])
+def test_on_a_project_page_the_user_read_with_the_membership_keeps_djangos_checks(client, change):
+    membership = MembershipFactory()
+    user = membership.user
+    client.force_login(user)
+    assert _project_page(client, membership).status_code == 200
+    if change == "deactivated":
+        user.is_active = False
+        user.save()
+    elif change == "password changed":
+        user.set_password("another long passphrase 42")
+        user.save()
+    else:
+        user.delete()
+    response = _project_page(client, membership)
+    assert response.status_code == 302
+    assert "/login/" in response["Location"]
+
+
+def test_a_project_page_reads_its_user_and_membership_in_one_statement(client):
+    membership = MembershipFactory()
+    outsider = UserFactory()
+    client.force_login(membership.user)
+    with CaptureQueriesContext(connection) as queries:
+        response = _project_page(client, membership)
+    assert response.status_code == 200
+    assert response.wsgi_request.user == membership.user
+    reads = [q["sql"] for q in queries if "auth_user" in q["sql"]]
+    assert len(reads) == 1
+    assert "annotate_membership" in reads[0]
+    # Someone else's session on the same page: their own user, and no membership (404).
+    client.force_login(outsider)
+    response = _project_page(client, membership)
+    assert response.status_code == 404
+    assert response.wsgi_request.user == outsider

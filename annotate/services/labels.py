@@ -1,5 +1,6 @@
 """Writing labels: the one path by which an analyst's verdict reaches the database."""
 
+import functools
 import logging
 import random
 import time
@@ -193,6 +194,42 @@ def label_save(
     return Label.objects.get(claim_id=claim.pk, annotator=annotator)
 
 
+def _retried_on_conflict(save):
+    """`save` (a transaction, keyword arguments only), run again after a deadlock or a
+    serialisation failure: up to `SAVE_TRIES` tries with a short jittered backoff, then
+    LabelSaveConflict. Call it outside any transaction (inside one, only its savepoint is
+    retried while the outer transaction keeps its locks)."""
+
+    @functools.wraps(save)
+    def retried(**arguments):
+        for attempt in range(1, SAVE_TRIES + 1):
+            try:
+                return save(**arguments)
+            except OperationalError as error:
+                if not transaction_conflict(error):
+                    raise
+                logger.warning(
+                    "save-and-next of claim %s by user %s: %s (try %s of %s)",
+                    arguments.get("claim_id"),
+                    getattr(arguments.get("annotator"), "pk", None),
+                    str(error).splitlines()[0],
+                    attempt,
+                    SAVE_TRIES,
+                )
+                if attempt == SAVE_TRIES:
+                    raise LabelSaveConflict(
+                        "Your label was not saved: the database was busy with other saves at "
+                        "that moment (several tabs saving at once, say). Your verdict and quote "
+                        "are still in the form: press Save again."
+                    ) from error
+                time.sleep(SAVE_BACKOFF_SECONDS * attempt * random.uniform(0.5, 1.5))
+        raise AssertionError("unreachable")
+
+    return retried
+
+
+@_retried_on_conflict
+@transaction.atomic
 def label_save_and_next(
     *,
     project: Project,
@@ -208,70 +245,13 @@ def label_save_and_next(
     note: str = "",
     correct: str = "",
     seconds: float | None = None,
-) -> tuple[Label, Claim | None]:
-    """`_label_save_and_next` (see there), its transaction run again after a deadlock or a
-    serialisation failure: up to `SAVE_TRIES` tries with a short jittered backoff, then
-    LabelSaveConflict. Call it outside any transaction (inside one, only its savepoint is
-    retried while the outer transaction keeps its locks)."""
-    arguments = {
-        "project": project,
-        "membership": membership,
-        "annotator": annotator,
-        "claim_id": claim_id,
-        "verdict": verdict,
-        "passage_id": passage_id,
-        "start_utf16": start_utf16,
-        "end_utf16": end_utf16,
-        "quote": quote,
-        "more": more,
-        "note": note,
-        "correct": correct,
-        "seconds": seconds,
-    }
-    for attempt in range(1, SAVE_TRIES + 1):
-        try:
-            return _label_save_and_next(**arguments)
-        except OperationalError as error:
-            if not transaction_conflict(error):
-                raise
-            logger.warning(
-                "save-and-next of claim %s by user %s: %s (try %s of %s)",
-                claim_id,
-                getattr(annotator, "pk", None),
-                str(error).splitlines()[0],
-                attempt,
-                SAVE_TRIES,
-            )
-            if attempt == SAVE_TRIES:
-                raise LabelSaveConflict(
-                    "Your label was not saved: the database was busy with other saves at "
-                    "that moment (several tabs saving at once, say). Your verdict and quote "
-                    "are still in the form: press Save again."
-                ) from error
-            time.sleep(SAVE_BACKOFF_SECONDS * attempt * random.uniform(0.5, 1.5))
-    raise AssertionError("unreachable")
-
-
-@transaction.atomic
-def _label_save_and_next(
-    *,
-    project: Project,
-    membership: Membership,
-    annotator,
-    claim_id: int,
-    verdict: str,
-    passage_id: int | None = None,
-    start_utf16: int | None = None,
-    end_utf16: int | None = None,
-    quote: str = "",
-    more: list[dict] | tuple = (),
-    note: str = "",
-    correct: str = "",
-    seconds: float | None = None,
+    shown: int | None = None,
 ) -> tuple[Label, Claim | None]:
     """The labelling screen's save-and-next: save `annotator`'s label on claim `claim_id` (the
     browser's evidence, see `label_evidence_from_browser`) and reserve their next claim, in one
-    transaction. Returns the label and the next claim (None when the queue is empty).
+    transaction (run again after a deadlock or a serialisation failure: `_retried_on_conflict`;
+    call it outside any transaction). Returns the label and the next claim (None when the queue
+    is empty).
 
     Raises LabelError or QueueError with nothing saved, Http404 for a claim not in `project`.
     The label records the member's queue stratum; a claim the queue did not serve (no
@@ -287,6 +267,9 @@ def _label_save_and_next(
     next claim; the next claim's reservation, the completion counter and the next screen's
     reads (`annotate.services.queue.claim_take_next`). `seconds`: the time the screen measured
     on this claim before the save (`LabelTime`, in the label's round trip; None: not measured).
+    `shown`: the claim whose screen the browser shows already, rendered ahead (label.js's
+    `X-Screen-Ahead`): when it is the next claim, its screen is not read (it comes back as its
+    id alone, for the save's confirmation).
     """
     condition, recorded = stratum_condition(project=project, stratum=membership.queue_stratum)
     now = timezone.now()
@@ -313,10 +296,7 @@ def _label_save_and_next(
     writes = StatementBatch()
     if locked.reserved:
         sql.reservation_release(writes, claim_id=claim.pk, user_id=annotator.pk)
-    stratum = recorded if locked.served else {**recorded, "outside_queue": True}
-    if locked.served and project.queue_design == Project.QueueDesign.STRATIFIED:
-        # The stratified design's stratum, beside the member's restriction (issue 14).
-        stratum = {**stratum, "active_stratum": claim.active_stratum}
+    stratum = _label_stratum(project=project, locked=locked, recorded=recorded)
     labels_before = claim.label_count
     label, complete_delta = _label_write(
         writes,
@@ -345,10 +325,22 @@ def _label_save_and_next(
         after=last,
         strata=locked.strata,
         counted=moved,
+        shown=shown,
     )
     membership.labels_saved += claim.label_count - labels_before
     project.claims_complete += complete_delta
     return label, following
+
+
+def _label_stratum(*, project: Project, locked: _LockedClaim, recorded: dict) -> dict:
+    """The stratum a label records: the member's queue restriction (`recorded`), marked
+    `outside_queue` for a claim the queue did not serve, and under the stratified design the
+    claim's design stratum beside it (issue 14)."""
+    if not locked.served:
+        return {**recorded, "outside_queue": True}
+    if project.queue_design == Project.QueueDesign.STRATIFIED:
+        return {**recorded, "active_stratum": locked.claim.active_stratum}
+    return recorded
 
 
 def _label_write(

@@ -148,19 +148,27 @@ def claim_next_for_user(
     claim `after` left out, reserved for them like any served claim, so no other analyst is
     handed it meanwhile. The save's own search then finds it first among their reservations
     (`claim_take_next`), unless it was lost meanwhile (expired and taken, say): the save's
-    answer is the one that counts.
+    answer is the one that counts. Http404 when `after` is not a claim of the project.
     """
     now = timezone.now()
     condition, _ = stratum_condition(project=project, stratum=stratum)
+    before = _expired_release(project=project, user=user, now=now)
+    if after is not None:
+        sql.read_ahead_begin(before, project_id=project.pk, claim_id=after, check=_claim_found)
     return claim_take_next(
         project=project,
         user=user,
         condition=condition,
         now=now,
-        before=_expired_release(project=project, user=user, now=now),
+        before=before,
         ahead=after is not None,
         other_than=after,
     )
+
+
+def _claim_found(rows) -> None:
+    if not rows:
+        raise Http404("No such claim in this project.")
 
 
 def _expired_release(*, project: Project, user, now) -> StatementBatch:
@@ -190,6 +198,7 @@ def claim_take_next(
     counted: tuple[str, int, int] | None = None,
     ahead: bool = False,
     other_than: int | None = None,
+    shown: int | None = None,
 ) -> Claim | None:
     """`claim_next_for_user` for a caller already inside a transaction, with the stratum's
     `condition` (see `stratum_condition`); the claim comes with its answer.
@@ -213,6 +222,8 @@ def claim_take_next(
     `ahead`: the claim is taken for the screen rendered ahead (`Reservation.ahead`), not served.
     `other_than`: that claim is left out (the one on the screen, when the next is rendered
     ahead); on the unrestricted queue it stays in the hand-written SQL.
+    `shown`: the claim whose screen the browser shows already (rendered ahead): when that is
+    the claim taken, its screen is not read again and it comes back as its id alone.
     """
     now = now or timezone.now()
     before = before if before is not None else StatementBatch()
@@ -237,6 +248,7 @@ def claim_take_next(
             routed_out=routed_out,
             ahead=ahead,
             other_than=other_than,
+            shown=shown,
         )
         if held is not None:
             return held
@@ -252,6 +264,7 @@ def claim_take_next(
         routed_out=routed_out,
         ahead=ahead,
         other_than=other_than,
+        shown=shown,
     )
 
 
@@ -276,13 +289,18 @@ def _strata_tries(
 
 
 def _reserved_with_screen(
-    *, claim_id: int, user, now, ahead: bool, after: StatementBatch
+    *, claim_id: int, user, now, ahead: bool, after: StatementBatch, shown: int | None = None
 ) -> Claim | None:
     """Reserve claim `claim_id` (re-checked under its lock), run the caller's `after` writes and
-    the screen's reads: one round trip. The claim for its screen, or None when it had no room."""
+    the screen's reads: one round trip. The claim for its screen, or None when it had no room.
+    When `claim_id` is `shown` (its screen is on the browser already) the screen is not read:
+    the claim comes back as its id and project alone."""
     batch = StatementBatch()
     reserved = _reserve_if_room(batch, claim_id=claim_id, user=user, now=now, ahead=ahead)
     batch.extend(after)
+    if claim_id == shown:
+        results = batch.run()
+        return Claim(pk=claim_id) if results[reserved] else None
     screen = _screen_reads(batch, claim_id=claim_id)
     results = batch.run()
     return screen(results) if results[reserved] else None
@@ -300,6 +318,7 @@ def _own_reservation_take(
     routed_out: bool,
     ahead: bool,
     other_than: int | None = None,
+    shown: int | None = None,
 ) -> Claim | None:
     """The user's own unexpired reservation, reserved again; None when they hold none (or it
     lost its room). Runs `before` either way, `after` only when it returns a claim."""
@@ -318,7 +337,7 @@ def _own_reservation_take(
         if not rows:
             return None
         return _reserved_with_screen(
-            claim_id=rows[0][0], user=user, now=now, ahead=ahead, after=after
+            claim_id=rows[0][0], user=user, now=now, ahead=ahead, after=after, shown=shown
         )
     before.run()
     # SKIP LOCKED: the claim may be locked by another tab of this user saving it (its
@@ -359,6 +378,7 @@ def _open_claim_take(
     routed_out: bool,
     ahead: bool,
     other_than: int | None = None,
+    shown: int | None = None,
 ) -> Claim | None:
     """The first open candidate in queue order, stratum by stratum of `tries`, locked (SKIP
     LOCKED), re-checked and reserved under its lock; None when none is left (then `after` runs
@@ -397,7 +417,7 @@ def _open_claim_take(
             active_stratum = tries[tried]  # an empty stratum (for this analyst) is skipped
             continue
         claim = _reserved_with_screen(
-            claim_id=claim_id, user=user, now=now, ahead=ahead, after=after
+            claim_id=claim_id, user=user, now=now, ahead=ahead, after=after, shown=shown
         )
         if claim is not None:
             return claim

@@ -77,9 +77,11 @@ from .queue import (
     own_reservation_statement,
     project_membership_get,
     queue_candidates_statement,
+    read_ahead_begin,
     reservation_if_room_statement,
     reservations_expired_delete,
     screen_reads_statements,
+    user_membership_get,
 )
 
 __all__ = [
@@ -111,9 +113,11 @@ __all__ = [
     "project_claims_complete_move",
     "project_membership_get",
     "queue_candidates_statement",
+    "read_ahead_begin",
     "reservation_if_room_statement",
     "reservation_release",
     "reservations_expired_delete",
     "screen_reads_statements",
+    "user_membership_get",
     "sequence_ids_reserve",
 ]

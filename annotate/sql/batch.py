@@ -2,6 +2,7 @@
 their rows (`ModelRows`). Why each is raw: the package docstring (annotate/sql/__init__.py)."""
 
 import functools
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import psycopg
@@ -13,16 +14,31 @@ from psycopg import ClientCursor
 class StatementBatch:
     def __init__(self):
         self._statements: list[tuple[str, list]] = []
+        self._checks: list[tuple[int, Callable[[list[tuple] | None], None]]] = []
 
-    def add(self, sql: str, params: list | tuple = ()) -> int:
-        """Queue a statement; returns its index in `run()`'s results."""
+    def add(
+        self,
+        sql: str,
+        params: list | tuple = (),
+        *,
+        check: Callable[[list[tuple] | None], None] | None = None,
+    ) -> int:
+        """Queue a statement; returns its index in `run()`'s results. `check`, when given, is
+        called with the statement's rows once the batch has run (whichever `run` or `run_then`
+        runs it), before the results are handed back: it raises to refuse them (the caller's
+        transaction then rolls back what the batch wrote)."""
         self._statements.append((sql.strip().rstrip(";"), list(params)))
-        return len(self._statements) - 1
+        index = len(self._statements) - 1
+        if check is not None:
+            self._checks.append((index, check))
+        return index
 
     def extend(self, other: "StatementBatch") -> None:
-        """Move `other`'s queued statements to the end of this batch."""
+        """Move `other`'s queued statements (and their checks) to the end of this batch."""
+        offset = len(self._statements)
         self._statements.extend(other._statements)
-        other._statements = []
+        self._checks.extend((index + offset, check) for index, check in other._checks)
+        other._statements, other._checks = [], []
 
     def run_then(self, sql: str, params: list | tuple = ()) -> list[tuple]:
         """Run the queued statements and then `sql` (in the same round trip): `sql`'s rows."""
@@ -35,7 +51,11 @@ class StatementBatch:
     def run(self) -> list[list[tuple] | None]:
         """Run the queued statements in order; each one's rows (None when it returns none)."""
         statements, self._statements = self._statements, []
-        return _results(statements)
+        checks, self._checks = self._checks, []
+        results = _results(statements)
+        for index, check in checks:
+            check(results[index])
+        return results
 
 
 def statement_rows(sql: str, params: list | tuple = ()) -> list[tuple]:

@@ -2,6 +2,7 @@
 candidates, active strata, the screen's reads). Why each is raw: the package docstring
 (annotate/sql/__init__.py)."""
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 
 from annotate.models import (
@@ -45,6 +46,39 @@ def project_membership_get(*, slug: str, user_id: int):
     return membership
 
 
+def user_membership_get(*, slug: str, user_id):
+    """The user `user_id` and their `Membership` in the project with `slug` (its `project`
+    filled in), from one row: (None, None) without such a user, (user, None) when they are not
+    a member.
+
+    Why raw and joined: a project page read the session's user and then the membership, two
+    statements (~0.5 ms each on loopback, bench/profile_save_next.py --phases) on every
+    save-and-next and its read-ahead; `annotate.access.project_view` reads both at once and
+    hands the user to the authentication backend, which still makes Django's checks of it.
+    """
+    user_model = get_user_model()
+    users = model_rows(user_model)
+    memberships, projects = model_rows(Membership), model_rows(Project)
+    found = statement_rows(
+        f"SELECT {users.columns('u')}, {memberships.columns('m')}, {projects.columns('p')}"
+        f" FROM {user_model._meta.db_table} u"
+        f" LEFT JOIN ({Membership._meta.db_table} m"
+        f" INNER JOIN {Project._meta.db_table} p ON p.id = m.project_id AND p.slug = %s)"
+        " ON m.user_id = u.id WHERE u.id = %s",
+        [slug, user_id],
+    )
+    if not found:
+        return None, None
+    row = found[0]
+    user = users.instance(row[: len(users)])
+    membership_row = row[len(users) : len(users) + len(memberships)]
+    if membership_row[0] is None:
+        return user, None
+    membership = memberships.instance(membership_row)
+    membership.project = projects.instance(row[len(users) + len(memberships) :])
+    return user, membership
+
+
 def reservations_expired_delete(
     batch: StatementBatch, *, project_id: int, user_id: int, now
 ) -> None:
@@ -64,6 +98,30 @@ def reservations_expired_delete(
         " AND c.project_id = %s AND r.expires_at <= %s FOR UPDATE OF r SKIP LOCKED)",
         [user_id, project_id, connection.ops.adapt_datetimefield_value(now)],
     )
+
+
+def read_ahead_begin(batch: StatementBatch, *, project_id: int, claim_id: int, check) -> None:
+    """Queue on `batch` what the read-ahead (the screen that will follow claim `claim_id`,
+    rendered ahead and reserved) needs before the queue's search, in that search's round trip:
+    the check that the claim is in the project (`check` gets its rows and raises when there
+    are none), and, on PostgreSQL, the transaction's commit not waiting for its WAL flush.
+
+    Why raw: the save-and-next figure with the read-ahead counted (bench/RESULTS.md row 1): the
+    ORM's `exists()` was a round trip of its own. Why the commit may skip the flush: the
+    read-ahead writes only reservations (the one served ahead, the user's expired ones
+    deleted), and `synchronous_commit` off (this transaction only, `set_config(…, true)`) can
+    lose nothing but the last such commits before a crash of the database server, never
+    corrupt. A reservation lost so is a screen rendered ahead in vain: the save's own search
+    serves the claim again, or another with its whole screen, as when a colleague took it
+    meanwhile. The next durable commit on the server (any save's) flushes it too.
+    """
+    batch.add(
+        f"SELECT 1 FROM {Claim._meta.db_table} WHERE id = %s AND project_id = %s",
+        [claim_id, project_id],
+        check=check,
+    )
+    if connection.vendor == "postgresql":
+        batch.add("SELECT set_config('synchronous_commit', 'off', true)")
 
 
 def queue_candidates_statement(

@@ -8,7 +8,7 @@ Blind by default: the judge's verdicts and colleagues' labels reach the page onl
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.text import Truncator
@@ -123,10 +123,17 @@ def _confirmation(request, project, membership, following: Claim, *, saved, save
     return render(request, "annotate/label.html#confirmation", context)
 
 
+def _screen_ahead(request) -> int | None:
+    """The claim whose screen the browser shows already, rendered ahead (label.js sends its id
+    as `X-Screen-Ahead` with an htmx save); None without one."""
+    if not request.htmx:
+        return None
+    return whole_number(request.headers.get("X-Screen-Ahead", ""), MAX_ID)
+
+
 def _shown_ahead(request, following: Claim | None) -> bool:
     """Whether the browser shows `following`'s screen already (label.js's `X-Screen-Ahead`)."""
-    shown = request.headers.get("X-Screen-Ahead", "")
-    return bool(request.htmx) and following is not None and shown == str(following.pk)
+    return following is not None and _screen_ahead(request) == following.pk
 
 
 class _PileById:
@@ -217,8 +224,6 @@ def label_claim_following(request, project, membership, claim_id: int):
     fetches it once `claim_id` is shown and swaps it in the moment the analyst saves, while the
     save is posted. The claim is reserved for the analyst now (`claim_next_for_user(after=)`);
     204 when nothing would follow, so the last save of a queue waits for the server."""
-    if not Claim.objects.filter(project=project, pk=claim_id).exists():
-        raise Http404("No such claim in this project.")
     try:
         claim = claim_next_for_user(
             project=project, user=request.user, stratum=membership.queue_stratum, after=claim_id
@@ -253,6 +258,7 @@ def label_claim_save(request, project, membership, claim_id: int):
             note=data["note"],
             correct=data["correct"] if data["verdict"] != Verdict.SUPPORTED else "",
             seconds=data["seconds"],
+            shown=_screen_ahead(request),
         )
     except ClaimHeld as error:
         return _moved_on(request, project, membership, str(error))

@@ -33,6 +33,32 @@ def test_each_statement_gets_its_own_rows_in_order():
     assert len(batch) == 0  # a batch runs its statements once
 
 
+def test_a_check_sees_its_own_statements_rows_and_refusing_them_rolls_the_batch_back():
+    project = ProjectFactory(name="before")
+    table = Project._meta.db_table
+    seen = []
+    first = StatementBatch()
+    first.add(f"UPDATE {table} SET name = %s WHERE id = %s", ["after", project.pk])
+    first.add(f"SELECT slug FROM {table} WHERE id = %s", [project.pk], check=seen.append)
+    batch = StatementBatch()
+    batch.add(f"SELECT name FROM {table} WHERE id = %s", [-1])
+    batch.extend(first)  # the check moves with its statement, to index 2
+    assert batch.run_then(f"SELECT 1 FROM {table} WHERE id = %s", [project.pk]) == [(1,)]
+    assert seen == [[(project.slug,)]]
+
+    def refuse(rows):
+        if not rows:
+            raise LookupError("no such project")
+
+    refused = StatementBatch()
+    refused.add(f"UPDATE {table} SET name = %s WHERE id = %s", ["lost", project.pk])
+    refused.add(f"SELECT 1 FROM {table} WHERE id = %s", [-1], check=refuse)
+    with pytest.raises(LookupError), transaction.atomic():
+        refused.run()
+    project.refresh_from_db()
+    assert project.name == "after"
+
+
 def _three_renames() -> tuple[Project, StatementBatch]:
     project = ProjectFactory()
     table = Project._meta.db_table

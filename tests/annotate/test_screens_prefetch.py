@@ -193,9 +193,10 @@ def test_a_save_holding_the_claim_ahead_takes_no_more_statements_than_one_withou
     assert served == claims[2].pk
     assert holding == without
     if connection.vendor == "postgresql":
-        # Session, user, member with project; the claim's lock and read; the label's writes
-        # with the queue's search; the reservation with the next screen's reads.
-        assert without == 6
+        # Session; user with member and project (one statement); the claim's lock and read;
+        # the label's writes with the queue's search; the reservation with the next screen's
+        # reads.
+        assert without == 5
 
 
 def save_shown_ahead(client, project, claim, ahead):
@@ -269,7 +270,38 @@ def test_the_read_ahead_takes_the_next_claim_with_the_queues_own_search(client):
     assert not [s for s in sent if '"annotate_claim"."label_count" <' in s]
     assert Reservation.objects.get(claim=claims[1], user=ana).ahead
     if connection.vendor == "postgresql":
-        # Session, user, member with project; the claim checked in the project; the expired
-        # cleanup with the search of the analyst's own reservations (A left out); the open
-        # claims' search; the reservation with the screen's reads.
-        assert len(sent) == 7
+        # Session; user with member and project (one statement); the claim's check in the
+        # project, the expired cleanup and the search of the analyst's own reservations (A
+        # left out) in one round trip; the open claims' search; the reservation with the
+        # screen's reads.
+        assert len(sent) == 5
+        # Only reservations are written: the commit does not wait for its WAL flush.
+        assert "set_config('synchronous_commit', 'off', true)" in sent[2]
+
+
+def test_the_read_ahead_of_a_claim_of_another_project_is_not_found_and_reserves_nothing(client):
+    project, ana, _bob, _claims = three_claims()
+    elsewhere = ClaimFactory(text="Another project's claim.")
+    assert elsewhere.answer.project_id != project.pk
+    MembershipFactory(project=elsewhere.answer.project, user=ana)
+    client = logged_in(client, ana)
+    response = client.get(following_url(project, elsewhere), **HTMX)
+    assert response.status_code == 404
+    assert not Reservation.objects.exists()
+
+
+def test_a_save_confirmed_against_its_screen_ahead_does_not_read_that_screen_again(client):
+    project, ana, _bob, claims = three_claims()
+    client = logged_in(client, ana)
+    client.get(reverse("annotate:label-next", args=[project.slug]), **HTMX)
+    client.get(following_url(project, claims[0]), **HTMX)  # B rendered ahead, reserved
+    with CaptureQueriesContext(connection) as queries:
+        answer = save_shown_ahead(client, project, claims[0], claims[1])
+    assert "data-confirmation" in answer.content.decode()
+    sent = " ".join(q["sql"] for q in queries)
+    # Neither B's pile nor its answer's claims: the browser has them from the GET ahead.
+    assert "FROM annotate_passage" not in sent
+    assert "Nothing relevant." not in answer.content.decode()
+    # A label is written durably: its transaction keeps synchronous_commit as configured.
+    assert "synchronous_commit" not in sent
+    assert Reservation.objects.get(claim=claims[1], user=ana).ahead is False  # served now
