@@ -294,7 +294,7 @@ def _reserved_with_screen(
     """Reserve claim `claim_id` (re-checked under its lock), run the caller's `after` writes and
     the screen's reads: one round trip. The claim for its screen, or None when it had no room.
     When `claim_id` is `shown` (its screen is on the browser already) the screen is not read:
-    the claim comes back as its id and project alone."""
+    the claim comes back as its id alone."""
     batch = StatementBatch()
     reserved = _reserve_if_room(batch, claim_id=claim_id, user=user, now=now, ahead=ahead)
     batch.extend(after)

@@ -137,8 +137,8 @@ def queue_candidates_statement(
     claim_open_queue_idx, or claim_open_stratum_idx within `active_stratum`, the stratified
     design's chosen stratum): its id. `routed_out`: claims routed to the judge are not served
     (selective judging on). `other_than`: that claim left out (the one on the analyst's screen,
-    when the screen after it is rendered ahead). Locked `FOR UPDATE OF c SKIP LOCKED` where the backend can (SQLite
-    serialises writers instead).
+    when the screen after it is rendered ahead). Locked `FOR UPDATE OF c SKIP LOCKED` where
+    the backend can (SQLite serialises writers instead).
 
     Why raw: the ORM spent a fifth of a save-and-next's CPU building and compiling these
     conditions, and the search rides in the label writes' round trip ("save-and-next server
