@@ -50,9 +50,6 @@ def _boolean(series: pd.Series) -> pd.Series:
 def _text(frame: pd.DataFrame, *names: str) -> pd.DataFrame:
     for name in names:
         # To object first: a text column read all-NULL comes as float64, which "" cannot fill.
-        frame[name] = (
-            frame[name].astype(object).fillna("").astype(str)
-            if len(frame)
-            else frame[name].astype(object)
-        )
+        column = frame[name].astype(object)
+        frame[name] = column.fillna("").astype(str) if len(frame) else column
     return frame
