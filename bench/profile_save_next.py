@@ -13,6 +13,8 @@ user and membership reads, COMMIT) by wrapping them, and prints each one's media
 `--ahead` has each POST follow its read-ahead GET (…/following/, timed apart) and name the
 claim shown ahead, as label.js does: the POST then answers with the confirmation only (the
 per-statement and `--phases` figures then count the GET's work in with its POST's).
+`--only REGEX` prints only the profile's lines whose file or function matches (say
+`template|loader_tags|templatetags` for the template's nodes), `--top` of them.
 `--rollup-state` builds the project's rollup state first (`metrics.services.rollups`), so each
 write's rollup triggers (migration metrics 0005) join it: their cost on the save path.
 """
@@ -60,6 +62,7 @@ def main() -> None:
     parser.add_argument("--rollup-state", action="store_true")
     parser.add_argument("--phases", action="store_true")
     parser.add_argument("--ahead", action="store_true")
+    parser.add_argument("--only", default="", help="print only the profile's lines matching")
     options = parser.parse_args()
     django_setup(migrate=True)
     from bench.datagen import project_generate, tables_vacuum
@@ -155,8 +158,9 @@ def main() -> None:
         f"calls {ms(in_db):.2f} ms; {statistics.median(statements):.0f} statements per POST"
     )
     stats = pstats.Stats(profiler)
-    stats.sort_stats("tottime").print_stats(options.top)
-    stats.sort_stats("cumulative").print_stats(options.top)
+    restrict = (options.only, options.top) if options.only else (options.top,)
+    stats.sort_stats("tottime").print_stats(*restrict)
+    stats.sort_stats("cumulative").print_stats(*restrict)
 
 
 class _Phases:

@@ -4,6 +4,7 @@ and what the form shows back (`form_values`), with the browser's UTF-16 offsets.
 import math
 
 from django import forms
+from django.utils.text import Truncator
 
 from annotate.models import Correctness, EvidenceSpan, Label, Verdict
 from annotate.services.labels import LabelError
@@ -110,9 +111,12 @@ def form_values(*, data, label: Label | None, passages) -> dict:
         else:
             values["more_spans"] = data.get("more_spans", [])
         return values
+    # Every key present, blank: the template's lookup of a missing key raises twice and
+    # calls dir() before it renders nothing.
+    values = {**dict.fromkeys(LabelForm.base_fields, ""), "more_spans": []}
     if label is None:
-        return {}
-    values = {"verdict": label.verdict, "note": label.note, "correct": label.correct}
+        return values
+    values.update(verdict=label.verdict, note=label.note, correct=label.correct)
     if label.evidence_passage_id:
         text = label.evidence_passage.text
         values.update(
@@ -161,3 +165,21 @@ def spans_shown(passages, spans) -> list[dict]:
             )
         )
     return shown
+
+
+# The longest name an option of the quote's passage list shows (Django's truncatechars).
+OPTION_NAME_CHARS = 60
+
+
+def quote_options(passages, chosen) -> list[tuple[int, str, bool]]:
+    """The quote's passage list as (id, "#rank name", whether it is `chosen`, the form's
+    `passage` value): built here rather than in the template, where these few options cost
+    more than the rest of the form (bench/profile_save_next.py). Truncator only when a name
+    is longer than the limit: it returns shorter names unchanged (bar Unicode normalisation)."""
+    options = []
+    for passage in passages:
+        name = passage.title or passage.source_id
+        if len(name) > OPTION_NAME_CHARS:
+            name = Truncator(name).chars(OPTION_NAME_CHARS)
+        options.append((passage.pk, f"#{passage.rank} {name}", chosen == str(passage.pk)))
+    return options

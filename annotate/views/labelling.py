@@ -49,6 +49,7 @@ from annotate.views.label_form import (
     MAX_ID,
     LabelForm,
     form_values,
+    quote_options,
     spans_shown,
     utf16_length,
     whole_number,
@@ -81,6 +82,9 @@ def _screen(
         )
         if data is None and request.GET.get("passage"):
             context["values"]["passage"] = request.GET["passage"]
+        context["quote_options"] = quote_options(
+            context["quote_passages"], context["values"].get("passage")
+        )
         if not (request.htmx and request.htmx.target == "pile"):
             context.update(thread_context(claim=claim, user=request.user, membership=membership))
     _saved_reveal_attach(context, request, project, extra.get("saved"))

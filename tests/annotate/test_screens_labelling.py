@@ -105,3 +105,21 @@ def test_undoing_a_change_says_so_and_shows_the_label_as_it_was(client):
     assert 'value="NOT_IN_PILE" checked' in html
     assert "second look" not in html
     assert Label.objects.get().note == ""
+
+
+def test_the_quote_passage_list_and_the_pile_name_each_passage_by_title_or_source(client):
+    """The quote's passage list names a passage "#rank title", cut to 60 characters with an
+    ellipsis, or by its source id when it has no title; the pile's headings name both."""
+    project, user, claims, (first, second) = build()
+    long_title = "A" * 30 + " " + "B" * 39  # 70 characters
+    first.title, first.source_id = long_title, "doc-7"
+    first.save()
+    second.title, second.source_id = "", "doc-untitled"
+    second.save()
+    html = logged_in(client, user).get(reverse("annotate:label-next", args=[project.slug]))
+    html = html.content.decode()
+    cut = long_title[:59] + "…"  # Django's truncatechars: 59 characters and the ellipsis
+    assert f'<option value="{first.pk}">#1 {cut}</option>' in html
+    assert f'<option value="{second.pk}">#2 doc-untitled</option>' in html
+    assert f'#1 {long_title} <span class="muted small">doc-7</span></h3>' in html
+    assert f'id="passage-{second.pk}-title">#2 doc-untitled</h3>' in html
