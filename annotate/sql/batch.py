@@ -9,6 +9,7 @@ import psycopg
 from django.conf import settings
 from django.db import connection
 from psycopg import ClientCursor
+from psycopg.pq import ExecStatus
 
 
 class StatementBatch:
@@ -78,12 +79,29 @@ def _results(statements: list[tuple[str, list]]) -> list[list[tuple] | None]:
             for index in range(len(statements)):
                 if index:
                     cursor.nextset()
-                results.append(cursor.fetchall() if cursor.description else None)
+                results.append(cursor.fetchall() if _returns_rows(cursor) else None)
         else:
             for sql, params in statements:
                 cursor.execute(sql, params)
-                results.append(cursor.fetchall() if cursor.description else None)
+                results.append(cursor.fetchall() if _returns_rows(cursor) else None)
     return results
+
+
+_ROWS_STATUS = frozenset({ExecStatus.TUPLES_OK, ExecStatus.SINGLE_TUPLE, ExecStatus.TUPLES_CHUNK})
+
+
+def _returns_rows(cursor) -> bool:
+    """Whether the cursor's current result has rows to fetch (its `description` is not None),
+    read off psycopg's result itself where there is one: psycopg's `description` builds a
+    Column for every column at each access (~160 per save-and-next, bench/profile_save_next).
+    Its own test, the same one."""
+    raw = cursor.cursor
+    if isinstance(raw, _Pipelined):
+        raw = raw.current
+    result = getattr(raw, "pgresult", None)
+    if result is None:  # SQLite, or nothing run: what `description` says
+        return cursor.description is not None
+    return bool(result.nfields) or result.status in _ROWS_STATUS
 
 
 def prepared_statements() -> bool:
@@ -149,6 +167,11 @@ class _Pipelined:
             return None
         self._at += 1
         return True
+
+    @property
+    def current(self) -> psycopg.Cursor | None:
+        """The psycopg cursor of the statement whose result is being walked."""
+        return self._cursors[self._at] if self._cursors else None
 
     @property
     def description(self):
