@@ -198,6 +198,7 @@ def _phases_install() -> _Phases:
     phases = _Phases()
     phases.wrap(labelling, "label_save_and_next", "label service (its transaction)")
     phases.wrap(labelling, "render", "template render")
+    phases.wrap(labelling, "claim_next_for_user", "read-ahead's queue (claim_next_for_user)")
     phases.wrap(labelling, "labelling_progress", "progress")
     phases.wrap(labelling, "thread_context", "comments thread")
     phases.wrap(labelling, "label_screen_get", "screen context (label_screen_get)")
