@@ -50,6 +50,7 @@ from django.utils import timezone
 from annotate.models import Claim
 from judges.backends import JudgeCallFailed, JudgeConfigError, VerifyResult, backend_for_spec
 from judges.backends.registry import backend_kind
+from judges.endpoint_share import endpoint_share
 from judges.models import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVerdictChoice
 from judges.selectors import piles_for_items, run_items_remaining
 
@@ -227,10 +228,14 @@ class _Window:
             self.pending.extend(items)
             self._top_up()
 
-    def written(self, count: int) -> None:
-        """`count` completions were written: that many more calls may start."""
+    def written(self, count: int, concurrency: int | None = None) -> None:
+        """`count` completions were written: that many more calls may start, up to
+        `concurrency` in flight when it is given (the run's share of its endpoint now; calls
+        above a lowered share finish, none starts until the window is under it)."""
         with self.lock:
             self.unwritten -= count
+            if concurrency is not None:
+                self.concurrency = concurrency
             self._top_up()
 
     def stop(self, *, cancel: bool) -> None:
@@ -272,8 +277,10 @@ class _Window:
             self._top_up()
 
 
-def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcome:
+def _judge_stream(run, owner, calls, concurrency: int, size: int, *, share=None) -> ChunkOutcome:
     """Keep `concurrency` calls in flight over the run's remaining items; write every `size`.
+    `share()`, when given, is the run's share of its endpoint's cap (at most `concurrency`),
+    taken at the start and after each write: the calls in flight follow it.
 
     A sliding window (`_Window`), not chunk barriers: a new call starts as soon as one
     finishes, so the endpoint never waits for a chunk's slowest call (measured: chunk barriers
@@ -289,7 +296,7 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcom
     """
     after = 0
     exhausted = False
-    window = _Window(calls, concurrency, size)
+    window = _Window(calls, share() if share else concurrency, size)
     outcome = ChunkOutcome()
     sent: dict[int, str] = {}  # item id -> the text sent, until its result is written
     interval = max(0.2, lease_seconds() / 3)
@@ -319,7 +326,7 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int) -> ChunkOutcom
         if not owned:
             outcome.stopped = True
             return False
-        window.written(len(finished.results) + len(finished.failures))
+        window.written(len(finished.results) + len(finished.failures), share() if share else None)
         return True
 
     stopping = False
@@ -533,23 +540,32 @@ def run_drive(
         job.close()  # after the run's end is written: closing connections is not its work
 
 
-def run_concurrency(run: JudgeRun, backend) -> int:
+def run_concurrency(run: JudgeRun, backend, *, shared: bool = True) -> int:
     """Calls in flight for `run`: what it (or its judge) asked for, capped by the operator's
-    endpoint when the backend has one."""
+    endpoint when the backend has one, and (`shared`) its share of that cap among the runs
+    calling the endpoint now (judges/endpoint_share.py)."""
     concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
     endpoint = getattr(backend, "endpoint", None)
     if endpoint is not None:  # the operator's cap, whatever the run asked for
         concurrency = min(concurrency, endpoint.max_concurrency)
+        if shared:
+            share = endpoint_share(run, endpoint, lease_seconds=lease_seconds())
+            concurrency = min(concurrency, share)
     return concurrency
 
 
 def _verify_start(run: JudgeRun) -> RunWork:
     backend = backend_for_spec(run_spec(run))
-    concurrency = run_concurrency(run, backend)
-    size = chunk_size(concurrency, backend=run.backend)
-    calls = _calls_for(backend, concurrency, name=f"judge-{run.pk}")
+    most = run_concurrency(run, backend, shared=False)  # the run's own wish: the pool's size
+    size = chunk_size(most, backend=run.backend)
+    calls = _calls_for(backend, most, name=f"judge-{run.pk}")
+
+    def share() -> int:  # taken again at each chunk written: runs come and go
+        return run_concurrency(run, backend)
+
     return RunWork(
-        work=lambda owner: _judge_stream(run, owner, calls, concurrency, size), close=calls.close
+        work=lambda owner: _judge_stream(run, owner, calls, most, size, share=share),
+        close=calls.close,
     )
 
 

@@ -38,7 +38,8 @@ without logprobs), "refuse_logprobs" (HTTP 400 to a request asking for logprobs,
 servers without logprob support answer). `times=None` repeats a fault forever. A decompose
 request gets the faults queued for exactly its answer's text (`claim=<answer text>`). Every request is recorded with its
 claim, monotonic arrival time and the status served (`ctl.log`), so tests assert on what the
-server saw rather than on their own wall clock. Decompose prompts ("Split the answer into
+server saw rather than on their own wall clock; `ctl.max_in_flight` is the most requests it
+was answering at once (threads transport). Decompose prompts ("Split the answer into
 atomic factual claims") get one claim per sentence of the answer.
 
 Two transports serve the same replies (`_respond`): a thread per connection (`start_server`,
@@ -114,6 +115,10 @@ class Controller:
     server: ThreadingHTTPServer | None = None
     loop: asyncio.AbstractEventLoop | None = None  # the asyncio transport's, when used
     thread: threading.Thread | None = None
+    # Requests being answered now, and the most at once (the threads transport counts them).
+    in_flight: int = 0
+    max_in_flight: int = 0
+    in_flight_seen: list[int] = field(default_factory=list)  # at each arrival, itself counted
 
     # --- what tests configure ---------------------------------------------------------------
     def fail(
@@ -405,7 +410,17 @@ def _make_handler(ctl: Controller, respond=_respond):
             raw = b""
             if method == "POST":
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            reply = respond(ctl, method, self.path, self.headers, raw)
+            with ctl._lock:
+                ctl.in_flight += 1
+                ctl.max_in_flight = max(ctl.max_in_flight, ctl.in_flight)
+                ctl.in_flight_seen.append(ctl.in_flight)
+            try:
+                self._reply(respond(ctl, method, self.path, self.headers, raw))
+            finally:
+                with ctl._lock:
+                    ctl.in_flight -= 1
+
+        def _reply(self, reply) -> None:
             if reply.delay:
                 time.sleep(reply.delay)
             data, headers = _encode(reply)
