@@ -50,16 +50,16 @@ def shares_split(cap: int, wishes: list[int]) -> list[int]:
     return [max(1, share) for share in shares]
 
 
-def run_wish(run: JudgeRun, cap: int) -> int:
+def run_wish(run: JudgeRun, cap: int | None = None) -> int:
     """The calls in flight `run` asks for (its frozen parameters, else its judge's), within
-    the endpoint's `cap`."""
-    wish = (run.parameters or {}).get("max_concurrency") or run.judge.max_concurrency
-    return max(1, min(int(wish), cap))
+    the endpoint's `cap` when there is one."""
+    wish = max(1, int((run.parameters or {}).get("max_concurrency") or run.judge.max_concurrency))
+    return wish if cap is None else min(wish, cap)
 
 
 def endpoint_share(run: JudgeRun, endpoint, *, lease_seconds: float) -> int:
     """`run`'s share of `endpoint.max_concurrency` among the runs calling that endpoint now
-    (itself counted, whatever its heartbeat)."""
+    (itself counted, whatever its heartbeat): at most its wish (`run_wish`)."""
     cap = endpoint.max_concurrency
     fresh = timezone.now() - timedelta(seconds=lease_seconds)
     live = list(

@@ -50,7 +50,7 @@ from django.utils import timezone
 from annotate.models import Claim
 from judges.backends import JudgeCallFailed, JudgeConfigError, VerifyResult, backend_for_spec
 from judges.backends.registry import backend_kind
-from judges.endpoint_share import endpoint_share
+from judges.endpoint_share import endpoint_share, run_wish
 from judges.models import JudgeFailure, JudgeRun, JudgeVerdict, JudgeVerdictChoice
 from judges.selectors import piles_for_items, run_items_remaining
 
@@ -277,10 +277,10 @@ class _Window:
             self._top_up()
 
 
-def _judge_stream(run, owner, calls, concurrency: int, size: int, *, share=None) -> ChunkOutcome:
-    """Keep `concurrency` calls in flight over the run's remaining items; write every `size`.
-    `share()`, when given, is the run's share of its endpoint's cap (at most `concurrency`),
-    taken at the start and after each write: the calls in flight follow it.
+def _judge_stream(run, owner, calls, concurrency: int, size: int, *, share) -> ChunkOutcome:
+    """Keep up to `concurrency` calls in flight over the run's remaining items; write every
+    `size`. `share()` is how many the run may keep now (its share of its endpoint's cap, at
+    most `concurrency`), taken at the start and after each write: the calls follow it.
 
     A sliding window (`_Window`), not chunk barriers: a new call starts as soon as one
     finishes, so the endpoint never waits for a chunk's slowest call (measured: chunk barriers
@@ -296,7 +296,7 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int, *, share=None)
     """
     after = 0
     exhausted = False
-    window = _Window(calls, share() if share else concurrency, size)
+    window = _Window(calls, share(), size)
     outcome = ChunkOutcome()
     sent: dict[int, str] = {}  # item id -> the text sent, until its result is written
     interval = max(0.2, lease_seconds() / 3)
@@ -326,7 +326,7 @@ def _judge_stream(run, owner, calls, concurrency: int, size: int, *, share=None)
         if not owned:
             outcome.stopped = True
             return False
-        window.written(len(finished.results) + len(finished.failures), share() if share else None)
+        window.written(len(finished.results) + len(finished.failures), share())
         return True
 
     stopping = False
@@ -544,14 +544,12 @@ def run_concurrency(run: JudgeRun, backend, *, shared: bool = True) -> int:
     """Calls in flight for `run`: what it (or its judge) asked for, capped by the operator's
     endpoint when the backend has one, and (`shared`) its share of that cap among the runs
     calling the endpoint now (judges/endpoint_share.py)."""
-    concurrency = max(1, int(run.parameters.get("max_concurrency") or run.judge.max_concurrency))
     endpoint = getattr(backend, "endpoint", None)
-    if endpoint is not None:  # the operator's cap, whatever the run asked for
-        concurrency = min(concurrency, endpoint.max_concurrency)
-        if shared:
-            share = endpoint_share(run, endpoint, lease_seconds=lease_seconds())
-            concurrency = min(concurrency, share)
-    return concurrency
+    if endpoint is None:
+        return run_wish(run)
+    if shared:
+        return endpoint_share(run, endpoint, lease_seconds=lease_seconds())
+    return run_wish(run, endpoint.max_concurrency)  # the operator's cap, whatever it asked for
 
 
 def _verify_start(run: JudgeRun) -> RunWork:

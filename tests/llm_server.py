@@ -115,10 +115,16 @@ class Controller:
     server: ThreadingHTTPServer | None = None
     loop: asyncio.AbstractEventLoop | None = None  # the asyncio transport's, when used
     thread: threading.Thread | None = None
-    # Requests being answered now, and the most at once (the threads transport counts them).
+    # Requests being answered now, and at each arrival how many were (itself counted): the
+    # threads transport counts them.
     in_flight: int = 0
-    max_in_flight: int = 0
-    in_flight_seen: list[int] = field(default_factory=list)  # at each arrival, itself counted
+    in_flight_seen: list[int] = field(default_factory=list)
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests answered at once."""
+        with self._lock:
+            return max(self.in_flight_seen, default=0)
 
     # --- what tests configure ---------------------------------------------------------------
     def fail(
@@ -412,7 +418,6 @@ def _make_handler(ctl: Controller, respond=_respond):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with ctl._lock:
                 ctl.in_flight += 1
-                ctl.max_in_flight = max(ctl.max_in_flight, ctl.in_flight)
                 ctl.in_flight_seen.append(ctl.in_flight)
             try:
                 self._reply(respond(ctl, method, self.path, self.headers, raw))

@@ -94,7 +94,7 @@ def _returns_rows(cursor) -> bool:
     """Whether the cursor's current result has rows to fetch (its `description` is not None),
     read off psycopg's result itself where there is one: psycopg's `description` builds a
     Column for every column at each access (~160 per save-and-next, bench/profile_save_next).
-    Its own test, the same one."""
+    The test is psycopg's own, from `description`."""
     raw = cursor.cursor
     if isinstance(raw, _Pipelined):
         raw = raw.current

@@ -172,8 +172,8 @@ OPTION_NAME_CHARS = 60
 
 
 def quote_options(passages, chosen) -> list[tuple[int, str, bool]]:
-    """The quote's passage list as (id, "#rank name", whether it is `chosen`, the form's
-    `passage` value): built here rather than in the template, where these few options cost
+    """The quote's passage list as (id, "#rank name", selected), selected when the id is
+    `chosen` (the form's `passage` value, a string): built here rather than in the template, where these few options cost
     more than the rest of the form (bench/profile_save_next.py). Truncator only when a name
     is longer than the limit: it returns shorter names unchanged (bar Unicode normalisation)."""
     options = []
