@@ -8,10 +8,11 @@ from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404
+from django.utils import timezone
 
 from annotate.models import Role
 from annotate.selectors import project_get_for_user
-from annotate.sql import user_membership_get
+from annotate.sql import session_membership_get, user_membership_get
 
 # The user `project_view` read with the membership, while its view runs (`user_read_ahead`).
 _user_read: ContextVar = ContextVar("project_view_user_read", default=None)
@@ -59,16 +60,34 @@ def project_view(role: str = Role.ANALYST) -> Callable:
 def _membership_read(request, slug: str):
     """Read the session's user with their membership in project `slug` (one statement), set
     `request.membership_read` to (their id, the membership or None) and return the user; None
-    and nothing read without a signed-in session."""
+    and nothing read without a signed-in session.
+
+    When the session itself is not read yet and its store can take a row read elsewhere
+    (config.auth.SessionStore's `preload`), the session comes in the same statement, joined to
+    the user its row names; that user is taken only if it is the one the session's signed data
+    names (else, as for a session saved before the row named its user, the user is read by that
+    id in a second statement).
+    """
     request.membership_read = None
-    user_id = request.session.get(SESSION_KEY)
+    session = request.session
+    joined = None
+    if session.session_key and hasattr(session, "preload") and not session.loaded:
+        data, user, membership = session_membership_get(
+            session_key=session.session_key, slug=slug, now=timezone.now()
+        )
+        session.preload(data)
+        joined = (user, membership)
+    user_id = session.get(SESSION_KEY)
     if user_id is None:
         return None
     try:
         user_id = get_user_model()._meta.pk.to_python(user_id)
     except ValidationError:
         return None
-    user, membership = user_membership_get(slug=slug, user_id=user_id)
+    if joined is not None and joined[0] is not None and joined[0].pk == user_id:
+        user, membership = joined
+    else:
+        user, membership = user_membership_get(slug=slug, user_id=user_id)
     if user is not None:
         request.membership_read = (user.pk, membership)
     return user

@@ -205,7 +205,10 @@ def _phases_install() -> _Phases:
     phases.wrap(labelling, "claim_reveal_for_user", "saved claim's reveal")
     phases.wrap(labelling, "LabelForm", "form construction")
     phases.wrap(annotate.access, "project_get_for_user", "membership and project read")
-    phases.wrap(auth.SessionStore, "_get_session_from_db", "session read")
+    phases.wrap(
+        annotate.access, "session_membership_get", "session with its user and membership read"
+    )
+    phases.wrap(auth.SessionStore, "_get_session_from_db", "session read (on its own)")
     phases.wrap(auth.UserBackend, "get_user", "user read")
     phases.wrap(BaseDatabaseWrapper, "commit", "COMMIT")
     return phases

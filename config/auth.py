@@ -1,4 +1,5 @@
-"""Every page's first two reads, the session and its user, without compiling an ORM query.
+"""Every page's first two reads, the session and its user, without compiling an ORM query
+(on a project page one statement reads both, with the membership: annotate.access).
 
 Django's database session store and its model backend each fetch one row by key through the
 ORM, which spends more time compiling the query than PostgreSQL spends answering it (~0.6 ms
@@ -19,7 +20,7 @@ from axes.helpers import get_client_username, get_cool_off
 from axes.models import AccessAttempt
 from django import forms
 from django.conf import settings
-from django.contrib.auth import authenticate, get_user_model
+from django.contrib.auth import SESSION_KEY, authenticate, get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import PasswordChangeForm
 from django.contrib.auth.views import PasswordChangeView
@@ -32,11 +33,39 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.access import user_read_ahead
+from annotate.models import UserSession
 from config.sql import row_by
 
 
 class SessionStore(db.SessionStore):
-    """Django's database session store (SESSION_ENGINE = "config.auth"), reading by SQL."""
+    """Django's database session store (SESSION_ENGINE = "config.auth"), reading by SQL, on the
+    table that keeps the signed-in user's id beside the data (annotate.models.UserSession), so a
+    project page reads the session with its user and membership in one statement
+    (annotate.access). `preload` takes a session row read that way."""
+
+    @classmethod
+    def get_model_class(cls):
+        return UserSession
+
+    def create_model_instance(self, data):
+        instance = super().create_model_instance(data)
+        instance.user_id = session_user_id(data.get(SESSION_KEY))
+        return instance
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the session's data has been read (or set) in this request."""
+        return hasattr(self, "_session_cache")
+
+    def preload(self, session_data: str | None) -> None:
+        """Take the session's data as read by another statement (its live row's `session_data`,
+        None when it has no live row), as `load()` would have read it."""
+        self.accessed = True
+        if session_data is None:
+            self._session_key = None
+            self._session_cache = {}
+        else:
+            self._session_cache = self.decode(session_data)
 
     def _get_session_from_db(self):
         session = row_by(
@@ -51,6 +80,17 @@ class SessionStore(db.SessionStore):
         return session
 
 
+def session_user_id(value):
+    """The user id a session's data names (`_auth_user_id`), as the user model's key; None for
+    none or a malformed one (nobody is signed in: Django's own reading of such a session)."""
+    if value is None:
+        return None
+    try:
+        return get_user_model()._meta.pk.to_python(value)
+    except ValidationError:
+        return None
+
+
 class UserBackend(ModelBackend):
     """Django's model backend; only the per-request load of the logged-in user is SQL. On a
     project page the user comes from the project's membership read (one statement for both,
@@ -58,9 +98,8 @@ class UserBackend(ModelBackend):
 
     def get_user(self, user_id):
         model = get_user_model()
-        try:
-            user_id = model._meta.pk.to_python(user_id)
-        except ValidationError:  # a session holding a malformed id: nobody is logged in
+        user_id = session_user_id(user_id)
+        if user_id is None:  # a session holding a malformed id: nobody is logged in
             return None
         user = user_read_ahead(user_id) or row_by(model, model._meta.pk.column, user_id)
         return user if user is not None and self.user_can_authenticate(user) else None

@@ -29,6 +29,7 @@ from annotate.models.labels import (
 from annotate.models.pairwise import PairwisePreference
 from annotate.models.projects import Membership, Project
 from annotate.models.queue import ClaimSkip, Reservation, Reveal
+from annotate.models.sessions import UserSession
 
 __all__ = [
     "ActiveStratum",
@@ -60,6 +61,7 @@ __all__ = [
     "RiskCategory",
     "Role",
     "System",
+    "UserSession",
     "Verdict",
     "import_upload_to",
     "imported_name",

@@ -81,6 +81,7 @@ from .queue import (
     reservation_if_room_statement,
     reservations_expired_delete,
     screen_reads_statements,
+    session_membership_get,
     user_membership_get,
 )
 
@@ -118,6 +119,7 @@ __all__ = [
     "reservation_release",
     "reservations_expired_delete",
     "screen_reads_statements",
+    "session_membership_get",
     "user_membership_get",
     "sequence_ids_reserve",
 ]

@@ -15,6 +15,7 @@ from annotate.models import (
     Passage,
     Project,
     Reservation,
+    UserSession,
 )
 
 from .batch import StatementBatch, model_rows, statement_rows
@@ -56,20 +57,63 @@ def user_membership_get(*, slug: str, user_id):
     save-and-next and its read-ahead; `annotate.access.project_view` reads both at once and
     hands the user to the authentication backend, which still makes Django's checks of it.
     """
-    user_model = get_user_model()
-    users = model_rows(user_model)
-    memberships, projects = model_rows(Membership), model_rows(Project)
     found = statement_rows(
-        f"SELECT {users.columns('u')}, {memberships.columns('m')}, {projects.columns('p')}"
-        f" FROM {user_model._meta.db_table} u"
-        f" LEFT JOIN ({Membership._meta.db_table} m"
-        f" INNER JOIN {Project._meta.db_table} p ON p.id = m.project_id AND p.slug = %s)"
-        " ON m.user_id = u.id WHERE u.id = %s",
+        f"SELECT {_user_membership_columns()} FROM {get_user_model()._meta.db_table} u"
+        f" {_membership_join()} WHERE u.id = %s",
         [slug, user_id],
     )
+    return _user_membership(found[0]) if found else (None, None)
+
+
+def session_membership_get(*, session_key: str, slug: str, now):
+    """The live session `session_key` (its data, None without a live row) with the user its
+    row names and their `Membership` in the project with `slug`, from one row:
+    (session data, user or None, membership or None).
+
+    Why: `user_membership_get` with the session's own read in the same statement, one round
+    trip fewer on every project page (save-and-next and its read-ahead included). The caller
+    uses the user only if it is the one the session's signed data names.
+    """
+    found = statement_rows(
+        f"SELECT s.session_data, {_user_membership_columns()}"
+        f" FROM {UserSession._meta.db_table} s"
+        f" LEFT JOIN {get_user_model()._meta.db_table} u ON u.id = s.user_id"
+        f" {_membership_join()} WHERE s.session_key = %s AND s.expire_date > %s",
+        [slug, session_key, connection.ops.adapt_datetimefield_value(now)],
+    )
     if not found:
+        return None, None, None
+    return found[0][0], *_user_membership(found[0][1:])
+
+
+def _user_membership_columns() -> str:
+    users, memberships, projects = (
+        model_rows(get_user_model()),
+        model_rows(Membership),
+        model_rows(Project),
+    )
+    return f"{users.columns('u')}, {memberships.columns('m')}, {projects.columns('p')}"
+
+
+def _membership_join() -> str:
+    """The membership of user `u` in the project whose slug is the first parameter."""
+    return (
+        f"LEFT JOIN ({Membership._meta.db_table} m"
+        f" INNER JOIN {Project._meta.db_table} p ON p.id = m.project_id AND p.slug = %s)"
+        " ON m.user_id = u.id"
+    )
+
+
+def _user_membership(row):
+    """(user, membership with its project) from a row of `_user_membership_columns`; None for
+    each that the row's outer joins did not find."""
+    users, memberships, projects = (
+        model_rows(get_user_model()),
+        model_rows(Membership),
+        model_rows(Project),
+    )
+    if row[0] is None:
         return None, None
-    row = found[0]
     user = users.instance(row[: len(users)])
     membership_row = row[len(users) : len(users) + len(memberships)]
     if membership_row[0] is None:

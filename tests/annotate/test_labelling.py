@@ -421,16 +421,16 @@ def test_save_and_next_reads_the_database_a_bounded_number_of_times(
     project, user, claims, _ = build()
     client = logged_in(client, user)
     client.get(reverse("annotate:label-next", args=[project.slug]))
-    # Session; user with membership (one statement); then three batches (annotate.batch): the claim's lock and
-    # state; the label's writes and the next claim's search; its reservation, the counters and
-    # the next screen's reads. On PostgreSQL a batch is one round trip; SQLite runs its
-    # statements one by one (16). Inside the test's own transaction the save's becomes a
+    # The session with its user and membership (one statement); then three batches
+    # (annotate.batch): the claim's lock and state; the label's writes and the next claim's
+    # search; its reservation, the counters and the next screen's reads. On PostgreSQL a batch is one round trip; SQLite runs its
+    # statements one by one (14). Inside the test's own transaction the save's becomes a
     # savepoint: two statements more here than in production. Was 33 before the screen and
     # the queue were one transaction, 20 before the batches, 6 before the user's read joined
-    # the membership's.
+    # the membership's, 5 and 15 before the session row named its user.
     from django.db import connection
 
-    with django_assert_max_num_queries(2 + (5 if connection.vendor == "postgresql" else 15)):
+    with django_assert_max_num_queries(2 + (4 if connection.vendor == "postgresql" else 14)):
         response = client.post(save_url(project, claims[0]), {"verdict": "NOT_IN_PILE"}, **HTMX)
     html = response.content.decode()
     assert f'data-claim-id="{claims[1].pk}"' in html
