@@ -70,27 +70,33 @@ def _membership_read(request, slug: str):
     """
     request.membership_read = None
     session = request.session
-    joined = None
+    joined = joined_membership = None
     if session.session_key and hasattr(session, "preload") and not session.loaded:
-        data, user, membership = session_membership_get(
+        data, joined, joined_membership = session_membership_get(
             session_key=session.session_key, slug=slug, now=timezone.now()
         )
         session.preload(data)
-        joined = (user, membership)
-    user_id = session.get(SESSION_KEY)
+    user_id = session_user_id(session.get(SESSION_KEY))
     if user_id is None:
         return None
-    try:
-        user_id = get_user_model()._meta.pk.to_python(user_id)
-    except ValidationError:
-        return None
-    if joined is not None and joined[0] is not None and joined[0].pk == user_id:
-        user, membership = joined
+    if joined is not None and joined.pk == user_id:
+        user, membership = joined, joined_membership
     else:
         user, membership = user_membership_get(slug=slug, user_id=user_id)
     if user is not None:
         request.membership_read = (user.pk, membership)
     return user
+
+
+def session_user_id(value):
+    """The user id a session's data names (`_auth_user_id`), as the user model's key; None for
+    none or a malformed one (nobody is signed in: Django's own reading of such a session)."""
+    if value is None:
+        return None
+    try:
+        return get_user_model()._meta.pk.to_python(value)
+    except ValidationError:
+        return None
 
 
 def user_read_ahead(user_id):

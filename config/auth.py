@@ -25,14 +25,13 @@ from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.forms import PasswordChangeForm
 from django.contrib.auth.views import PasswordChangeView
 from django.contrib.sessions.backends import db
-from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import Max, Sum
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
-from annotate.access import user_read_ahead
+from annotate.access import session_user_id, user_read_ahead
 from annotate.models import UserSession
 from config.sql import row_by
 
@@ -78,17 +77,6 @@ class SessionStore(db.SessionStore):
         if session is None:
             self._session_key = None
         return session
-
-
-def session_user_id(value):
-    """The user id a session's data names (`_auth_user_id`), as the user model's key; None for
-    none or a malformed one (nobody is signed in: Django's own reading of such a session)."""
-    if value is None:
-        return None
-    try:
-        return get_user_model()._meta.pk.to_python(value)
-    except ValidationError:
-        return None
 
 
 class UserBackend(ModelBackend):

@@ -150,6 +150,8 @@ def test_a_session_row_naming_another_user_than_its_signed_data_never_signs_in_t
     assert response.status_code == 200
     assert response.wsgi_request.user == membership.user
     assert response.wsgi_request.membership == membership
+    # ...and the page's own read of user and membership was the data's user's, not the row's.
+    assert response.wsgi_request.membership_read[0] == membership.user.pk
 
 
 def test_a_session_saved_before_its_row_named_its_user_still_signs_in(client):

@@ -2,6 +2,7 @@
 
 import django.db.models.deletion
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import migrations, models
 
 CHUNK = 2_000
@@ -18,6 +19,7 @@ def sessions_carry_over(apps, schema_editor):
 
     old = apps.get_model("sessions", "Session")
     new = apps.get_model("annotate", "UserSession")
+    user_key = apps.get_model(settings.AUTH_USER_MODEL)._meta.pk
     decoder = SessionStore()
     live = old.objects.filter(expire_date__gt=timezone.now()).order_by("pk")
     last = None
@@ -32,7 +34,7 @@ def sessions_carry_over(apps, schema_editor):
                     session_key=row.session_key,
                     session_data=row.session_data,
                     expire_date=row.expire_date,
-                    user_id=_user_id(decoder.decode(row.session_data).get(SESSION_KEY)),
+                    user_id=_user_id(user_key, decoder.decode(row.session_data).get(SESSION_KEY)),
                 )
                 for row in rows
             ],
@@ -41,10 +43,12 @@ def sessions_carry_over(apps, schema_editor):
         last = rows[-1].pk
 
 
-def _user_id(value):
+def _user_id(user_key, value):
+    """The user's key a session's data names, None for none or a malformed one (the migration's
+    own copy of annotate.access.session_user_id: a migration keeps to the historical models)."""
     try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
+        return user_key.to_python(value) if value is not None else None
+    except ValidationError:
         return None
 
 
