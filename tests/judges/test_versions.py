@@ -156,7 +156,11 @@ def test_tuning_on_heldout_would_inflate_and_the_split_removes_it():
 
 
 def test_compare_two_versions_on_heldout_gold():
-    project, claims, rng = _project(answers=60)
+    # Which answers are held out follows their ids (the split's rule), and ids are sequence
+    # values that depend on the tests run before in the same database: the held-out claims
+    # differ from run to run. At 60 answers the paired interval came out wider than the
+    # unpaired one for 1 split in 20 (a `make test` failed so); at 150, for none of 80 splits.
+    project, claims, rng = _project(answers=150)
     judge = JudgeFactory(project=project, name="base")
     base = _judge_run(judge, claims, rng, accuracy=0.6)
     versions.gold_split_create(project=project, heldout_share=0.5, seed=3)
