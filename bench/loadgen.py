@@ -1,7 +1,8 @@
 """Measurement 1: save-and-next under gunicorn, driven by simulated analysts over loopback.
 
 `gunicorn_start()` serves the product as in production: the `web` service's command in
-docker-compose.yml (`gunicorn config.wsgi --workers 3 --threads 4`; change both together)
+docker-compose.yml (`gunicorn config.wsgi --workers 3 --threads 4 --keep-alive 75`;
+tests/test_bench_loadgen.py checks that both say the same)
 against the bench database. `save_next_run()` has each
 logged-in analyst do what label.js does in a browser: GET the labelling screen, then for each
 claim GET the screen its save will answer with, ahead (…/following/, reserving that claim),
@@ -98,9 +99,15 @@ class Server:
                 self.process.wait()
 
 
-# The web service's gunicorn settings (docker-compose.yml): change both together.
+# The web service's gunicorn settings (docker-compose.yml; tests/test_bench_loadgen.py checks
+# that both say the same).
 GUNICORN_WORKERS = 3
 GUNICORN_THREADS = 4
+# Seconds gunicorn keeps an idle connection open (docker-compose.yml says why 75).
+GUNICORN_KEEPALIVE = 75
+# The client drops an idle connection this long before gunicorn would close it, so it never
+# reuses one at the moment the server closes it (a ReadError).
+CLIENT_KEEPALIVE = GUNICORN_KEEPALIVE - 5
 
 # One access-log line per request: method, path (PATH_INFO), status and gunicorn's request
 # time in microseconds. gunicorn logs it through a logging.FileHandler opened in append mode,
@@ -121,6 +128,8 @@ def gunicorn_start(
         str(workers),
         "--threads",
         str(threads),
+        "--keep-alive",
+        str(GUNICORN_KEEPALIVE),
         "-b",
         f"{HOST}:{port}",
         "--log-level",
@@ -227,14 +236,14 @@ class Analyst:
 
 
 async def _login(base_url: str, username: str, password: str) -> httpx.AsyncClient:
-    # gunicorn closes a keep-alive connection idle for 2 s (its --keep-alive default); a client
-    # reusing it at that moment gets a ReadError. Think times often exceed 2 s, so the client
-    # drops idle connections first and opens a new one, as a browser would.
+    # As a browser does, the client keeps its connection between saves; gunicorn closes one
+    # idle for GUNICORN_KEEPALIVE seconds, and a client reusing it at that moment gets a
+    # ReadError, so the client lets it go first (CLIENT_KEEPALIVE).
     client = httpx.AsyncClient(
         base_url=base_url,
         timeout=30,
         follow_redirects=False,
-        limits=httpx.Limits(keepalive_expiry=1.0),
+        limits=httpx.Limits(keepalive_expiry=CLIENT_KEEPALIVE),
     )
     page = await client.get("/login/")
     token = _CSRF_INPUT.search(page.text).group(1)

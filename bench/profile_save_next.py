@@ -17,6 +17,11 @@ per-statement and `--phases` figures then count the GET's work in with its POST'
 `template|loader_tags|templatetags` for the template's nodes), `--top` of them.
 `--rollup-state` builds the project's rollup state first (`metrics.services.rollups`), so each
 write's rollup triggers (migration metrics 0005) join it: their cost on the save path.
+`--think SECONDS` pauses before each POST, as an analyst reading: the process (and the
+database's) sits idle, and the POST then pays for cold caches and woken processes. On
+2026-12-08, `--ahead --phases --saves 40 --think 1` gave a wall p50 of 9.4 ms per POST (3.6 ms
+in database calls) against 5.7 (2.2) back to back: the 16-analyst rows of bench/RESULTS.md
+(think time 1 s) are read on such POSTs.
 """
 
 from __future__ import annotations
@@ -62,6 +67,12 @@ def main() -> None:
     parser.add_argument("--rollup-state", action="store_true")
     parser.add_argument("--phases", action="store_true")
     parser.add_argument("--ahead", action="store_true")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="seconds to pause before each POST, as an analyst reads (the process idles)",
+    )
     parser.add_argument("--only", default="", help="print only the profile's lines matching")
     options = parser.parse_args()
     django_setup(migrate=True)
@@ -107,6 +118,8 @@ def main() -> None:
             aheads.append(time.perf_counter() - started)
             if ahead.status_code == 200:
                 sent["X-Screen-Ahead"] = shown.search(ahead.content.decode()).group(1)
+        if options.think:
+            time.sleep(options.think)
         db_before, count_before = timer.seconds, timer.count
         started = time.perf_counter()
         response = client.post(
