@@ -44,6 +44,7 @@ from annotate.models import (
     Reservation,
 )
 from annotate.services.design import strata_ranked
+from annotate.services.reservation_wait import own_reservation_waited, own_reservations
 from annotate.sql import StatementBatch, model_rows, reservations_expired_delete
 
 RESERVATION_MINUTES = 10
@@ -205,7 +206,8 @@ def claim_take_next(
 
     The user's own unexpired reservation first (not looked for when the caller knows there is
     none: `may_hold_one=False`), then the first open candidate in queue order, locked (SKIP
-    LOCKED), re-checked and reserved in one statement under its lock.
+    LOCKED), re-checked and reserved in one statement under its lock; none found, their own
+    reservation again, its lock waited for briefly (`own_reservation_waited`).
 
     `before`: the caller's writes, run first (on PostgreSQL in the same round trip as the
     unrestricted queue's search); `after`: writes to run once the next claim is reserved (with
@@ -252,7 +254,7 @@ def claim_take_next(
         )
         if held is not None:
             return held
-    return _open_claim_take(
+    claim = _open_claim_take(
         project=project,
         user=user,
         condition=condition,
@@ -266,6 +268,13 @@ def claim_take_next(
         other_than=other_than,
         shown=shown,
     )
+    if claim is None and may_hold_one:  # `after` ran with the search that found none
+        held = own_reservation_waited(project=project, user=user, condition=condition, now=now)
+        if held is not None:
+            claim = _reserved_with_screen(
+                claim_id=held, user=user, now=now, ahead=ahead, after=StatementBatch(), shown=shown
+            )
+    return claim
 
 
 def _strata_tries(
@@ -344,18 +353,9 @@ def _own_reservation_take(
     # transaction holds this member's counter row we would wait for next: a deadlock).
     # Skipped, the queue serves the next open claim; the reservation stays theirs.
     mine = (
-        Claim.objects.select_for_update(skip_locked=True, of=("self",))
+        own_reservations(project=project, user=user, condition=condition, now=now)
+        .select_for_update(skip_locked=True, of=("self",))
         .select_related("answer")
-        .filter(
-            project=project,
-            label_count__lt=F("labels_required"),
-            reservations__user=user,
-            reservations__expires_at__gt=now,
-        )
-        .exclude(Exists(Label.objects.filter(claim=OuterRef("pk"), annotator=user)))
-        .exclude(Exists(ClaimSkip.objects.filter(claim=OuterRef("pk"), user=user)))
-        .filter(condition)
-        .order_by("queue_key", "id")
         .first()
     )
     if mine is None:
@@ -544,51 +544,3 @@ def labelling_counters_refresh(*, project: Project) -> None:
             project=project, label_count__gte=F("labels_required")
         ).count()
     )
-
-
-@transaction.atomic
-def claim_skip(*, project: Project, user, claim_id: int, reason: str, note: str = "") -> ClaimSkip:
-    """Take claim `claim_id` out of `user`'s queue with the reason (a lead sees it in the list
-    of skipped claims and may send it back, `claim_skip_return`); their reservation on it goes.
-    QueueError for an unknown reason or a claim they have labelled; Http404 for another
-    project's claim."""
-    if reason not in ClaimSkip.Reason.values:
-        raise QueueError(
-            "Say why you skip the claim: not checkable, not atomic (badly split) or needs "
-            "expertise."
-        )
-    claim = Claim.objects.select_for_update().filter(project=project, pk=claim_id).first()
-    if claim is None:
-        raise Http404("No such claim in this project.")
-    if Label.objects.filter(claim=claim, annotator=user).exists():
-        raise QueueError("You have labelled this claim: change or undo your label instead.")
-    skip, _ = ClaimSkip.objects.update_or_create(
-        claim=claim, user=user, defaults={"reason": reason, "note": note}
-    )
-    Reservation.objects.filter(claim=claim, user=user).delete()
-    return skip
-
-
-@transaction.atomic
-def claim_skip_undo(*, user, project: Project, skip_id: int) -> Claim | None:
-    """Take back `user`'s skip `skip_id`: the claim returns to their queue and, if the quota
-    leaves room, is held for them. None when the skip is gone already (a lead sent it back)."""
-    skip = (
-        ClaimSkip.objects.select_for_update()
-        .select_related("claim")
-        .filter(user=user, claim__project=project, pk=skip_id)
-        .first()
-    )
-    if skip is None:
-        return None
-    claim = skip.claim
-    skip.delete()
-    claim_reserve(claim=claim, user=user)
-    return claim
-
-
-def claim_skip_return(*, project: Project, skip_id: int) -> None:
-    """A lead sends a skipped claim back into the analyst's queue."""
-    deleted, _ = ClaimSkip.objects.filter(claim__project=project, pk=skip_id).delete()
-    if not deleted:
-        raise Http404("No such skipped claim.")

@@ -37,13 +37,8 @@ from annotate.selectors import (
 from annotate.services.label_history import reveal_record
 from annotate.services.label_undo import label_undo, undo_target
 from annotate.services.labels import ClaimHeld, LabelError, LabelSaveConflict, label_save_and_next
-from annotate.services.queue import (
-    QueueError,
-    claim_next_for_user,
-    claim_reserve,
-    claim_skip,
-    claim_skip_undo,
-)
+from annotate.services.queue import QueueError, claim_next_for_user, claim_reserve
+from annotate.services.skips import claim_skip, claim_skip_undo
 from annotate.views.comments import thread_context
 from annotate.views.label_form import (
     MAX_ID,

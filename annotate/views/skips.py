@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotate.access import project_view
 from annotate.models import ClaimSkip, Role
-from annotate.services.queue import claim_skip_return
+from annotate.services.skips import claim_skip_return
 
 
 @require_GET
