@@ -151,13 +151,21 @@ def label_columns(*, project: Project) -> pd.DataFrame:
     return _text(frame, "verdict", "correct")
 
 
-def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
+def supported_evidence_columns(*, project: Project, claim_ids=None) -> pd.DataFrame:
     """The evidence quotes of SUPPORTED labels: claim, passage, start, end (for coverage), one
-    row per span (a label's spans after the first are `EvidenceSpan` rows)."""
+    row per span (a label's spans after the first are `EvidenceSpan` rows). `claim_ids`: of
+    those claims only (the rollups' gold)."""
+    labels = Label.objects.filter(
+        claim__project=project, verdict=Verdict.SUPPORTED, evidence_passage__isnull=False
+    )
+    spans = EvidenceSpan.objects.filter(
+        label__claim__project=project, label__verdict=Verdict.SUPPORTED
+    )
+    if claim_ids is not None:
+        labels = labels.filter(claim_id__in=claim_ids)
+        spans = spans.filter(label__claim_id__in=claim_ids)
     first = _frame(
-        Label.objects.filter(
-            claim__project=project, verdict=Verdict.SUPPORTED, evidence_passage__isnull=False
-        ),
+        labels,
         {
             "claim_id": "claim_id",
             "evidence_passage_id": "passage_id",
@@ -166,9 +174,7 @@ def supported_evidence_columns(*, project: Project) -> pd.DataFrame:
         },
     )
     more = _frame(
-        EvidenceSpan.objects.filter(
-            label__claim__project=project, label__verdict=Verdict.SUPPORTED
-        ),
+        spans,
         {"label__claim_id": "claim_id", "passage_id": "passage_id", "start": "start", "end": "end"},
     )
     return first if more.empty else pd.concat([first, more], ignore_index=True)
@@ -185,10 +191,13 @@ def annotator_names(*, user_ids) -> dict[int, str]:
     return names
 
 
-def fact_columns(*, project: Project) -> pd.DataFrame:
-    """fact_id, answer_id, passage_id, start, end."""
+def fact_columns(*, project: Project, answer_ids=None) -> pd.DataFrame:
+    """fact_id, answer_id, passage_id, start, end (`answer_ids`: of those answers only)."""
+    facts = Fact.objects.filter(answer__project=project)
+    if answer_ids is not None:
+        facts = facts.filter(answer_id__in=answer_ids)
     return _frame(
-        Fact.objects.filter(answer__project=project).order_by("id"),
+        facts.order_by("id"),
         {
             "id": "fact_id",
             "answer_id": "answer_id",

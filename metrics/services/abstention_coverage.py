@@ -37,13 +37,19 @@ def _abstention(answers: pd.DataFrame) -> dict:
 
 def _fact_links(data: _Data) -> pd.DataFrame:
     """(fact_id, claim_id) pairs: a gold-SUPPORTED claim's SUPPORTED-label quote overlaps the fact."""
-    evidence = data.evidence
     supported_ids = data.claim_ids[data.claims["gold"].to_numpy() == Verdict.SUPPORTED.code]
+    return fact_links(data.evidence, data.facts, supported_ids)
+
+
+def fact_links(evidence: pd.DataFrame, facts: pd.DataFrame, supported_ids) -> pd.DataFrame:
+    """(fact_id, claim_id) pairs: a quote of `evidence` (claim_id, passage_id, start, end) of a
+    claim in `supported_ids` (the gold-SUPPORTED claims) overlaps a fact of `facts` (fact_id,
+    passage_id, start, end). The report's over every claim, the rollups' over gold alone."""
     evidence = evidence[evidence["claim_id"].isin(supported_ids)]
-    if evidence.empty or data.facts.empty:
+    if evidence.empty or facts.empty:
         return pd.DataFrame({"fact_id": [], "claim_id": []}, dtype=np.int64)
     evidence = evidence[["claim_id", "passage_id", "start", "end"]].astype({"passage_id": np.int64})
-    pairs = data.facts[["fact_id", "passage_id", "start", "end"]].merge(
+    pairs = facts[["fact_id", "passage_id", "start", "end"]].merge(
         evidence, on="passage_id", suffixes=("_fact", "_quote")
     )
     overlap = (pairs["start_quote"] < pairs["end_fact"]) & (

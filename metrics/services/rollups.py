@@ -30,7 +30,8 @@ from django.db import connection
 from annotate.models import Claim, Gold, Label
 from annotate.vocabulary import VERDICT_VALUES, Verdict
 from judges.models import JudgeVerdict
-from metrics import sql
+from metrics import selectors, sql
+from metrics.services.abstention_coverage import fact_links
 from metrics.services.audit_design import DEFAULT_STRATUM, design_rate
 from metrics.services.calibration import _calibration, confidence_counts
 from metrics.services.judge_audit import calibration_fields
@@ -53,6 +54,7 @@ class Rollups:
     run_id: int | None
     rows_read: int  # rows the database sent (strata, cross-products, gold, touched cells)
     answers_refreshed: int | None = None  # incremental: answers re-aggregated (all on a build)
+    project_id: int | None = None  # whose facts the frontier's coverage reads
 
 
 def _postgres() -> bool:
@@ -191,6 +193,7 @@ def rollups_read(*, project, run=None, system=None, incremental=True) -> Rollups
         run_id=run_id,
         rows_read=read,
         answers_refreshed=refreshed,
+        project_id=project.pk,
     )
 
 
@@ -268,22 +271,41 @@ def rollups_confidences(
     return confidence_counts(values if digits is None else np.round(values, digits))
 
 
+def _gold_facts(rollups: Rollups) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The frontier's coverage inputs, read for gold alone: the (claim, fact) links of the gold
+    claims (`abstention_coverage.fact_links`, the report's rule: a SUPPORTED label's quote of a
+    gold-SUPPORTED claim overlapping a fact) and the facts of the gold answers. The frontier
+    reads no other claim's links nor any other answer's facts, so this is the report's input
+    for it, bounded by gold: two queries, the quotes only where facts are marked."""
+    links = pd.DataFrame({"claim_id": [], "fact_id": []}, dtype=np.int64)
+    facts = pd.DataFrame({"answer_id": [], "fact_id": []}, dtype=np.int64)
+    if rollups.project_id is None or not rollups.gold_claim.size:
+        return links, facts
+    answers = sorted({int(a) for a in rollups.gold_answer})
+    marked = selectors.fact_columns(project=rollups.project_id, answer_ids=answers)
+    if marked.empty:
+        return links, facts
+    supported = rollups.gold_claim[rollups.gold_verdict == Verdict.SUPPORTED.value].tolist()
+    evidence = selectors.supported_evidence_columns(project=rollups.project_id, claim_ids=supported)
+    return fact_links(evidence, marked, supported), marked[["answer_id", "fact_id"]]
+
+
 def calibration_from_rollups(rollups: Rollups, judged_confidence) -> dict:
     """The report's calibration figures — ECE raw/Platt/isotonic, the reliability bins, the
-    frontier along the confidence cut and CRC at α = 0.10 — from the gold rows and the
-    confidences' counts (`rollups_confidences`): `calibration._calibration`, the report's own
-    code. The frontier's fact coverage is not read here (no facts passed): its faithfulness and
-    retained share are the report's."""
+    frontier along the confidence cut with its fact coverage, and CRC at α = 0.10 — from the
+    gold rows, their facts and quotes (`_gold_facts`) and the confidences' counts
+    (`rollups_confidences`): `calibration._calibration`, the report's own code."""
     supported = (rollups.gold_verdict == Verdict.SUPPORTED.value).astype(float)
     judged = ~np.isnan(rollups.gold_score)
+    links, facts = _gold_facts(rollups)
     block, _ = _calibration(
         confidence=rollups.gold_confidence[judged],
         supported=supported[judged],
         answer_ids=rollups.gold_answer[judged],
         claim_ids=rollups.gold_claim[judged],
         judged_confidence=judged_confidence,
-        grounded_links=pd.DataFrame({"claim_id": [], "fact_id": []}, dtype=np.int64),
-        facts=pd.DataFrame({"answer_id": [], "fact_id": []}, dtype=np.int64),
+        grounded_links=links,
+        facts=facts,
     )
     # The report's rule, the report's code: strata audited at different rates leave these
     # figures unshown (each is an unweighted average over the audited claims), with the reason.

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotate.models import Gold
+from annotate.models import Fact, Gold, Label
 from judges.models import JudgeVerdict
 from metrics.services import report_compute
 from metrics.services.calibration import _calibration, confidence_counts
@@ -23,7 +23,9 @@ from tests.factories import (
     ClaimFactory,
     JudgeFactory,
     JudgeRunFactory,
+    PassageFactory,
     ProjectFactory,
+    UserFactory,
 )
 from tests.metrics.test_rollups import N, S, _project
 
@@ -59,15 +61,30 @@ def _rows_same(got: list[dict], want: list[dict]):
             _same(row[key], value)
 
 
+# Each answer's pile: two sentences a fact may be marked on and a quote may be taken from.
+PILE = "Refunds are processed within 14 days. They are issued to the original card."
+SENTENCES = ((0, 37), (38, len(PILE)))
+
+
 def _one_stratum_project(seed):
     """Clustered answers, one stratum, gold drawn claim by claim (answers span gold and
-    unaudited claims), an abstaining answer, some verdicts without a confidence."""
+    unaudited claims), an abstaining answer, some verdicts without a confidence; facts marked
+    on most answers' piles (the abstaining one's too), and SUPPORTED labels quoting one
+    sentence or the other, on gold claims of either verdict and on unaudited claims, so the
+    frontier's coverage counts some facts grounded and others not."""
     rng = np.random.default_rng(seed)
     project = ProjectFactory()
+    analyst = UserFactory()
     judge = JudgeFactory(project=project, name="j", model="m-1")
     run = JudgeRunFactory(judge=judge, prompt_version="p-1", model="m-1")
     for a in range(60):
         answer = AnswerFactory(project=project, abstention=(a == 59))
+        passage = PassageFactory(answer=answer, rank=1, text=PILE)
+        for start, end in SENTENCES:
+            if rng.random() < 0.7:
+                Fact.objects.create(
+                    answer=answer, passage=passage, start=start, end=end, text=PILE[start:end]
+                )
         for _ in range(int(rng.integers(2, 6))):
             claim = ClaimFactory(answer=answer)
             true = rng.random() < 0.7
@@ -77,6 +94,17 @@ def _one_stratum_project(seed):
             JudgeVerdict.objects.create(run=run, claim=claim, verdict=said, confidence=confidence)
             if rng.random() < 0.4:
                 Gold.objects.create(claim=claim, verdict=S if true else N, source="unanimous")
+            if rng.random() < 0.6:
+                start, end = SENTENCES[int(rng.integers(0, 2))]
+                Label.objects.create(
+                    claim=claim,
+                    annotator=analyst,
+                    verdict=S,
+                    evidence_passage=passage,
+                    evidence_start=start,
+                    evidence_end=end,
+                    evidence_quote=PILE[start:end],
+                )
     return project, judge, run
 
 
@@ -106,6 +134,10 @@ def _check_both(seed):
     # every judged claim with a confidence counted, gold and unaudited alike
     assert got["crc"]["judged_with_confidence"] > 2 * got["calibration"]["n"]
     assert len(got["frontier"]) > 0
+    # the coverage along the frontier read from gold's facts and quotes, some facts grounded
+    coverage = [row["coverage"] for row in got["frontier"]]
+    assert all(c is not None and 0 <= c < 1 for c in coverage), coverage
+    assert max(coverage) > 0
     assert got["crc"]["not_computed"] is None
     # Strata audited at different rates: the report leaves these unshown, and so do rollups.
     unequal = _check(*_project(seed=seed))

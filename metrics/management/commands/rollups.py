@@ -17,7 +17,8 @@ class Command(BaseCommand):
     help = (
         "The headline of a project too large for the full report, from its rollups (issue 30): "
         "faithfulness pooled and per stratum, the judge's design PPI++ and its calibration (ECE, "
-        "the frontier, CRC at α = 0.10, from the gold rows and its confidences counted in "
+        "the frontier with its fact coverage, CRC at α = 0.10, from the gold rows, their facts "
+        "and quotes, and its confidences counted in "
         f"bins of 1e-{CONFIDENCE_DIGITS}; --exact-confidences: by distinct value), as JSON. On "
         "PostgreSQL a read re-aggregates only the answers written since the last one "
         "(--fresh: every claim again, the reference). manage.py rollups --project SLUG [--judge NAME] "
