@@ -171,6 +171,11 @@ AXES_SENSITIVE_PARAMETERS = ["csrfmiddlewaretoken"]
 # counts in (api/ratelimit.py). Every web process must count in the same cache, or each
 # process grants a token the whole limit: Redis (FAITHAUDIT_RATE_LIMIT_CACHE_URL, by default
 # the Celery broker's Redis) where there is one, this process's memory otherwise (the demo).
+# The full report (the dashboard's Recompute) reads every claim of the project into one worker
+# process: 850 MB at 1M claims (bench/RESULTS.md row 3), so about 8.5 GB at 10M. Past this many
+# claims a Recompute fails at once with a message pointing to the headline at scale (rollups,
+# bounded by gold), instead of a worker killed for its memory. 0: no cap.
+FAITHAUDIT_REPORT_MAX_CLAIMS = int(os.environ.get("FAITHAUDIT_REPORT_MAX_CLAIMS", "4000000"))
 FAITHAUDIT_MAX_DESCRIPTION_CHARS = int(os.environ.get("FAITHAUDIT_MAX_DESCRIPTION_CHARS", "5000"))
 FAITHAUDIT_MAX_GUIDELINES_CHARS = int(os.environ.get("FAITHAUDIT_MAX_GUIDELINES_CHARS", "100000"))
 FAITHAUDIT_RATE_LIMIT_CACHE_URL = os.environ.get("FAITHAUDIT_RATE_LIMIT_CACHE_URL", "") or (

@@ -12,11 +12,12 @@ import logging
 from datetime import timedelta
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from annotate.models import Project, System
+from annotate.models import Claim, Project, System
 from judges.models import Judge
 from metrics import selectors
 from metrics.models import ReportSnapshot
@@ -28,6 +29,28 @@ logger = logging.getLogger(__name__)
 # into the same row; a 1M-claim report takes about a minute.
 SNAPSHOT_STALE_AFTER = timedelta(minutes=10)
 COMPUTE_REPORT_TASK = "metrics.tasks.compute_report"
+# The full report's peak memory per claim read (bench/RESULTS.md row 3: 850 MB at 1M claims).
+REPORT_BYTES_PER_CLAIM = 850
+
+
+def _too_large(snapshot: ReportSnapshot) -> str:
+    """Why the full report is not computed for `snapshot` (its claims past
+    FAITHAUDIT_REPORT_MAX_CLAIMS), or "" when it may be."""
+    cap = settings.FAITHAUDIT_REPORT_MAX_CLAIMS
+    if not cap:
+        return ""
+    claims = Claim.objects.filter(project=snapshot.project_id)
+    if snapshot.system_id is not None:
+        claims = claims.filter(answer__system=snapshot.system_id)
+    count = claims.count()
+    if count <= cap:
+        return ""
+    return (
+        f"the full report reads every claim into memory, {count:,} here (about "
+        f"{count * REPORT_BYTES_PER_CLAIM / 1e9:.1f} GB), and this server computes it up to "
+        f'{cap:,} claims (FAITHAUDIT_REPORT_MAX_CLAIMS). "Headline at scale" shows the '
+        "faithfulness, the judge's PPI++, calibration and CRC from rollups, whatever the size."
+    )
 
 
 def snapshot_create(
@@ -120,7 +143,8 @@ def _enqueue_or_fail(snapshot_id: int) -> None:
 def snapshot_compute(*, snapshot_id: int) -> ReportSnapshot | None:
     """Compute a snapshot's report into its own row; idempotent.
 
-    A snapshot already done is left alone. Redelivered after a crash (pending, running or
+    A snapshot already done is left alone; one of a project past FAITHAUDIT_REPORT_MAX_CLAIMS
+    fails at once, saying why (`_too_large`). Redelivered after a crash (pending, running or
     failed), the whole report is recomputed from scratch into the same row; if two deliveries
     race, the first to finish writes and the other's result is dropped, so a snapshot
     completes once.
@@ -133,6 +157,11 @@ def snapshot_compute(*, snapshot_id: int) -> ReportSnapshot | None:
     if snapshot is None or snapshot.status == ReportSnapshot.Status.DONE:
         return snapshot
     rows = ReportSnapshot.objects.filter(pk=snapshot_id).exclude(status=ReportSnapshot.Status.DONE)
+    refused = _too_large(snapshot)
+    if refused:
+        rows.update(status=ReportSnapshot.Status.FAILED, stage="refused", error=refused)
+        snapshot.refresh_from_db()
+        return snapshot
     rows.update(status=ReportSnapshot.Status.RUNNING, progress=0.0, stage="starting", error="")
 
     def progress(fraction: float, stage: str) -> None:

@@ -1,0 +1,81 @@
+"""A Recompute of a project past FAITHAUDIT_REPORT_MAX_CLAIMS fails at once, saying why and
+where the figures are (the headline at scale), instead of a worker killed for the memory the
+full report would take (850 MB per million claims)."""
+
+import pytest
+from django.urls import reverse
+
+from annotate.models import Role, System
+from metrics.models import ReportSnapshot
+from metrics.services import snapshot_compute, snapshot_create
+from tests.factories import (
+    PASSWORD,
+    AnswerFactory,
+    ClaimFactory,
+    MembershipFactory,
+    ProjectFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _project():
+    """Six claims: three of system rag@1's answers, three of answers without a system."""
+    project = ProjectFactory()
+    system = System.objects.create(project=project, name="rag", version="1")
+    for owner in (system, None):
+        answer = AnswerFactory(project=project, system=owner)
+        for _ in range(3):
+            ClaimFactory(answer=answer)
+    return project, system
+
+
+def _computed(project, system=None) -> ReportSnapshot:
+    snapshot = snapshot_create(project=project, system=system)
+    return snapshot_compute(snapshot_id=snapshot.pk)
+
+
+def test_a_project_past_the_cap_fails_at_once_saying_why(settings):
+    settings.FAITHAUDIT_REPORT_MAX_CLAIMS = 5
+    project, _ = _project()
+    snapshot = _computed(project)
+    assert snapshot.status == ReportSnapshot.Status.FAILED
+    assert snapshot.error == (
+        "the full report reads every claim into memory, 6 here (about 0.0 GB), and this server "
+        'computes it up to 5 claims (FAITHAUDIT_REPORT_MAX_CLAIMS). "Headline at scale" shows '
+        "the faithfulness, the judge's PPI++, calibration and CRC from rollups, whatever the size."
+    )
+    assert snapshot.data in ({}, None)
+    assert snapshot.computed_at is None
+
+
+def test_at_the_cap_or_without_one_the_report_is_computed(settings):
+    project, _ = _project()
+    for cap in (6, 0):
+        settings.FAITHAUDIT_REPORT_MAX_CLAIMS = cap
+        snapshot = _computed(project)
+        assert snapshot.status == ReportSnapshot.Status.DONE
+        assert snapshot.data["claims"]["in_project"] == 6
+
+
+def test_a_systems_report_counts_that_systems_claims(settings):
+    settings.FAITHAUDIT_REPORT_MAX_CLAIMS = 5
+    project, system = _project()
+    snapshot = _computed(project, system)
+    assert snapshot.status == ReportSnapshot.Status.DONE
+    assert snapshot.data["claims"]["in_project"] == 3
+    assert _computed(project).status == ReportSnapshot.Status.FAILED
+
+
+def test_the_dashboard_shows_the_lead_why(client, settings):
+    settings.FAITHAUDIT_REPORT_MAX_CLAIMS = 5
+    project, _ = _project()
+    lead = UserFactory()
+    MembershipFactory(project=project, user=lead, role=Role.LEAD)
+    client.login(username=lead.username, password=PASSWORD)
+    _computed(project)
+    html = client.get(reverse("metrics:dashboard", args=[project.slug])).content.decode()
+    assert "The last recompute failed: the full report reads every claim into memory" in html
+    assert "FAITHAUDIT_REPORT_MAX_CLAIMS" in html
+    assert reverse("metrics:rollups", args=[project.slug]) in html  # the page it points to
