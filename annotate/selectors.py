@@ -52,16 +52,21 @@ def project_get_for_user(
 ) -> tuple[Project, Membership]:
     """The project with this slug if `user` is a member with at least `role`, else Http404.
     `read`: (a user's id, their membership in it or None) read already (`annotate.access`),
-    used when it is this user's."""
+    used when it is this user's and the membership, if any, is theirs in this project (else it
+    is read again: a read handed down for another user or project never decides access)."""
     if not user.is_authenticated:
         raise Http404("No such project.")
-    if read is not None and read[0] == user.pk:
+    if read is not None and read[0] == user.pk and _read_is_of(read[1], user, slug):
         membership = read[1]
     else:  # one hand-written statement (annotate.sql)
         membership = project_membership_get(slug=slug, user_id=user.pk)
     if membership is None or ROLE_RANK[Role(membership.role)] < ROLE_RANK[Role(role)]:
         raise Http404("No such project.")
     return membership.project, membership
+
+
+def _read_is_of(membership: Membership | None, user, slug: str) -> bool:
+    return membership is None or (membership.user_id == user.pk and membership.project.slug == slug)
 
 
 def project_list_for_user(*, user) -> QuerySet[Project]:

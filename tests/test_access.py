@@ -9,9 +9,11 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.http import Http404
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotate.models import ROLE_RANK, Role
+from annotate.selectors import project_get_for_user
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 
@@ -140,3 +142,21 @@ def test_pages_outside_projects_need_sign_in_unless_open_on_purpose(client, name
     else:
         assert response.status_code == 302, name
         assert reverse("login") in response["Location"], name
+
+
+@pytest.mark.django_db
+def test_a_membership_read_handed_down_for_another_user_or_project_is_read_again():
+    # annotate.access hands its read down to the selector; a read that is not this user's
+    # membership in this project (a wiring mistake) must not decide access.
+    ana, ben = UserFactory(), UserFactory()
+    mine, other = ProjectFactory(), ProjectFactory()
+    own = MembershipFactory(project=mine, user=ana, role=Role.ANALYST)
+    bens_lead = MembershipFactory(project=mine, user=ben, role=Role.LEAD)
+    elsewhere = MembershipFactory(project=other, user=ana, role=Role.LEAD)
+    for wrong in (bens_lead, elsewhere):
+        with pytest.raises(Http404):  # she is an analyst in `mine`, not a lead
+            project_get_for_user(user=ana, slug=mine.slug, role=Role.LEAD, read=(ana.pk, wrong))
+        project, membership = project_get_for_user(user=ana, slug=mine.slug, read=(ana.pk, wrong))
+        assert (project.pk, membership.pk) == (mine.pk, own.pk)
+    # the read that is hers is used as it is
+    assert project_get_for_user(user=ana, slug=mine.slug, read=(ana.pk, own))[1] is own
