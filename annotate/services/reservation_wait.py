@@ -19,6 +19,7 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from annotate.models import Claim, ClaimSkip, Label, Project
+from annotate.sql import lock_timeout_set
 
 # PostgreSQL's interval text for lock_timeout.
 OWN_RESERVATION_WAIT = "200ms"
@@ -57,14 +58,10 @@ def own_reservation_waited(*, project: Project, user, condition: Q, now) -> int 
     if not mine.exists():
         return None
     try:
-        with transaction.atomic(), connection.cursor() as cursor:  # a savepoint
-            cursor.execute(
-                "SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
-                [OWN_RESERVATION_WAIT],
-            )
-            (before, _), *_ = cursor.fetchall()
+        with transaction.atomic():  # a savepoint
+            before = lock_timeout_set(OWN_RESERVATION_WAIT)
             claim_id = mine.select_for_update(of=("self",)).values_list("pk", flat=True).first()
-            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [before])
+            lock_timeout_set(before)
     except OperationalError as error:
         if getattr(error.__cause__, "sqlstate", None) != _LOCK_NOT_AVAILABLE:
             raise

@@ -26,6 +26,8 @@ What is here, and why:
 - `ModelRows`: instances from those statements' rows, built with the ORM's converters.
 - `project_membership_get`: every project page's first read (the same save-and-next figure).
 - `reservations_expired_delete`: correctness, `FOR UPDATE SKIP LOCKED` (no deadlock).
+- `lock_timeout_set`: correctness, the queue's brief wait for an analyst's own reservation
+  (`annotate.services.reservation_wait`: no claim left short, no deadlock).
 - the save's writes queued on a `StatementBatch` (`reservation_release`, `claim_label_count_add`,
   `membership_labels_saved_add`, `project_claims_complete_move`, `claim_review_clear`,
   `gold_delete`, `gold_unanimous_insert`, `gold_update`): in the save's round trips, the same
@@ -74,6 +76,7 @@ from .labels import (
 from .queue import (
     active_strata_statement,
     active_stratum_move,
+    lock_timeout_set,
     own_reservation_statement,
     project_membership_get,
     queue_candidates_statement,
@@ -92,6 +95,7 @@ __all__ = [
     "_one_round_trip",
     "active_strata_statement",
     "active_stratum_move",
+    "lock_timeout_set",
     "claim_label_count_add",
     "claim_lock_statement",
     "claim_locked_read_statement",

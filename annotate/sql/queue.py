@@ -370,3 +370,17 @@ def screen_reads_statements(*, claim_id: int) -> dict[str, tuple[str, list]]:
             [claim_id],
         ),
     }
+
+
+def lock_timeout_set(timeout: str) -> str:
+    """Set this transaction's `lock_timeout` to `timeout` (PostgreSQL's interval text, as SET
+    LOCAL: through `set_config(…, true)`, which takes a bound value) and return the value it
+    had, to be set back the same way. Raw: the ORM has no statement for a setting. Used by
+    `annotate.services.reservation_wait` to wait briefly for a lock (correctness: no claim
+    left short, no deadlock); PostgreSQL only."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
+            [timeout],
+        )
+        return cursor.fetchone()[0]
