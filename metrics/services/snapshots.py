@@ -45,11 +45,13 @@ def _too_large(snapshot: ReportSnapshot) -> str:
     count = claims.count()
     if count <= cap:
         return ""
+    gigabytes = count * REPORT_BYTES_PER_CLAIM / 1e9
+    memory = f"about {gigabytes:.1f} GB" if gigabytes >= 0.1 else "under 0.1 GB"
     return (
-        f"the full report reads every claim into memory, {count:,} here (about "
-        f"{count * REPORT_BYTES_PER_CLAIM / 1e9:.1f} GB), and this server computes it up to "
-        f'{cap:,} claims (FAITHAUDIT_REPORT_MAX_CLAIMS). "Headline at scale" shows the '
-        "faithfulness, the judge's PPI++, calibration and CRC from rollups, whatever the size."
+        f"the full report reads every claim into memory, {count:,} here ({memory}), and this "
+        f'server computes it up to {cap:,} claims (FAITHAUDIT_REPORT_MAX_CLAIMS). "Headline at '
+        "scale\" shows the faithfulness, the judge's PPI++, calibration and CRC from rollups, "
+        "whatever the size."
     )
 
 

@@ -8,6 +8,7 @@ from django.urls import reverse
 from annotate.models import Role, System
 from metrics.models import ReportSnapshot
 from metrics.services import snapshot_compute, snapshot_create
+from metrics.services import snapshots as snapshots_module
 from tests.factories import (
     PASSWORD,
     AnswerFactory,
@@ -42,12 +43,21 @@ def test_a_project_past_the_cap_fails_at_once_saying_why(settings):
     snapshot = _computed(project)
     assert snapshot.status == ReportSnapshot.Status.FAILED
     assert snapshot.error == (
-        "the full report reads every claim into memory, 6 here (about 0.0 GB), and this server "
+        "the full report reads every claim into memory, 6 here (under 0.1 GB), and this server "
         'computes it up to 5 claims (FAITHAUDIT_REPORT_MAX_CLAIMS). "Headline at scale" shows '
         "the faithfulness, the judge's PPI++, calibration and CRC from rollups, whatever the size."
     )
     assert snapshot.data in ({}, None)
     assert snapshot.computed_at is None
+
+
+def test_the_message_says_the_memory_at_that_size(settings, monkeypatch):
+    settings.FAITHAUDIT_REPORT_MAX_CLAIMS = 5
+    project, _ = _project()
+    # As if each of the 6 claims stood for 10M / 6: 850 bytes a claim at 10M is 8.5 GB.
+    monkeypatch.setattr(snapshots_module, "REPORT_BYTES_PER_CLAIM", 850 * 10_000_000 / 6)
+    message = snapshots_module._too_large(snapshot_create(project=project))
+    assert "6 here (about 8.5 GB)" in message
 
 
 def test_at_the_cap_or_without_one_the_report_is_computed(settings):
