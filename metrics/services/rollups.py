@@ -146,6 +146,18 @@ def _nan_or_float(value) -> float:
     return np.nan if value is None else float(value)
 
 
+def designs_not_weighted(*, project) -> list[str]:
+    """The queue designs some of `project`'s labels were drawn under that the rollups do not
+    weight yet ("active": 1/π; "stratified": the queue's strata), sorted; [] when the rollups
+    read the project's gold under its design. `rollups_read` refuses such a project: raw gold
+    would give a biased figure."""
+    return sorted(
+        Label.objects.filter(claim__project=project, design__in=("active", "stratified"))
+        .values_list("design", flat=True)
+        .distinct()
+    )
+
+
 def rollups_read(*, project, run=None, system=None, incremental=True) -> Rollups:
     """The project's (or one system's) rollups, with the scores of judge run `run`. On
     PostgreSQL from its `RollupState`, brought up to date by the answers written since
@@ -155,15 +167,11 @@ def rollups_read(*, project, run=None, system=None, incremental=True) -> Rollups
     Refused (ValueError) when any label was drawn by the active or stratified queue: their
     gold must be weighted by the design they were drawn under (1/π, the queue's strata), which
     the rollups do not read yet, and raw gold would give a biased figure."""
-    drawn = set(
-        Label.objects.filter(claim__project=project, design__in=("active", "stratified"))
-        .values_list("design", flat=True)
-        .distinct()
-    )
+    drawn = designs_not_weighted(project=project)
     if drawn:
         raise ValueError(
             "the rollups do not weight gold drawn by the "
-            + " or ".join(sorted(drawn))
+            + " or ".join(drawn)
             + " queue yet: use the report (metrics.services.report_build), which does"
         )
     run_id = None if run is None else run.pk

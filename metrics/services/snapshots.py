@@ -22,6 +22,7 @@ from judges.models import Judge
 from metrics import selectors
 from metrics.models import ReportSnapshot
 from metrics.services.report import report_build
+from metrics.services.rollups import designs_not_weighted
 
 logger = logging.getLogger(__name__)
 
@@ -47,11 +48,21 @@ def _too_large(snapshot: ReportSnapshot) -> str:
         return ""
     gigabytes = count * REPORT_BYTES_PER_CLAIM / 1e9
     memory = f"about {gigabytes:.1f} GB" if gigabytes >= 0.1 else "under 0.1 GB"
-    return (
+    refused = (
         f"the full report reads every claim into memory, {count:,} here ({memory}), and this "
-        f'server computes it up to {cap:,} claims (FAITHAUDIT_REPORT_MAX_CLAIMS). "Headline at '
-        "scale\" shows the faithfulness, the judge's PPI++, calibration and CRC from rollups, "
-        "whatever the size."
+        f"server computes it up to {cap:,} claims (FAITHAUDIT_REPORT_MAX_CLAIMS). "
+    )
+    drawn = designs_not_weighted(project=snapshot.project_id)
+    if drawn:
+        # The headline at scale would refuse too: say so rather than send the lead there.
+        return refused + (
+            f'"Headline at scale" does not weight gold drawn by the {" or ".join(drawn)} '
+            "queue yet, so it gives no figure for this project either: compute the report on "
+            "a worker with the memory, with the cap raised."
+        )
+    return refused + (
+        '"Headline at scale" shows the faithfulness, the judge\'s PPI++, calibration and CRC '
+        "from rollups, read in memory bounded by the gold."
     )
 
 

@@ -5,10 +5,11 @@ full report would take (850 MB per million claims)."""
 import pytest
 from django.urls import reverse
 
-from annotate.models import Role, System
+from annotate.models import Claim, Label, Role, System, Verdict
 from metrics.models import ReportSnapshot
 from metrics.services import snapshot_compute, snapshot_create
 from metrics.services import snapshots as snapshots_module
+from metrics.services.rollups import rollups_read
 from tests.factories import (
     PASSWORD,
     AnswerFactory,
@@ -45,7 +46,8 @@ def test_a_project_past_the_cap_fails_at_once_saying_why(settings):
     assert snapshot.error == (
         "the full report reads every claim into memory, 6 here (under 0.1 GB), and this server "
         'computes it up to 5 claims (FAITHAUDIT_REPORT_MAX_CLAIMS). "Headline at scale" shows '
-        "the faithfulness, the judge's PPI++, calibration and CRC from rollups, whatever the size."
+        "the faithfulness, the judge's PPI++, calibration and CRC from rollups, read in memory "
+        "bounded by the gold."
     )
     assert snapshot.data in ({}, None)
     assert snapshot.computed_at is None
@@ -58,6 +60,23 @@ def test_the_message_says_the_memory_at_that_size(settings, monkeypatch):
     monkeypatch.setattr(snapshots_module, "REPORT_BYTES_PER_CLAIM", 850 * 10_000_000 / 6)
     message = snapshots_module._too_large(snapshot_create(project=project))
     assert "6 here (about 8.5 GB)" in message
+
+
+def test_gold_drawn_by_the_active_queue_is_not_sent_to_a_headline_that_refuses_it(settings):
+    # The rollups do not weight 1/π yet (rollups_read refuses): the message must not promise
+    # the lead a figure there, computed on raw gold.
+    settings.FAITHAUDIT_REPORT_MAX_CLAIMS = 5
+    project, _ = _project()
+    claim = Claim.objects.filter(project=project).first()
+    Label.objects.create(
+        claim=claim, annotator=UserFactory(), verdict=Verdict.NOT_IN_PILE, design="active"
+    )
+    error = _computed(project).error
+    assert error.startswith("the full report reads every claim into memory, 6 here")
+    assert '"Headline at scale" does not weight gold drawn by the active queue yet' in error
+    assert "shows the faithfulness" not in error
+    with pytest.raises(ValueError, match="do not weight gold drawn by the active queue"):
+        rollups_read(project=project)
 
 
 def test_at_the_cap_or_without_one_the_report_is_computed(settings):
